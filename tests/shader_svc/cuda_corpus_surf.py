@@ -31,6 +31,11 @@ def _handles(*hs: int, n: int = 8) -> np.ndarray:
 
 
 def define(case, Inputs) -> None:
+    def kernel(name: str, body: str, inputs, ref) -> None:
+        """A surface-style case: kernel ``name`` whose every thread i < n runs ``body``."""
+        src = f"\nK({name}) {{\n  int i = TID; if (i >= n) return;{body}}}"
+        case(name=name, style="surface", group=GROUP, src=src, inputs=inputs, ref=ref)
+
     # --- surf2Dread / surf2Dwrite, trap mode: a read-modify-write of every texel of entry 1 ----
     def rw_inputs(r):
         img = _u32(r, 16 * 12).reshape(12, 16)
@@ -40,20 +45,16 @@ def define(case, Inputs) -> None:
         img = x.surfaces[1]
         return np.concatenate([img.ravel(), np.zeros(4, np.uint32), (img.ravel() + x.a).astype(np.uint32)])
 
-    case(
-        name="surf_rw",
-        style="surface",
-        group=GROUP,
-        src=r"""
-K(surf_rw) {
-  int i = TID; if (i >= n) return;
+    kernel(
+        "surf_rw",
+        r"""
   cudaSurfaceObject_t s = ((const unsigned long long *)b)[0];
   uint32_t v = surf2Dread<uint32_t>(s, (i & 15) * 4, i >> 4);
   surf2Dwrite(v + a[i], s, (i & 15) * 4, i >> 4);
   o[i] = v;
-}""",
-        inputs=rw_inputs,
-        ref=rw_ref,
+""",
+        rw_inputs,
+        rw_ref,
     )
 
     # --- two surfaces: a transpose from entry 0 into entry 2 (8 x 8), xor a --------------------
@@ -75,21 +76,17 @@ K(surf_rw) {
         dst[i & 7, i >> 3] = src[i >> 3, i & 7] ^ x.a
         return np.concatenate([np.full(64, 7, np.uint32), src.ravel(), np.zeros(1, np.uint32), dst.ravel()])
 
-    case(
-        name="surf_transpose",
-        style="surface",
-        group=GROUP,
-        src=r"""
-K(surf_transpose) {
-  int i = TID; if (i >= n) return;
+    kernel(
+        "surf_transpose",
+        r"""
   const unsigned long long *h = (const unsigned long long *)b;
   cudaSurfaceObject_t s = h[0], d = h[1];
   int x = i & 7, y = i >> 3;
   surf2Dwrite(surf2Dread<uint32_t>(s, x * 4, y) ^ a[i], d, y * 4, x);
   o[i] = 7;
-}""",
-        inputs=tr_inputs,
-        ref=tr_ref,
+""",
+        tr_inputs,
+        tr_ref,
     )
 
     # --- boundary modes: zero and clamp reads around a 10 x 6 surface, zero-mode stores ---------
@@ -110,21 +107,17 @@ K(surf_transpose) {
         dst[ty[inside], tx[inside]] = x.a[inside]
         return np.concatenate([out, img.ravel(), dst.ravel()])
 
-    case(
-        name="surf_bounds",
-        style="surface",
-        group=GROUP,
-        src=r"""
-K(surf_bounds) {
-  int i = TID; if (i >= n) return;
+    kernel(
+        "surf_bounds",
+        r"""
   const unsigned long long *h = (const unsigned long long *)b;
   int x = (i % 16) - 3, y = (i / 16) - 1;
   o[2 * i] = surf2Dread<uint32_t>(h[0], x * 4, y, cudaBoundaryModeZero);
   o[2 * i + 1] = surf2Dread<uint32_t>(h[0], x * 4, y, cudaBoundaryModeClamp);
   surf2Dwrite(a[i], h[1], x * 4, y, cudaBoundaryModeZero);
-}""",
-        inputs=bd_inputs,
-        ref=bd_ref,
+""",
+        bd_inputs,
+        bd_ref,
     )
 
     # --- sured (PTX surface reductions): a histogram, a maximum and a signed minimum per bin ----
@@ -145,21 +138,17 @@ K(surf_bounds) {
             )
         return np.concatenate([np.zeros(4, np.uint32), img.ravel()])
 
-    case(
-        name="surf_red",
-        style="surface",
-        group=GROUP,
-        src=r"""
-K(surf_red) {
-  int i = TID; if (i >= n) return;
+    kernel(
+        "surf_red",
+        r"""
   cudaSurfaceObject_t s = ((const unsigned long long *)b)[0];
   uint32_t v = a[i]; int x = (v & 15) * 4;
   asm volatile("sured.b.add.2d.u32.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(0), "r"(1u) : "memory");
   asm volatile("sured.b.max.2d.u32.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(1), "r"(v) : "memory");
   asm volatile("sured.b.min.2d.s32.trap [%0, {%1, %2}], %3;" :: "l"(s), "r"(x), "r"(2), "r"(v) : "memory");
-}""",
-        inputs=red_inputs,
-        ref=red_ref,
+""",
+        red_inputs,
+        red_ref,
     )
 
     # --- the other dimensions: 1D, 1D layered, 2D layered, 3D (entries 0..3 of their pools) ----
@@ -182,13 +171,9 @@ K(surf_red) {
         out[0::2] = acc  # the odd words: zero-mode reads past the end of x, the layers, y, z: 0
         return np.concatenate([out] + [acc for _ in flat])
 
-    case(
-        name="surf_dims",
-        style="surface",
-        group=GROUP,
-        src=r"""
-K(surf_dims) {
-  int i = TID; if (i >= n) return;
+    kernel(
+        "surf_dims",
+        r"""
   const unsigned long long *h = (const unsigned long long *)b;
   uint32_t v = surf1Dread<uint32_t>(h[0], i * 4);
   v ^= surf1DLayeredread<uint32_t>(h[1], (i & 31) * 4, i >> 5);
@@ -204,9 +189,9 @@ K(surf_dims) {
   surf2DLayeredwrite(v, h[2], (i & 7) * 4, (i >> 3) & 3, i >> 5);
   surf3Dwrite(v, h[3], (i & 7) * 4, (i >> 3) & 3, i >> 5);
   o[2 * i] = v; o[2 * i + 1] = z;
-}""",
-        inputs=dims_inputs,
-        ref=dims_ref,
+""",
+        dims_inputs,
+        dims_ref,
     )
 
     # --- access sizes: uchar, short, uint2, uint4 surfaces (SULD/SUST .U8 .U16 .64 .128) ---------
@@ -229,13 +214,9 @@ K(surf_dims) {
         q[1] = q[0, :, ::-1]
         return np.concatenate([out.astype(np.uint32), i0.ravel(), i1.ravel(), i2.ravel(), i3.ravel()])
 
-    case(
-        name="surf_sizes",
-        style="surface",
-        group=GROUP,
-        src=r"""
-K(surf_sizes) {
-  int i = TID; if (i >= n) return;
+    kernel(
+        "surf_sizes",
+        r"""
   const unsigned long long *h = (const unsigned long long *)b;
   unsigned char c = surf2Dread<unsigned char>(h[0], i, 0);
   short s = surf2Dread<short>(h[1], i * 2, 0);
@@ -246,7 +227,7 @@ K(surf_sizes) {
   surf2Dwrite(make_uint2(u.y, u.x), h[2], i * 8, 1);
   surf2Dwrite(make_uint4(q.w, q.z, q.y, q.x), h[3], i * 16, 1);
   o[i] = c + s + u.x + q.z;
-}""",
-        inputs=sz_inputs,
-        ref=sz_ref,
+""",
+        sz_inputs,
+        sz_ref,
     )

@@ -18,7 +18,7 @@ import numpy as np
 import vulkan as vk
 
 from nxrecomp.common.errors import NxError
-from vk_graphics_base import COLOR_FORMAT, STAGES, Pools, Texture, _Buf  # noqa: F401 (the tests import them from here)
+from vk_graphics_base import COLOR, COLOR_FORMAT, STAGES, Pools, Texture, _Buf  # noqa: F401 (the tests import them from here)
 from vk_graphics_depth import DepthTarget
 from vk_graphics_textures import TextureUploads
 
@@ -96,94 +96,8 @@ class GraphicsDevice(TextureUploads, DepthTarget):
             ),
         )
 
-    def _own(self, destroy, handle):
-        self._owned.append((destroy, handle))
-        return handle
-
     def name(self) -> str:
         return vk.vkGetPhysicalDeviceProperties(self.phys).deviceName
-
-    # --- memory ----------------------------------------------------------------------------------
-    def _memory(self, req, host: bool):
-        want = (vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) if host else 0
-        idx = next(
-            i
-            for i in range(self.mem_props.memoryTypeCount)
-            if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want
-        )
-        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
-        return self._own(vk.vkFreeMemory, mem)
-
-    def _buffer(self, size: int, usage: int, data: bytes | None = None) -> _Buf:
-        size = max(size, 16)
-        h = self._own(
-            vk.vkDestroyBuffer,
-            vk.vkCreateBuffer(
-                self.device, vk.VkBufferCreateInfo(size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None
-            ),
-        )
-        mem = self._memory(vk.vkGetBufferMemoryRequirements(self.device, h), host=True)
-        vk.vkBindBufferMemory(self.device, h, mem, 0)
-        b = _Buf(h, mem, size)
-        if data:
-            p = vk.vkMapMemory(self.device, mem, 0, size, 0)
-            p[: len(data)] = data
-            vk.vkUnmapMemory(self.device, mem)
-        return b
-
-    def _read(self, b: _Buf) -> bytes:
-        p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
-        out = bytes(p[: b.size])
-        vk.vkUnmapMemory(self.device, b.memory)
-        return out
-
-    def _image(self, w: int, h: int, usage: int):
-        img = self._own(
-            vk.vkDestroyImage,
-            vk.vkCreateImage(
-                self.device,
-                vk.VkImageCreateInfo(
-                    imageType=vk.VK_IMAGE_TYPE_2D,
-                    format=COLOR_FORMAT,
-                    extent=vk.VkExtent3D(w, h, 1),
-                    mipLevels=1,
-                    arrayLayers=1,
-                    samples=vk.VK_SAMPLE_COUNT_1_BIT,
-                    tiling=vk.VK_IMAGE_TILING_OPTIMAL,
-                    usage=usage,
-                    sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
-                    initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
-                ),
-                None,
-            ),
-        )
-        mem = self._memory(vk.vkGetImageMemoryRequirements(self.device, img), host=False)
-        vk.vkBindImageMemory(self.device, img, mem, 0)
-        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=1)
-        view = self._own(
-            vk.vkDestroyImageView,
-            vk.vkCreateImageView(
-                self.device,
-                vk.VkImageViewCreateInfo(image=img, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=COLOR_FORMAT, subresourceRange=rng),
-                None,
-            ),
-        )
-        return img, view
-
-    @staticmethod
-    def _barrier(cb, img, old: int, new: int, src_stage: int, dst_stage: int, src_access: int, dst_access: int):
-        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=1)
-        b = vk.VkImageMemoryBarrier(
-            srcAccessMask=src_access,
-            dstAccessMask=dst_access,
-            oldLayout=old,
-            newLayout=new,
-            srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-            dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-            image=img,
-            subresourceRange=rng,
-        )
-        vk.vkCmdPipelineBarrier(cb, src_stage, dst_stage, 0, 0, None, 0, None, 1, [b])
 
     # --- drawing -----------------------------------------------------------------------------------
     def draw(
@@ -210,7 +124,6 @@ class GraphicsDevice(TextureUploads, DepthTarget):
         n, nattr = verts.shape[0], verts.shape[1]
         vbuf = self._buffer(verts.nbytes, vk.VK_BUFFER_USAGE_VERTEX_BUFFER_BIT, verts.tobytes())
         target, tview = self._image(w, h, vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT)
-        readback = self._buffer(w * h * 4, vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
         vmod = self._own(
             vk.vkDestroyShaderModule,
             vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(vertex_spirv), pCode=vertex_spirv), None),
@@ -290,42 +203,17 @@ class GraphicsDevice(TextureUploads, DepthTarget):
             sets.append(self._pool_set(cb, pool, pools, writes))
         if writes:
             vk.vkUpdateDescriptorSets(d, len(writes), writes, 0, None)
-        self._barrier(
+        att = self._attachment(
             cb,
             target,
-            vk.VK_IMAGE_LAYOUT_UNDEFINED,
+            tview,
+            COLOR,
             vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
             vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-            0,
             vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
+            vk.VkClearValue(color=vk.VkClearColorValue(float32=list(clear))),
         )
-        att = vk.VkRenderingAttachmentInfo(
-            imageView=tview,
-            imageLayout=vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-            loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
-            storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
-            clearValue=vk.VkClearValue(color=vk.VkClearColorValue(float32=list(clear))),
-        )
-        zatt = None
-        if zimg is not None:
-            self._depth_barrier(
-                cb,
-                zimg[0],
-                vk.VK_IMAGE_LAYOUT_UNDEFINED,
-                vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
-                vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                vk.VK_PIPELINE_STAGE_EARLY_FRAGMENT_TESTS_BIT,
-                0,
-                vk.VK_ACCESS_DEPTH_STENCIL_ATTACHMENT_WRITE_BIT,
-            )
-            zatt = vk.VkRenderingAttachmentInfo(
-                imageView=zimg[1],
-                imageLayout=vk.VK_IMAGE_LAYOUT_DEPTH_ATTACHMENT_OPTIMAL,
-                loadOp=vk.VK_ATTACHMENT_LOAD_OP_CLEAR,
-                storeOp=vk.VK_ATTACHMENT_STORE_OP_STORE,
-                clearValue=vk.VkClearValue(depthStencil=vk.VkClearDepthStencilValue(depth=1.0, stencil=0)),
-            )
+        zatt = None if zimg is None else self._depth_attachment(cb, *zimg)
         vk.vkCmdBeginRendering(
             cb,
             vk.VkRenderingInfo(
@@ -341,27 +229,16 @@ class GraphicsDevice(TextureUploads, DepthTarget):
         vk.vkCmdBindVertexBuffers(cb, 0, 1, [vbuf.handle], [0])
         vk.vkCmdDraw(cb, n, 1, 0, 0)
         vk.vkCmdEndRendering(cb)
-        self._barrier(
+        readback = self._readback(
             cb,
             target,
+            COLOR,
+            w,
+            h,
             vk.VK_IMAGE_LAYOUT_COLOR_ATTACHMENT_OPTIMAL,
-            vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL,
             vk.VK_PIPELINE_STAGE_COLOR_ATTACHMENT_OUTPUT_BIT,
-            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
             vk.VK_ACCESS_COLOR_ATTACHMENT_WRITE_BIT,
-            vk.VK_ACCESS_TRANSFER_READ_BIT,
         )
-        region = vk.VkBufferImageCopy(
-            bufferOffset=0,
-            bufferRowLength=0,
-            bufferImageHeight=0,
-            imageSubresource=vk.VkImageSubresourceLayers(
-                aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1
-            ),
-            imageOffset=vk.VkOffset3D(0, 0, 0),
-            imageExtent=vk.VkExtent3D(w, h, 1),
-        )
-        vk.vkCmdCopyImageToBuffer(cb, target, vk.VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, readback.handle, 1, [region])
         if zimg is not None:
             zback = self._depth_readback(cb, zimg[0], w, h)
         vk.vkEndCommandBuffer(cb)

@@ -8,12 +8,11 @@ import numpy as np
 import vulkan as vk
 
 from nxrecomp.common.errors import NxError
-from vk_graphics_base import COLOR_FORMAT, Pools, Texture
+from vk_graphics_base import COLOR, COLOR_FORMAT, DEPTH, Pools, Texture, VkResources
 
 
-class TextureUploads:
-    """Mixed into ``GraphicsDevice`` (uses its ``_own``, ``_memory``, ``_buffer``, ``_image``,
-    ``_barrier`` and its pools' layout)."""
+class TextureUploads(VkResources):
+    """Mixed into ``GraphicsDevice`` (uses its pools' layout and sizes)."""
 
     def _pool_set(self, cb, pool, pools: Pools, writes: list):
         """Set 1: every texture pool entry (given or a 1x1 black one) and sampler pool entry."""
@@ -50,26 +49,6 @@ class TextureUploads:
         )
         return ps
 
-    def _sampler(self, linear: bool):
-        filt = vk.VK_FILTER_LINEAR if linear else vk.VK_FILTER_NEAREST
-        clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-        return self._own(
-            vk.vkDestroySampler,
-            vk.vkCreateSampler(
-                self.device,
-                vk.VkSamplerCreateInfo(
-                    magFilter=filt,
-                    minFilter=filt,
-                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
-                    addressModeU=clamp,
-                    addressModeV=clamp,
-                    addressModeW=clamp,
-                    maxLod=0.0,
-                ),
-                None,
-            ),
-        )
-
     def _texture(self, cb, tex: Texture):
         if tex.compare:
             return self._depth_texture(cb, tex)
@@ -77,58 +56,9 @@ class TextureUploads:
             return self._texture_nd(cb, tex)
         t = np.ascontiguousarray(tex.texels, dtype=np.uint8)
         th, tw = t.shape[:2]
-        staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
         img, view = self._image(tw, th, vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT)
-        self._barrier(
-            cb,
-            img,
-            vk.VK_IMAGE_LAYOUT_UNDEFINED,
-            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
-            0,
-            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
-        )
-        region = vk.VkBufferImageCopy(
-            bufferOffset=0,
-            bufferRowLength=0,
-            bufferImageHeight=0,
-            imageSubresource=vk.VkImageSubresourceLayers(
-                aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1
-            ),
-            imageOffset=vk.VkOffset3D(0, 0, 0),
-            imageExtent=vk.VkExtent3D(tw, th, 1),
-        )
-        vk.vkCmdCopyBufferToImage(cb, staging.handle, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [region])
-        self._barrier(
-            cb,
-            img,
-            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
-            vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
-            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
-            vk.VK_ACCESS_SHADER_READ_BIT,
-        )
-        filt = vk.VK_FILTER_LINEAR if tex.linear else vk.VK_FILTER_NEAREST
-        clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-        sampler = self._own(
-            vk.vkDestroySampler,
-            vk.vkCreateSampler(
-                self.device,
-                vk.VkSamplerCreateInfo(
-                    magFilter=filt,
-                    minFilter=filt,
-                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
-                    addressModeU=clamp,
-                    addressModeV=clamp,
-                    addressModeW=clamp,
-                    maxLod=0.0,
-                ),
-                None,
-            ),
-        )
-        return view, sampler
+        self._upload(cb, img, t, COLOR, tw, th)
+        return view, self._sampler(tex.linear)
 
     def _depth_texture(self, cb, tex: Texture):
         """A 2D or 2D-array D32 texture (texels float32 (h, w) / (layers, h, w)) and a nearest
@@ -142,104 +72,17 @@ class TextureUploads:
             )
         layers = t.shape[0] if t.ndim == 3 else 1
         th, tw = t.shape[-2:]
-        d = self.device
-        img = self._own(
-            vk.vkDestroyImage,
-            vk.vkCreateImage(
-                d,
-                vk.VkImageCreateInfo(
-                    imageType=vk.VK_IMAGE_TYPE_2D,
-                    format=vk.VK_FORMAT_D32_SFLOAT,
-                    extent=vk.VkExtent3D(tw, th, 1),
-                    mipLevels=1,
-                    arrayLayers=layers,
-                    samples=vk.VK_SAMPLE_COUNT_1_BIT,
-                    tiling=vk.VK_IMAGE_TILING_OPTIMAL,
-                    usage=vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-                    sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
-                    initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
-                ),
-                None,
-            ),
+        img, view = self._image(
+            tw,
+            th,
+            vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+            vk.VK_FORMAT_D32_SFLOAT,
+            DEPTH,
+            layers=layers,
+            vtype=vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY if t.ndim == 3 else vk.VK_IMAGE_VIEW_TYPE_2D,
         )
-        mem = self._memory(vk.vkGetImageMemoryRequirements(d, img), host=False)
-        vk.vkBindImageMemory(d, img, mem, 0)
-        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, levelCount=1, layerCount=layers)
-        view = self._own(
-            vk.vkDestroyImageView,
-            vk.vkCreateImageView(
-                d,
-                vk.VkImageViewCreateInfo(
-                    image=img,
-                    viewType=vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY if t.ndim == 3 else vk.VK_IMAGE_VIEW_TYPE_2D,
-                    format=vk.VK_FORMAT_D32_SFLOAT,
-                    subresourceRange=rng,
-                ),
-                None,
-            ),
-        )
-        staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
-
-        def barrier(old, new, ss, ds, sa, da):
-            b = vk.VkImageMemoryBarrier(
-                srcAccessMask=sa,
-                dstAccessMask=da,
-                oldLayout=old,
-                newLayout=new,
-                srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                image=img,
-                subresourceRange=rng,
-            )
-            vk.vkCmdPipelineBarrier(cb, ss, ds, 0, 0, None, 0, None, 1, [b])
-
-        barrier(
-            vk.VK_IMAGE_LAYOUT_UNDEFINED,
-            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
-            0,
-            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
-        )
-        region = vk.VkBufferImageCopy(
-            bufferOffset=0,
-            bufferRowLength=0,
-            bufferImageHeight=0,
-            imageSubresource=vk.VkImageSubresourceLayers(
-                aspectMask=vk.VK_IMAGE_ASPECT_DEPTH_BIT, mipLevel=0, baseArrayLayer=0, layerCount=layers
-            ),
-            imageOffset=vk.VkOffset3D(0, 0, 0),
-            imageExtent=vk.VkExtent3D(tw, th, 1),
-        )
-        vk.vkCmdCopyBufferToImage(cb, staging.handle, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [region])
-        barrier(
-            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
-            vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
-            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
-            vk.VK_ACCESS_SHADER_READ_BIT,
-        )
-        clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-        sampler = self._own(
-            vk.vkDestroySampler,
-            vk.vkCreateSampler(
-                d,
-                vk.VkSamplerCreateInfo(
-                    magFilter=vk.VK_FILTER_NEAREST,
-                    minFilter=vk.VK_FILTER_NEAREST,
-                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
-                    addressModeU=clamp,
-                    addressModeV=clamp,
-                    addressModeW=clamp,
-                    maxLod=0.0,
-                    compareEnable=vk.VK_TRUE,
-                    compareOp=op,
-                ),
-                None,
-            ),
-        )
-        return view, sampler
+        self._upload(cb, img, t, DEPTH, tw, th, layers=layers)
+        return view, self._sampler(False, op)
 
     def _texture_nd(self, cb, tex: Texture):
         """A 2D array, 3D or cube texture (see Texture) and its sampler."""
@@ -271,94 +114,17 @@ class TextureUploads:
         n, th, tw = t.shape[:3]
         itype, vtype, flags = kinds[tex.kind]
         depth, layers = (n, 1) if tex.kind == "3D" else (1, n)
-        d = self.device
-        img = self._own(
-            vk.vkDestroyImage,
-            vk.vkCreateImage(
-                d,
-                vk.VkImageCreateInfo(
-                    flags=flags,
-                    imageType=itype,
-                    format=COLOR_FORMAT,
-                    extent=vk.VkExtent3D(tw, th, depth),
-                    mipLevels=1,
-                    arrayLayers=layers,
-                    samples=vk.VK_SAMPLE_COUNT_1_BIT,
-                    tiling=vk.VK_IMAGE_TILING_OPTIMAL,
-                    usage=vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
-                    sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
-                    initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
-                ),
-                None,
-            ),
+        img, view = self._image(
+            tw,
+            th,
+            vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+            COLOR_FORMAT,
+            COLOR,
+            depth,
+            layers,
+            itype,
+            vtype,
+            flags,
         )
-        mem = self._memory(vk.vkGetImageMemoryRequirements(d, img), host=False)
-        vk.vkBindImageMemory(d, img, mem, 0)
-        rng = vk.VkImageSubresourceRange(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, levelCount=1, layerCount=layers)
-        view = self._own(
-            vk.vkDestroyImageView,
-            vk.vkCreateImageView(
-                d, vk.VkImageViewCreateInfo(image=img, viewType=vtype, format=COLOR_FORMAT, subresourceRange=rng), None
-            ),
-        )
-        staging = self._buffer(t.nbytes, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT, t.tobytes())
-
-        def barrier(old, new, ss, ds, sa, da):
-            b = vk.VkImageMemoryBarrier(
-                srcAccessMask=sa,
-                dstAccessMask=da,
-                oldLayout=old,
-                newLayout=new,
-                srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                image=img,
-                subresourceRange=rng,
-            )
-            vk.vkCmdPipelineBarrier(cb, ss, ds, 0, 0, None, 0, None, 1, [b])
-
-        barrier(
-            vk.VK_IMAGE_LAYOUT_UNDEFINED,
-            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
-            0,
-            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
-        )
-        region = vk.VkBufferImageCopy(
-            bufferOffset=0,
-            bufferRowLength=0,
-            bufferImageHeight=0,
-            imageSubresource=vk.VkImageSubresourceLayers(
-                aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=layers
-            ),
-            imageOffset=vk.VkOffset3D(0, 0, 0),
-            imageExtent=vk.VkExtent3D(tw, th, depth),
-        )
-        vk.vkCmdCopyBufferToImage(cb, staging.handle, img, vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, [region])
-        barrier(
-            vk.VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
-            vk.VK_IMAGE_LAYOUT_SHADER_READ_ONLY_OPTIMAL,
-            vk.VK_PIPELINE_STAGE_TRANSFER_BIT,
-            vk.VK_PIPELINE_STAGE_ALL_GRAPHICS_BIT,
-            vk.VK_ACCESS_TRANSFER_WRITE_BIT,
-            vk.VK_ACCESS_SHADER_READ_BIT,
-        )
-        filt = vk.VK_FILTER_LINEAR if tex.linear else vk.VK_FILTER_NEAREST
-        clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
-        sampler = self._own(
-            vk.vkDestroySampler,
-            vk.vkCreateSampler(
-                d,
-                vk.VkSamplerCreateInfo(
-                    magFilter=filt,
-                    minFilter=filt,
-                    mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
-                    addressModeU=clamp,
-                    addressModeV=clamp,
-                    addressModeW=clamp,
-                    maxLod=0.0,
-                ),
-                None,
-            ),
-        )
-        return view, sampler
+        self._upload(cb, img, t, COLOR, tw, th, depth, layers)
+        return view, self._sampler(tex.linear)
