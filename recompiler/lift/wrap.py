@@ -18,9 +18,7 @@ from recompiler.lift.signature import ARG_REGS, CALLER_SAVED, SIG, fname, rname
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
 # hold them, NxCpu may not, so a call never reloads them
 _NOT_RELOADED = (0, 30)
-_REG_RE = re.compile(r"\bx([0-9]|[12][0-9]|30)\b")
 _SP_RE = re.compile(r"\bsp\b")
-_ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)(?!=)")
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # A scalar write of a V register's low lane that zeroes the rest, as a vector: through the
@@ -137,17 +135,23 @@ class FunctionWrapper:
     def _locals(self, body: str) -> Locals:
         v_used = sorted({int(m) for m in _V_RE.findall(body)})
         v_written = sorted({int(a or b) for a, b in _V_ASSIGN_RE.findall(body)})
-        # X0, X1 and X30 arrive as arguments, not in NxCpu (SP too, where it is used): every
-        # function has them and writes them back where it writes back what it changed
-        used = {int(m) for m in _REG_RE.findall(body)} | set(ARG_REGS)
-        written = {m for m in _ASSIGN_RE.findall(body)}
+        # The X registers and SP the body names and writes, from its records' declared effects
+        # (result.Lifted.named, .writes: the form's operands and the registers the lifter's own
+        # C reads for it), not from the C.  A call's write of X0 (the callee's result) is no
+        # form's: X0, X1 and X30 arrive as arguments, not in NxCpu (SP too, where it is used):
+        # every function has them and writes them back where it writes back what it changed
+        named = writes = 0
+        for rec in self.records:
+            named |= rec.named
+            writes |= rec.writes
+        uses_sp = bool(_SP_RE.search(body))
         return Locals(
-            sorted(used),
-            bool(_SP_RE.search(body)),
+            sorted({r for r in range(31) if named >> r & 1} | set(ARG_REGS)),
+            uses_sp,
             v_used,
             v_written,
-            sorted({int(r[1:]) for r in written if r != "sp"} | set(ARG_REGS)),
-            "sp" in written,
+            sorted({r for r in range(31) if writes >> r & 1} | set(ARG_REGS)),
+            uses_sp and bool(writes >> 31 & 1),  # (a declaration that failed says "all")
             self.flags_written or bool(re.search(r"\b[NZCV]\b", body)),
         )
 
