@@ -82,6 +82,7 @@ class Lifted:
     # the registers its C names (read or written, as declared, before an exit's reads are
     # added): the function's locals (wrap.FunctionWrapper._locals)
     named: int = 0
+    names_flags: bool = False  # (and whether it reads NZCV, as declared)
 
     @property
     def exit(self) -> Exit:

@@ -34,7 +34,6 @@ _VR_LOW = re.compile(r"\(u64\)(v\d+)\.q\b")
 # two 8-byte stores had just written, ~18 % of its decompression stalled on them)
 _VQ_LOAD = re.compile(r"\b(v\d+) = LV128\(")
 _VQ_STORE = re.compile(r"\bSV128\(([^;]*?), (v\d+)\);")
-_V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
 # a write to a vector local: an assignment to it or to one of its lanes, or its address taken
 _V_ASSIGN_RE = re.compile(
     r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
@@ -133,7 +132,6 @@ class FunctionWrapper:
         )
 
     def _locals(self, body: str) -> Locals:
-        v_used = sorted({int(m) for m in _V_RE.findall(body)})
         v_written = sorted({int(a or b) for a, b in _V_ASSIGN_RE.findall(body)})
         # The X registers and SP the body names and writes, from its records' declared effects
         # (result.Lifted.named, .writes: the form's operands and the registers the lifter's own
@@ -141,18 +139,20 @@ class FunctionWrapper:
         # form's: X0, X1 and X30 arrive as arguments, not in NxCpu (SP too, where it is used):
         # every function has them and writes them back where it writes back what it changed
         named = writes = 0
+        flags = self.flags_written  # (an instruction that writes NZCV: FunctionEmitter.flags_touched)
         for rec in self.records:
             named |= rec.named
             writes |= rec.writes
+            flags |= rec.names_flags
         uses_sp = bool(_SP_RE.search(body))
         return Locals(
             sorted({r for r in range(31) if named >> r & 1} | set(ARG_REGS)),
             uses_sp,
-            v_used,
+            [r for r in range(32) if named >> (32 + r) & 1],
             v_written,
             sorted({r for r in range(31) if writes >> r & 1} | set(ARG_REGS)),
             uses_sp and bool(writes >> 31 & 1),  # (a declaration that failed says "all")
-            self.flags_written or bool(re.search(r"\b[NZCV]\b", body)),
+            flags,
         )
 
     def _decl(self, loc: Locals) -> list[str]:
