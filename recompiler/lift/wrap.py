@@ -34,11 +34,6 @@ _VR_LOW = re.compile(r"\(u64\)(v\d+)\.q\b")
 # two 8-byte stores had just written, ~18 % of its decompression stalled on them)
 _VQ_LOAD = re.compile(r"\b(v\d+) = LV128\(")
 _VQ_STORE = re.compile(r"\bSV128\(([^;]*?), (v\d+)\);")
-# a write to a vector local: an assignment to it or to one of its lanes, or its address taken
-_V_ASSIGN_RE = re.compile(
-    r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
-    r"|&v([0-9]|[12][0-9]|3[01])\b"
-)
 
 
 def _vector_writes(body: str) -> str:
@@ -132,7 +127,6 @@ class FunctionWrapper:
         )
 
     def _locals(self, body: str) -> Locals:
-        v_written = sorted({int(a or b) for a, b in _V_ASSIGN_RE.findall(body)})
         # The X registers and SP the body names and writes, from its records' declared effects
         # (result.Lifted.named, .writes: the form's operands and the registers the lifter's own
         # C reads for it), not from the C.  A call's write of X0 (the callee's result) is no
@@ -149,7 +143,7 @@ class FunctionWrapper:
             sorted({r for r in range(31) if named >> r & 1} | set(ARG_REGS)),
             uses_sp,
             [r for r in range(32) if named >> (32 + r) & 1],
-            v_written,
+            [r for r in range(32) if writes >> (32 + r) & 1],
             sorted({r for r in range(31) if writes >> r & 1} | set(ARG_REGS)),
             uses_sp and bool(writes >> 31 & 1),  # (a declaration that failed says "all")
             flags,
