@@ -3,6 +3,13 @@ lists of calls, exits and returns (``STORE_ALL``, ``STORE_CALL``, ``RELOAD_CALL`
 per function), the resume switch, and a function with resume points' twin (``R_x``) and catch
 (``C_x``) for a return to somewhere else (docs/ARCHITECTURE.md, "Returns to somewhere else").
 A mixin of ``FunctionEmitter`` (``emitter.py``), run once its body and facts are complete.
+
+The locals (X, V registers, flags) and what is written back come from the instructions' records
+(``result.Lifted.named``, ``.writes``, ``.names_flags``: the declared effects, Unicorn-checked),
+not from the C.  Two scans of the C remain: whether it names SP (``_SP_RE``: every call, tail
+call, jump out and fall out passes SP in the emitter's own C, ``signature.ARGS``, which no record
+notes), and the vector rewrites (``_SV_RE``, ``_vector_writes``), C-to-C rewrites of what the SIMD
+handlers write.
 """
 
 from __future__ import annotations
