@@ -6,10 +6,8 @@ A mixin of ``FunctionEmitter`` (``emitter.py``), run once its body and facts are
 
 The locals (X, V registers, flags) and what is written back come from the instructions' records
 (``result.Lifted.named``, ``.writes``, ``.names_flags``: the declared effects, Unicorn-checked),
-not from the C.  Two scans of the C remain: whether it names SP (``_SP_RE``: every call, tail
-call, jump out and fall out passes SP in the emitter's own C, ``signature.ARGS``, which no record
-notes), and the vector rewrites (``_SV_RE``, ``_vector_writes``), C-to-C rewrites of what the SIMD
-handlers write.
+not from the C; SP also where an exit passes it.  One kind of scan of the C remains: the vector
+rewrites (``_SV_RE``, ``_vector_writes``), C-to-C rewrites of what the SIMD handlers write.
 """
 
 from __future__ import annotations
@@ -25,7 +23,6 @@ from recompiler.lift.signature import ARG_REGS, CALLER_SAVED, SIG, fname, rname
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
 # hold them, NxCpu may not, so a call never reloads them
 _NOT_RELOADED = (0, 30)
-_SP_RE = re.compile(r"\bsp\b")
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # A scalar write of a V register's low lane that zeroes the rest, as a vector: through the
@@ -145,7 +142,21 @@ class FunctionWrapper:
             named |= rec.named
             writes |= rec.writes
             flags |= rec.names_flags
-        uses_sp = bool(_SP_RE.search(body))
+        # SP, besides where a form names it: every call, system call, direct tail call, jump out
+        # (a table's miss too) and fall out of the function passes it (signature.ARGS), as the
+        # emitter's own C, which the records note as the exits they are
+        recs = self.records
+        uses_sp = (
+            bool(named >> 31 & 1)
+            or any(r.call is not None or r.svc or r.tails or r.jump_out or r.exit_all or r.tables for r in recs)
+            or any(
+                r.falls
+                and not r.fatal
+                and (j + 1 == len(recs) or recs[j + 1].addr != r.addr + 4)
+                and r.addr + 4 not in self.addrs
+                for j, r in enumerate(recs)
+            )
+        )
         return Locals(
             sorted({r for r in range(31) if named >> r & 1} | set(ARG_REGS)),
             uses_sp,
