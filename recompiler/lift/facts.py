@@ -37,6 +37,7 @@ class FunctionFacts:
         rec.writes = e.writes
         rec.flags_read = e.flags_read
         rec.memory = e.memory
+        rec.named, rec.names_flags = rec.reads | rec.writes, rec.flags_read
 
     @staticmethod
     def exit_effects(rec: Lifted) -> None:

@@ -79,6 +79,10 @@ class Lifted:
     writes: int = 0  # registers it may write
     flags_read: bool = False  # may read NZCV (or writes every local back)
     memory: Mem = Mem.NONE
+    # the registers its C names (read or written, as declared, before an exit's reads are
+    # added): the function's locals (wrap.FunctionWrapper._locals)
+    named: int = 0
+    names_flags: bool = False  # (and whether it reads NZCV, as declared)
 
     @property
     def exit(self) -> Exit:

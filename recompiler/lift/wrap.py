@@ -3,6 +3,11 @@ lists of calls, exits and returns (``STORE_ALL``, ``STORE_CALL``, ``RELOAD_CALL`
 per function), the resume switch, and a function with resume points' twin (``R_x``) and catch
 (``C_x``) for a return to somewhere else (docs/ARCHITECTURE.md, "Returns to somewhere else").
 A mixin of ``FunctionEmitter`` (``emitter.py``), run once its body and facts are complete.
+
+The locals (X, V registers, flags) and what is written back come from the instructions' records
+(``result.Lifted.named``, ``.writes``, ``.names_flags``: the declared effects, Unicorn-checked),
+not from the C; SP also where an exit passes it.  One kind of scan of the C remains: the vector
+rewrites (``_SV_RE``, ``_vector_writes``), C-to-C rewrites of what the SIMD handlers write.
 """
 
 from __future__ import annotations
@@ -18,9 +23,6 @@ from recompiler.lift.signature import ARG_REGS, CALLER_SAVED, SIG, fname, rname
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
 # hold them, NxCpu may not, so a call never reloads them
 _NOT_RELOADED = (0, 30)
-_REG_RE = re.compile(r"\bx([0-9]|[12][0-9]|30)\b")
-_SP_RE = re.compile(r"\bsp\b")
-_ASSIGN_RE = re.compile(r"\b(x(?:[0-9]|[12][0-9]|30)|sp) (?:=|\+=|-=|\|=|&=|\^=)(?!=)")
 # vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
 _SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
 # A scalar write of a V register's low lane that zeroes the rest, as a vector: through the
@@ -36,12 +38,6 @@ _VR_LOW = re.compile(r"\(u64\)(v\d+)\.q\b")
 # two 8-byte stores had just written, ~18 % of its decompression stalled on them)
 _VQ_LOAD = re.compile(r"\b(v\d+) = LV128\(")
 _VQ_STORE = re.compile(r"\bSV128\(([^;]*?), (v\d+)\);")
-_V_RE = re.compile(r"\bv([0-9]|[12][0-9]|3[01])\b")
-# a write to a vector local: an assignment to it or to one of its lanes, or its address taken
-_V_ASSIGN_RE = re.compile(
-    r"\bv([0-9]|[12][0-9]|3[01])(?:\.\w+(?:\[[^\]]*\])?)?\s*(?:=|\+=|-=|\|=|&=|\^=)(?!=)"
-    r"|&v([0-9]|[12][0-9]|3[01])\b"
-)
 
 
 def _vector_writes(body: str) -> str:
@@ -135,20 +131,40 @@ class FunctionWrapper:
         )
 
     def _locals(self, body: str) -> Locals:
-        v_used = sorted({int(m) for m in _V_RE.findall(body)})
-        v_written = sorted({int(a or b) for a, b in _V_ASSIGN_RE.findall(body)})
-        # X0, X1 and X30 arrive as arguments, not in NxCpu (SP too, where it is used): every
-        # function has them and writes them back where it writes back what it changed
-        used = {int(m) for m in _REG_RE.findall(body)} | set(ARG_REGS)
-        written = {m for m in _ASSIGN_RE.findall(body)}
+        # The X registers and SP the body names and writes, from its records' declared effects
+        # (result.Lifted.named, .writes: the form's operands and the registers the lifter's own
+        # C reads for it), not from the C.  A call's write of X0 (the callee's result) is no
+        # form's: X0, X1 and X30 arrive as arguments, not in NxCpu (SP too, where it is used):
+        # every function has them and writes them back where it writes back what it changed
+        named = writes = 0
+        flags = self.flags_written  # (an instruction that writes NZCV: FunctionEmitter.flags_touched)
+        for rec in self.records:
+            named |= rec.named
+            writes |= rec.writes
+            flags |= rec.names_flags
+        # SP, besides where a form names it: every call, system call, direct tail call, jump out
+        # (a table's miss too) and fall out of the function passes it (signature.ARGS), as the
+        # emitter's own C, which the records note as the exits they are
+        recs = self.records
+        uses_sp = (
+            bool(named >> 31 & 1)
+            or any(r.call is not None or r.svc or r.tails or r.jump_out or r.exit_all or r.tables for r in recs)
+            or any(
+                r.falls
+                and not r.fatal
+                and (j + 1 == len(recs) or recs[j + 1].addr != r.addr + 4)
+                and r.addr + 4 not in self.addrs
+                for j, r in enumerate(recs)
+            )
+        )
         return Locals(
-            sorted(used),
-            bool(_SP_RE.search(body)),
-            v_used,
-            v_written,
-            sorted({int(r[1:]) for r in written if r != "sp"} | set(ARG_REGS)),
-            "sp" in written,
-            self.flags_written or bool(re.search(r"\b[NZCV]\b", body)),
+            sorted({r for r in range(31) if named >> r & 1} | set(ARG_REGS)),
+            uses_sp,
+            [r for r in range(32) if named >> (32 + r) & 1],
+            [r for r in range(32) if writes >> (32 + r) & 1],
+            sorted({r for r in range(31) if writes >> r & 1} | set(ARG_REGS)),
+            uses_sp and bool(writes >> 31 & 1),  # (a declaration that failed says "all")
+            flags,
         )
 
     def _decl(self, loc: Locals) -> list[str]:
