@@ -21,6 +21,7 @@ import pytest
 import quad_draw
 import sm53_gfx_programs as p53
 from compute_dispatch import KernelRunner
+from test_sm53_compute import loop_break_ref
 from shader_svc import sph
 from shader_svc import translate as tr
 from shader_svc.ir.block import Raw
@@ -155,16 +156,7 @@ def test_sm53_run_time_stack_builds_no_raw_items_and_runs(dispatcher53, raw_item
     assert np.array_equal(out[:n], (np.where(a > 10, a * 2, a + 7) + np.arange(n, dtype=np.uint32)).astype(np.uint32))
     a = rng.integers(0, 40, n, dtype=np.uint32)  # a loop left early by '@P0 SYNC'
     out = dispatcher53.in_out("loop_break", a, n)
-    ref = []
-    for i, ai in enumerate(a):
-        k = s = 0
-        while k < ai:
-            s += k * k + i
-            if s > 1000:
-                break
-            k += 1
-        ref.append(k)
-    assert np.array_equal(out[:n], np.array(ref, np.uint32))
+    assert np.array_equal(out[:n], loop_break_ref(a))
     a = rng.integers(0, 2**31, n, dtype=np.uint32)  # CAL / RET
     out = dispatcher53.in_out("call_func", a, n)
     assert np.array_equal(out[:n], (a * np.uint32(2) + np.uint32(5)).astype(np.uint32))
