@@ -5,11 +5,12 @@ of a helper in ``cpu_host/runtime/core/lifted.h`` on ``NxVec`` copies of the ope
 from __future__ import annotations
 
 from recompiler.decode import Insn
+from recompiler.lift import vector
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 
 
 def _set(em: FunctionEmitter, d: int, expr: str) -> None:
-    em.out(f"{{ NxVec _r = {expr}; s->v[{d}] = _r; }}")
+    em.out(f"{{ NxVec _r = {expr}; v{d} = _r; }}")
 
 
 def h_aes(em: FunctionEmitter, i: Insn) -> None:
@@ -17,27 +18,26 @@ def h_aes(em: FunctionEmitter, i: Insn) -> None:
     n, d = f["Rn"], f["Rd"]
     op = f["op"]
     if op == 0:
-        _set(em, d, f"NX_AESE(s->v[{d}], s->v[{n}])")
+        _set(em, d, f"NX_AESE(v{d}, v{n})")
     elif op == 1:
-        _set(em, d, f"NX_AESD(s->v[{d}], s->v[{n}])")
+        _set(em, d, f"NX_AESD(v{d}, v{n})")
     else:
-        _set(em, d, f"NX_AES{'MC' if op == 2 else 'IMC'}(s->v[{n}])")
+        _set(em, d, f"NX_AES{'MC' if op == 2 else 'IMC'}(v{n})")
 
 
 def h_sha3reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, m, d, op = f["Rn"], f["Rm"], f["Rd"], f["opcode"]
-    V = "s->v"
     if op in (0, 1, 2):  # SHA1C / SHA1P / SHA1M: Qd, Sn, Vm.4S
-        _set(em, d, f"NX_SHA1HASH({V}[{d}], {V}[{n}].s[0], {V}[{m}], {op})")
+        _set(em, d, f"NX_SHA1HASH(v{d}, v{n}.s[0], v{m}, {op})")
     elif op == 3:
-        _set(em, d, f"NX_SHA1SU0({V}[{d}], {V}[{n}], {V}[{m}])")
+        _set(em, d, f"NX_SHA1SU0(v{d}, v{n}, v{m})")
     elif op == 4:  # SHA256H: X = Qd, Y = Qn
-        _set(em, d, f"NX_SHA256HASH({V}[{d}], {V}[{n}], {V}[{m}], 1)")
+        _set(em, d, f"NX_SHA256HASH(v{d}, v{n}, v{m}, 1)")
     elif op == 5:  # SHA256H2: X = Qn, Y = Qd
-        _set(em, d, f"NX_SHA256HASH({V}[{n}], {V}[{d}], {V}[{m}], 0)")
+        _set(em, d, f"NX_SHA256HASH(v{n}, v{d}, v{m}, 0)")
     elif op == 6:
-        _set(em, d, f"NX_SHA256SU1({V}[{d}], {V}[{n}], {V}[{m}])")
+        _set(em, d, f"NX_SHA256SU1(v{d}, v{n}, v{m})")
     else:
         raise LiftError("reserved SHA three-register opcode")
 
@@ -46,11 +46,11 @@ def h_sha2reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, d, op = f["Rn"], f["Rd"], f["opcode"]
     if op == 0:  # SHA1H: Sd = ROL(Sn, 30)
-        em.out(f"{{ u32 _e = s->v[{n}].s[0]; s->v[{d}].q = (u128)((_e << 30) | (_e >> 2)); }}")
+        em.out(f"{{ u32 _e = v{n}.s[0]; {vector.low(em, d, '((_e << 30) | (_e >> 2))')} }}")
     elif op == 1:
-        _set(em, d, f"NX_SHA1SU1(s->v[{d}], s->v[{n}])")
+        _set(em, d, f"NX_SHA1SU1(v{d}, v{n})")
     elif op == 2:
-        _set(em, d, f"NX_SHA256SU0(s->v[{d}], s->v[{n}])")
+        _set(em, d, f"NX_SHA256SU0(v{d}, v{n})")
     else:
         raise LiftError("reserved SHA two-register opcode")
 
@@ -59,11 +59,11 @@ def h_pmull(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, size, n, m, d = f["Q"], f["size"], f["Rn"], f["Rm"], f["Rd"]
     if size == 3:  # PMULL{2} Vd.1Q, Vn.{1,2}D, Vm.{1,2}D
-        em.out(f"{{ u128 _p = NX_CLMUL64(s->v[{n}].d[{Q}], s->v[{m}].d[{Q}]); s->v[{d}].q = _p; }}")
+        em.out(f"{{ u128 _p = NX_CLMUL64(v{n}.d[{Q}], v{m}.d[{Q}]); v{d}.q = _p; }}")
     elif size == 0:  # PMULL{2} Vd.8H, Vn.{8,16}B, Vm.{8,16}B
         em.out(
-            f"{{ NxVec a = s->v[{n}], b = s->v[{m}], _r; for (int i = 0; i < 8; i++) "
-            f"_r.h[i] = NX_CLMUL8(a.b[{8 * Q} + i], b.b[{8 * Q} + i]); s->v[{d}] = _r; }}"
+            f"{{ NxVec a = v{n}, b = v{m}, _r; for (int i = 0; i < 8; i++) "
+            f"_r.h[i] = NX_CLMUL8(a.b[{8 * Q} + i], b.b[{8 * Q} + i]); v{d} = _r; }}"
         )
     else:
         raise LiftError("reserved PMULL size")
@@ -79,7 +79,7 @@ def _s512(e: str, a: int, b: int, c: int, shift: bool) -> str:
 def h_sha512(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, m, d, op = f["Rn"], f["Rm"], f["Rd"], f["opcode"]
-    pre = f"NxVec X = s->v[{n}], Y = s->v[{m}], W = s->v[{d}], T; u64 t;"
+    pre = f"NxVec X = v{n}, Y = v{m}, W = v{d}, T; u64 t;"
     if op == 0:  # SHA512H
         body = (
             f"t = (Y.d[1] & X.d[0]) ^ (~Y.d[1] & X.d[1]); T.d[1] = t + {_s512('Y.d[1]', 14, 18, 41, False)} + W.d[1]; "
@@ -97,14 +97,14 @@ def h_sha512(em: FunctionEmitter, i: Insn) -> None:
         )
     else:  # RAX1: Vd.2D = Vn ^ ROL(Vm, 1)
         body = "T.d[0] = X.d[0] ^ ROR64(Y.d[0], 63); T.d[1] = X.d[1] ^ ROR64(Y.d[1], 63); (void)t; (void)W;"
-    em.out(f"{{ {pre} {body} s->v[{d}] = T; }}")
+    em.out(f"{{ {pre} {body} v{d} = T; }}")
 
 
 def h_sha512su0(em: FunctionEmitter, i: Insn) -> None:
     n, d = i.f["Rn"], i.f["Rd"]
     em.out(
-        f"{{ NxVec W = s->v[{d}], X = s->v[{n}], T; T.d[0] = W.d[0] + {_s512('W.d[1]', 1, 8, 7, True)}; "
-        f"T.d[1] = W.d[1] + {_s512('X.d[0]', 1, 8, 7, True)}; s->v[{d}] = T; }}"
+        f"{{ NxVec W = v{d}, X = v{n}, T; T.d[0] = W.d[0] + {_s512('W.d[1]', 1, 8, 7, True)}; "
+        f"T.d[1] = W.d[1] + {_s512('X.d[0]', 1, 8, 7, True)}; v{d} = T; }}"
     )
 
 
@@ -112,18 +112,15 @@ def h_sha3_4reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, m, a, d = f["Rn"], f["Rm"], f["Ra"], f["Rd"]
     if f["op"] == 0:  # EOR3
-        e = f"s->v[{n}].q ^ s->v[{m}].q ^ s->v[{a}].q"
+        e = f"v{n}.q ^ v{m}.q ^ v{a}.q"
     elif f["op"] == 1:  # BCAX
-        e = f"s->v[{n}].q ^ (s->v[{m}].q & ~s->v[{a}].q)"
+        e = f"v{n}.q ^ (v{m}.q & ~v{a}.q)"
     else:
         raise LiftError("reserved SHA3 four-register form")
-    em.out(f"{{ u128 _q = {e}; s->v[{d}].q = _q; }}")
+    em.out(f"{{ u128 _q = {e}; v{d}.q = _q; }}")
 
 
 def h_xar(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     n, m, d, r = f["Rn"], f["Rm"], f["Rd"], f["imm6"]
-    em.out(
-        f"{{ NxVec a = s->v[{n}], b = s->v[{m}], T; for (int i = 0; i < 2; i++) T.d[i] = ROR64(a.d[i] ^ b.d[i], {r}); "
-        f"s->v[{d}] = T; }}"
-    )
+    em.out(f"{{ NxVec a = v{n}, b = v{m}, T; for (int i = 0; i < 2; i++) T.d[i] = ROR64(a.d[i] ^ b.d[i], {r}); v{d} = T; }}")

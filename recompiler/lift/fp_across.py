@@ -6,6 +6,7 @@ tree, over the scalar helpers (FMAX_S..., NX_HMINMAX)."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
+from recompiler.lift import vector
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 
 
@@ -28,13 +29,13 @@ def h_fp_across(em: FunctionEmitter, i: Insn) -> None:
         def op(x: str, y: str) -> str:
             return f"{kind}_S({x}, {y})"
 
-        lanes = [f"FZIN_S(s->v[{n}].f[{k}], s->fpcr)" for k in range(4)]
-        em.out(f"{{ float _r = FDN_S({_tree(lanes, op)}, s->fpcr); s->v[{d}].q = 0; s->v[{d}].f[0] = _r; }}")
+        lanes = [f"FZIN_S(v{n}.f[{k}], s->fpcr)" for k in range(4)]
+        em.out(f"{{ float _r = FDN_S({_tree(lanes, op)}, s->fpcr); {vector.low_fp(em, d, 'f', '_r')} }}")
         return
     mx, nm = int(not a), int(o == 0)
 
     def hop(x: str, y: str) -> str:
         return f"NX_HMINMAX({x}, {y}, s->fpcr, {mx}, {nm})"
 
-    lanes = [f"s->v[{n}].h[{k}]" for k in range(8 if Q else 4)]
-    em.out(f"{{ u16 _h = {_tree(lanes, hop)}; s->v[{d}].q = (u128)_h; }}")
+    lanes = [f"v{n}.h[{k}]" for k in range(8 if Q else 4)]
+    em.out(f"{{ u16 _h = {_tree(lanes, hop)}; {vector.low(em, d, '_h')} }}")

@@ -17,16 +17,17 @@ from __future__ import annotations
 import re
 
 from recompiler.decode import Insn
+from recompiler.lift import vector
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 
 
 def _h(n: int) -> str:
-    return f"s->v[{n}].h[0]"
+    return f"v{n}.h[0]"
 
 
 def _hset(em: FunctionEmitter, d: int, expr: str) -> None:
     """A half result: lane 0 of Vd, the rest of the register cleared."""
-    em.out(f"{{ u16 _h = {expr}; s->v[{d}].q = (u128)_h; }}")
+    em.out(f"{{ u16 _h = {expr}; {vector.low(em, d, '_h')} }}")
 
 
 _FRINT_MODE = {8: 0, 9: 1, 10: 2, 11: 3, 12: 4, 14: 5, 15: 5}  # N P M Z A X I
@@ -126,7 +127,7 @@ def h_fp_int_h(em: FunctionEmitter, i: Insn) -> None:
         else:
             v = f"(i64){em.x(n)}" if sf else f"(i64)(i32){em.x(n, 0)}"
             em.out(
-                f"{{ i64 _v = {v}; u16 _h = NX_I2H(_v < 0 ? 0 - (u64)_v : (u64)_v, _v < 0, s->fpcr); s->v[{d}].q = (u128)_h; }}"
+                f"{{ i64 _v = {v}; u16 _h = NX_I2H(_v < 0 ? 0 - (u64)_v : (u64)_v, _v < 0, s->fpcr); {vector.low(em, d, '_h')} }}"
             )
     elif op in (0, 1):  # FCVT[NPMZ][SU]
         em.setx(d, f"FCVT_{'S' if op == 0 else 'U'}{bits}({_ROUND[rmode]}(NX_HVAL({_h(n)}, s->fpcr)))", sf)
@@ -138,8 +139,8 @@ def h_fp_int_h(em: FunctionEmitter, i: Insn) -> None:
 
 # ---- vector FP16 ------------------------------------------------------------------------------
 def _hloop(em: FunctionEmitter, d: int, lanes: int, expr: str, srcs: dict[str, int]) -> None:
-    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
-    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.h[i] = {expr}; s->v[{d}] = _r; }}")
+    loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.h[i] = {expr}; v{d} = _r; }}")
 
 
 def _lanes(i: Insn) -> int:

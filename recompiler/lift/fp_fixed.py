@@ -10,6 +10,7 @@ result), half -> integer scales the half's exact double value."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
+from recompiler.lift import vector
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 from recompiler.lift.fp_simd import _FT, _fget, _fset
 
@@ -53,10 +54,10 @@ def _half(em: FunctionEmitter, i: Insn, fbits: int) -> None:
             e = f"NX_I2H_FIX({em.x(n)}, 0, {fbits}, s->fpcr)"
         else:
             e = f"NX_I2H_FIX({v} < 0 ? 0 - (u64){v} : (u64){v}, {v} < 0, {fbits}, s->fpcr)"
-        em.out(f"{{ u16 _h = {e}; s->v[{d}].q = (u128)_h; }}")
+        em.out(f"{{ u16 _h = {e}; {vector.low(em, d, '_h')} }}")
         return
     if rmode == 3 and op in (0, 1):
         bits = 64 if sf else 32
-        em.setx(d, f"FCVT_{'S' if op == 0 else 'U'}{bits}(__builtin_trunc(NX_HVAL(s->v[{n}].h[0], s->fpcr) * 0x1p{fbits}))", sf)
+        em.setx(d, f"FCVT_{'S' if op == 0 else 'U'}{bits}(__builtin_trunc(NX_HVAL(v{n}.h[0], s->fpcr) * 0x1p{fbits}))", sf)
         return
     raise LiftError("fixed-point conversion form")

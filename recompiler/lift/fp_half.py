@@ -11,6 +11,7 @@ scalar FCVT does (fp_simd.py)."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
+from recompiler.lift import vector
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 from recompiler.lift.fp_simd import _FT, _fset, _narrow
 
@@ -18,9 +19,9 @@ from recompiler.lift.fp_simd import _FT, _fset, _narrow
 def h_fcvt_to_half(em: FunctionEmitter, i: Insn) -> None:
     """FCVT Hd, Sn (sz=0) / Hd, Dn (sz=1)."""
     f = i.f
-    src = f"s->v[{f['Rn']}].{'fd' if f['sz'] else 'f'}[0]"
+    src = f"v{f['Rn']}.{'fd' if f['sz'] else 'f'}[0]"
     fn = "NX_D2H" if f["sz"] else "NX_F2H"
-    em.out(f"{{ u16 _h = {fn}({src}, s->fpcr); s->v[{f['Rd']}].q = (u128)_h; }}")
+    em.out(f"{{ u16 _h = {fn}({src}, s->fpcr); {vector.low(em, f['Rd'], '_h')} }}")
 
 
 def h_fcvt_from_half(em: FunctionEmitter, i: Insn) -> None:
@@ -28,7 +29,7 @@ def h_fcvt_from_half(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     ft = _FT[f["o"]]
     fn = "NX_H2D" if f["o"] else "NX_H2F"
-    _fset(em, f["Rd"], ft, f"{fn}(s->v[{f['Rn']}].h[0], s->fpcr)")
+    _fset(em, f["Rd"], ft, f"{fn}(v{f['Rn']}.h[0], s->fpcr)")
 
 
 def h_fcvt_nl(em: FunctionEmitter, i: Insn) -> None:
@@ -51,11 +52,11 @@ def h_fcvt_nl(em: FunctionEmitter, i: Insn) -> None:
         if sz:
             part = 2 if Q else 0
             e = f"FDN_D((double)a.f[{part} + i], s->fpcr)"
-            em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; for (int i = 0; i < 2; i++) _r.fd[i] = {e}; s->v[{d}] = _r; }}")
+            em.out(f"{{ NxVec a = v{n}; NxVec _r; for (int i = 0; i < 2; i++) _r.fd[i] = {e}; v{d} = _r; }}")
         else:
             part = 4 if Q else 0
             e = f"NX_H2F(a.h[{part} + i], s->fpcr)"
-            em.out(f"{{ NxVec a = s->v[{n}]; NxVec _r; for (int i = 0; i < 4; i++) _r.f[i] = {e}; s->v[{d}] = _r; }}")
+            em.out(f"{{ NxVec a = v{n}; NxVec _r; for (int i = 0; i < 4; i++) _r.f[i] = {e}; v{d} = _r; }}")
         return
     raise LiftError("FP convert narrow/long form")
 
@@ -64,4 +65,4 @@ def h_scalar_fcvtxn(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     if not f["sz"]:
         raise LiftError("reserved FCVTXN size")
-    _fset(em, f["Rd"], _FT[0], f"NX_D2F_ODD(s->v[{f['Rn']}].fd[0], s->fpcr)")
+    _fset(em, f["Rd"], _FT[0], f"NX_D2F_ODD(v{f['Rn']}.fd[0], s->fpcr)")

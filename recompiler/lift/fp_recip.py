@@ -11,13 +11,14 @@ forms (FEAT_FP16) are not lifted."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
+from recompiler.lift import vector
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 from recompiler.lift.fp_simd import _fp_loop, _fp_lanes
 
 
 def _scalar_bits(em: FunctionEmitter, d: int, sz: int, expr: str) -> None:
     """Write a 32/64-bit result (bits) to lane 0 of Vd, clearing the rest."""
-    em.out(f"{{ u64 _b = (u64)({expr}){'' if sz else ' & 0xffffffffull'}; s->v[{d}].q = (u128)_b; }}")
+    em.out(f"{{ u64 _b = (u64)({expr}){'' if sz else ' & 0xffffffffull'}; {vector.low(em, d, '_b')} }}")
 
 
 def h_recip_est(em: FunctionEmitter, i: Insn) -> None:
@@ -43,7 +44,7 @@ def h_scalar_recip_est(em: FunctionEmitter, i: Insn) -> None:
     fn = {(0, 1): "NX_FRECPE", (1, 1): "NX_FRSQRTE", (0, 3): "NX_FRECPX"}.get((U, o))
     if fn is None:
         raise LiftError("scalar reciprocal-estimate form")
-    src = f"s->v[{f['Rn']}].{'d' if sz else 's'}[0]"
+    src = f"v{f['Rn']}.{'d' if sz else 's'}[0]"
     _scalar_bits(em, f["Rd"], sz, f"{fn}({src}, {64 if sz else 32}, s->fpcr)")
 
 
@@ -53,9 +54,9 @@ def h_recip_step(em: FunctionEmitter, i: Insn) -> None:
     fn = "FRSQRTS" if f["o"] else "FRECPS"
     if i.group == "SIMD_scalar_recip_step":
         T, w = ("D", "fd") if f["sz"] else ("S", "f")
-        a, b = f"s->v[{f['Rn']}].{w}[0]", f"s->v[{f['Rm']}].{w}[0]"
+        a, b = f"v{f['Rn']}.{w}[0]", f"v{f['Rm']}.{w}[0]"
         t = "double" if T == "D" else "float"
-        em.out(f"{{ {t} _r = {fn}_{T}({a}, {b}, s->fpcr); s->v[{f['Rd']}].q = 0; s->v[{f['Rd']}].{w}[0] = _r; }}")
+        em.out(f"{{ {t} _r = {fn}_{T}({a}, {b}, s->fpcr); {vector.low_fp(em, f['Rd'], w, '_r')} }}")
         return
     T, w, iw, ut, L = _fp_lanes(em, dict(f, size=f["sz"]))
     _fp_loop(em, f["Rd"], L, w, f"{fn}_{T}(a.{w}[i], b.{w}[i], s->fpcr)", {"a": f["Rn"], "b": f["Rm"]})

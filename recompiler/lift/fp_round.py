@@ -34,6 +34,6 @@ def h_simd_frint_n(em: FunctionEmitter, i: Insn) -> None:
 def h_fjcvtzs(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     em.flags_touched()
-    em.out(f"{{ u8 _z; u64 _j = NX_FJCVTZS(s->v[{f['Rn']}].d[0], s->fpcr, &_z); FLAGS_SET((u32)_z << 2);")
+    em.out(f"{{ u8 _z; u64 _j = NX_FJCVTZS(v{f['Rn']}.d[0], s->fpcr, &_z); FLAGS_SET((u32)_z << 2);")
     em.setx(f["Rd"], "_j", 0)
     em.out("}")

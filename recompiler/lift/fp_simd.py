@@ -14,6 +14,7 @@ fp_round.py."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
+from recompiler.lift import vector
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 
 _LANE = {0: ("b", "u8", "i8", 8), 1: ("h", "u16", "i16", 16), 2: ("s", "u32", "i32", 32), 3: ("d", "u64", "i64", 64)}
@@ -28,12 +29,12 @@ def _ftype(f: dict) -> tuple[str, str, str, int]:
 
 
 def _fget(n: int, ft: tuple) -> str:
-    return f"s->v[{n}].{ft[0]}[0]"
+    return f"v{n}.{ft[0]}[0]"
 
 
 def _fset(em: FunctionEmitter, d: int, ft: tuple, expr: str) -> None:
     # scalar FP writes clear the rest of the vector register
-    em.out(f"{{ {ft[1]} _r = {expr}; s->v[{d}].q = 0; s->v[{d}].{ft[0]}[0] = _r; }}")
+    em.out(f"{{ {ft[1]} _r = {expr}; {vector.low_fp(em, d, ft[0], '_r')} }}")
 
 
 def _dn(T: str, expr: str) -> str:
@@ -63,16 +64,16 @@ def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
     if op in (6, 7):  # FMOV between general and FP registers
         if ftype == 2 and rmode == 1:  # FMOV Xd, Vn.D[1] / Vd.D[1], Xn
             if op == 6:
-                em.setx(d, f"s->v[{n}].d[1]")
+                em.setx(d, f"v{n}.d[1]")
             else:
-                em.out(f"s->v[{d}].d[1] = {em.x(n)};")
+                em.out(f"v{d}.d[1] = {em.x(n)};")
             return
         if rmode != 0 or ftype not in (0, 1) or (sf != ftype):
             raise LiftError("FMOV form")
         if op == 6:
-            em.setx(d, f"s->v[{n}].{'d' if sf else 's'}[0]", sf)
+            em.setx(d, f"v{n}.{'d' if sf else 's'}[0]", sf)
         else:
-            em.out(f"s->v[{d}].q = (u128)({em.x(n, sf)});")
+            em.out(vector.low(em, d, f"({em.x(n, sf)})"))
         return
     ft = _ftype(f)
     if op in (2, 3) and rmode == 0:  # SCVTF / UCVTF
@@ -108,13 +109,13 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
     a = _fget(n, ft)
     suffix = "f" if ft[0] == "f" else ""
     if op == 0:
-        em.out(f"{{ u64 _b = s->v[{n}].d[0]; s->v[{d}].q = (u128)(_b & {'0xffffffffull' if ft[0] == 'f' else '~0ull'}); }}")
+        em.out(f"{{ u64 _b = v{n}.d[0]; {vector.low(em, d, '(_b & ' + ('0xffffffffull' if ft[0] == 'f' else '~0ull') + ')')} }}")
         return
     if op in (1, 2):  # FABS / FNEG act on the sign bit (NaNs keep their payload)
         bit = "0x80000000u" if ft[0] == "f" else "0x8000000000000000ull"
         w = "s" if ft[0] == "f" else "d"
-        expr = f"s->v[{n}].{w}[0] & ~{bit}" if op == 1 else f"s->v[{n}].{w}[0] ^ {bit}"
-        em.out(f"{{ u64 _b = {expr}; s->v[{d}].q = (u128)_b; }}")
+        expr = f"v{n}.{w}[0] & ~{bit}" if op == 1 else f"v{n}.{w}[0] ^ {bit}"
+        em.out(f"{{ u64 _b = {expr}; {vector.low(em, d, '_b')} }}")
         return
     if op == 3:
         T = "S" if ft[0] == "f" else "D"
@@ -202,9 +203,7 @@ def h_fcsel(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     ft = _ftype(f)
     w = "s" if ft[0] == "f" else "d"
-    em.out(
-        f"{{ u64 _b = {em.cond(f['cond'])} ? s->v[{f['Rn']}].{w}[0] : s->v[{f['Rm']}].{w}[0]; s->v[{f['Rd']}].q = (u128)_b; }}"
-    )
+    em.out(f"{{ u64 _b = {em.cond(f['cond'])} ? v{f['Rn']}.{w}[0] : v{f['Rm']}.{w}[0]; {vector.low(em, f['Rd'], '_b')} }}")
 
 
 def vfp_expand_imm(imm8: int, bits: int) -> int:
@@ -221,7 +220,7 @@ def h_fmov_imm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     ft = _ftype(f)
     bits = 32 if ft[0] == "f" else 64
-    em.out(f"s->v[{f['Rd']}].q = (u128){vfp_expand_imm(f['imm8'], bits):#x}ull;")
+    em.out(vector.low(em, f["Rd"], f"{vfp_expand_imm(f['imm8'], bits):#x}ull"))
 
 
 # ---- Advanced SIMD ---------------------------------------------------------------------
@@ -232,18 +231,18 @@ def _lanes(Q: int, size: int) -> int:
 def _vop(em: FunctionEmitter, d: int, Q: int, size: int, expr: str, srcs: dict[str, int]) -> None:
     """r.lane[i] = expr for each lane; expr uses a/b/c (NxVec copies) and the lane index i."""
     w = _LANE[size][0]
-    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
-    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {_lanes(Q, size)}; i++) _r.{w}[i] = {expr}; s->v[{d}] = _r; }}")
+    loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {_lanes(Q, size)}; i++) _r.{w}[i] = {expr}; v{d} = _r; }}")
 
 
 def _narrow(em: FunctionEmitter, d: int, Q: int, w: str, half: int, expr: str, srcs: dict[str, int]) -> None:
     """Write ``half`` narrow lanes: into the low half of a cleared Vd, or (the "2" forms,
     Q = 1) into the upper half of Vd, keeping its lower half."""
-    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
+    loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
     if Q:
-        em.out(f"{{ {loads} for (int i = 0; i < {half}; i++) s->v[{d}].{w}[{half} + i] = {expr}; }}")
+        em.out(f"{{ {loads} for (int i = 0; i < {half}; i++) v{d}.{w}[{half} + i] = {expr}; }}")
     else:
-        em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = {expr}; s->v[{d}] = _r; }}")
+        em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = {expr}; v{d} = _r; }}")
 
 
 def h_movi(em: FunctionEmitter, i: Insn) -> None:
@@ -259,7 +258,7 @@ def h_movi(em: FunctionEmitter, i: Insn) -> None:
 
         h = expand_imm16(imm8)
         imm64 = h * 0x0001000100010001
-        em.out(f"s->v[{d}].d[0] = {imm64:#x}ull; s->v[{d}].d[1] = {imm64 if Q else 0:#x}ull;")
+        em.out(f"v{d}.d[0] = {imm64:#x}ull; v{d}.d[1] = {imm64 if Q else 0:#x}ull;")
         return
     if cmode == 0b1111:
         if op == 0:
@@ -296,11 +295,11 @@ def h_movi(em: FunctionEmitter, i: Insn) -> None:
         imm64 ^= (1 << 64) - 1
     hi = imm64 if Q else 0
     if kind == "mov" or kind == "mvn":
-        em.out(f"s->v[{d}].d[0] = {imm64:#x}ull; s->v[{d}].d[1] = {hi:#x}ull;")
+        em.out(f"v{d}.d[0] = {imm64:#x}ull; v{d}.d[1] = {hi:#x}ull;")
     elif kind == "orr":
-        em.out(f"s->v[{d}].d[0] |= {imm64:#x}ull; s->v[{d}].d[1] = {'s->v[%d].d[1] | %#xull' % (d, imm64) if Q else '0'};")
+        em.out(f"v{d}.d[0] |= {imm64:#x}ull; v{d}.d[1] = {'v%d.d[1] | %#xull' % (d, imm64) if Q else '0'};")
     else:
-        em.out(f"s->v[{d}].d[0] &= ~{imm64:#x}ull; s->v[{d}].d[1] = {'s->v[%d].d[1] & ~%#xull' % (d, imm64) if Q else '0'};")
+        em.out(f"v{d}.d[0] &= ~{imm64:#x}ull; v{d}.d[1] = {'v%d.d[1] & ~%#xull' % (d, imm64) if Q else '0'};")
 
 
 def h_copy(em: FunctionEmitter, i: Insn) -> None:
@@ -316,18 +315,18 @@ def h_copy(em: FunctionEmitter, i: Insn) -> None:
         if Q != 1:
             raise LiftError("reserved INS")
         src = imm4 >> size
-        em.out(f"{{ {ut} _e = s->v[{n}].{w}[{src}]; s->v[{d}].{w}[{idx}] = _e; }}")
+        em.out(f"{{ {ut} _e = v{n}.{w}[{src}]; v{d}.{w}[{idx}] = _e; }}")
         return
     if imm4 == 0:  # DUP (element)
         _vop(em, d, Q, size, f"a.{w}[{idx}]", {"a": n})
     elif imm4 == 1:  # DUP (general)
         _vop(em, d, Q, size, f"({ut}){em.x(n)}", {})
     elif imm4 == 3:  # INS (general)
-        em.out(f"s->v[{d}].{w}[{idx}] = ({ut}){em.x(n)};")
+        em.out(f"v{d}.{w}[{idx}] = ({ut}){em.x(n)};")
     elif imm4 == 7:  # UMOV
-        em.setx(d, f"(u64)s->v[{n}].{w}[{idx}]", 1 if size == 3 else 0)
+        em.setx(d, f"(u64)v{n}.{w}[{idx}]", 1 if size == 3 else 0)
     elif imm4 == 5:  # SMOV
-        em.setx(d, f"(u64)(i64)({st})s->v[{n}].{w}[{idx}]", Q)
+        em.setx(d, f"(u64)(i64)({st})v{n}.{w}[{idx}]", Q)
     else:
         raise LiftError("copy form")
 
@@ -339,7 +338,7 @@ def h_scalar_copy(em: FunctionEmitter, i: Insn) -> None:  # DUP (element, scalar
     if not 0 <= size <= 3:
         raise LiftError("reserved")
     w = _LANE[size][0]
-    em.out(f"{{ u64 _e = s->v[{f['Rn']}].{w}[{imm5 >> (size + 1)}]; s->v[{f['Rd']}].q = (u128)_e; }}")
+    em.out(f"{{ u64 _e = v{f['Rn']}.{w}[{imm5 >> (size + 1)}]; {vector.low(em, f['Rd'], '_e')} }}")
 
 
 def h_three_same(em: FunctionEmitter, i: Insn) -> None:
@@ -448,8 +447,8 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
         return
     else:
         raise LiftError("three-different form")
-    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
-    em.out(f"{{ {loads} NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = {expr}; s->v[{d}] = _r; }}")
+    loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = {expr}; v{d} = _r; }}")
 
 
 def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
@@ -511,7 +510,7 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
     n, d = f["Rn"], f["Rd"]
     if i.group == "SIMD_scalar_pair":  # ADDP (scalar): Dd = Vn.D[0] + Vn.D[1]
         if f["U"] == 0 and f["opcode"] == 27 and f["size"] == 3:
-            em.out(f"{{ u64 _s = s->v[{n}].d[0] + s->v[{n}].d[1]; s->v[{d}].q = (u128)_s; }}")
+            em.out(f"{{ u64 _s = v{n}.d[0] + v{n}.d[1]; {vector.low(em, d, '_s')} }}")
             return
         if f["U"] == 1 or (f["size"] in (0, 2) and f["opcode"] in (12, 13, 15)):  # U=0: halves (FP16)
             h_fp_scalar_pair(em, f)
@@ -523,18 +522,18 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
     w, ut, st, bits = _LANE[size]
     L = _lanes(Q, size)
     if op == 27 and U == 0:  # ADDV
-        em.out(f"{{ {ut} _s = 0; for (int i = 0; i < {L}; i++) _s += s->v[{n}].{w}[i]; s->v[{d}].q = (u128)_s; }}")
+        em.out(f"{{ {ut} _s = 0; for (int i = 0; i < {L}; i++) _s += v{n}.{w}[i]; {vector.low(em, d, '_s')} }}")
     elif op in (10, 26):  # [SU]MAXV / [SU]MINV
         t = ut if U else st
         cmp = ">" if op == 10 else "<"
         em.out(
-            f"{{ {t} _s = ({t})s->v[{n}].{w}[0]; for (int i = 1; i < {L}; i++) {{ {t} _e = ({t})s->v[{n}].{w}[i]; if (_e {cmp} _s) _s = _e; }} "
-            f"s->v[{d}].q = (u128)({ut})_s; }}"
+            f"{{ {t} _s = ({t})v{n}.{w}[0]; for (int i = 1; i < {L}; i++) {{ {t} _e = ({t})v{n}.{w}[i]; if (_e {cmp} _s) _s = _e; }} "
+            f"{vector.low(em, d, f'({ut})_s')} }}"
         )
     elif op == 3:  # [SU]ADDLV
         wide = _LANE[size + 1][1]
         em.out(
-            f"{{ {wide} _s = 0; for (int i = 0; i < {L}; i++) _s += ({wide})({ut if U else st})s->v[{n}].{w}[i]; s->v[{d}].q = (u128)_s; }}"
+            f"{{ {wide} _s = 0; for (int i = 0; i < {L}; i++) _s += ({wide})({ut if U else st})v{n}.{w}[i]; {vector.low(em, d, '_s')} }}"
         )
     else:
         raise LiftError("across-lanes form")
@@ -595,13 +594,13 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
         start = half if Q else 0
         src_t = ut if U else st
         em.out(
-            f"{{ NxVec a = s->v[{n}]; NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = ({wut})(({wut})({src_t})a.{w}[{start} + i] << {lshift}); s->v[{d}] = _r; }}"
+            f"{{ NxVec a = v{n}; NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = ({wut})(({wut})({src_t})a.{w}[{start} + i] << {lshift}); v{d} = _r; }}"
         )
         return
     else:
         raise LiftError("shift-immediate form")
-    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
-    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; s->v[{d}] = _r; }}")
+    loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; v{d} = _r; }}")
 
 
 def _fixed_cvt(em: FunctionEmitter, f: dict, scalar: bool, size: int, fbits: int) -> None:
@@ -635,9 +634,7 @@ def _fixed_cvt(em: FunctionEmitter, f: dict, scalar: bool, size: int, fbits: int
     else:
         src = "a.fd[i]" if size == 3 else "(double)a.f[i]"
         e, view = f"({ut})FCVT_{'U' if U else 'S'}{bits}(__builtin_trunc({src} * 0x1p{fbits}))", w
-    em.out(
-        f"{{ NxVec a = s->v[{n}]; NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {e}; s->v[{d}] = _r; }}"
-    )
+    em.out(f"{{ NxVec a = v{n}; NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {e}; v{d} = _r; }}")
 
 
 def h_ext(em: FunctionEmitter, i: Insn) -> None:
@@ -647,8 +644,8 @@ def h_ext(em: FunctionEmitter, i: Insn) -> None:
         raise LiftError("reserved EXT")
     nb = 16 if Q else 8
     em.out(
-        f"{{ u8 _t[32]; memcpy(_t, &s->v[{f['Rn']}], {nb}); memcpy(_t + {nb}, &s->v[{f['Rm']}], {nb}); "
-        f"NxVec _r; _r.q = 0; memcpy(&_r, _t + {imm4}, {nb}); s->v[{f['Rd']}] = _r; }}"
+        f"{{ u8 _t[32]; memcpy(_t, &v{f['Rn']}, {nb}); memcpy(_t + {nb}, &v{f['Rm']}, {nb}); "
+        f"NxVec _r; _r.q = 0; memcpy(&_r, _t + {imm4}, {nb}); v{f['Rd']} = _r; }}"
     )
 
 
@@ -658,11 +655,11 @@ def h_tbl(em: FunctionEmitter, i: Insn) -> None:
     n, m, d = f["Rn"], f["Rm"], f["Rd"]
     nb = 16 if Q else 8
     regs = [(n + k) % 32 for k in range(ln)]
-    copy = " ".join(f"memcpy(_t + {16 * k}, &s->v[{r}], 16);" for k, r in enumerate(regs))
+    copy = " ".join(f"memcpy(_t + {16 * k}, &v{r}, 16);" for k, r in enumerate(regs))
     default = "o.b[i]" if op else "0"
     em.out(
-        f"{{ u8 _t[64]; {copy} NxVec ix = s->v[{m}], o = s->v[{d}], _r; _r.q = 0; "
-        f"for (int i = 0; i < {nb}; i++) _r.b[i] = ix.b[i] < {16 * ln} ? _t[ix.b[i]] : {default}; s->v[{d}] = _r; }}"
+        f"{{ u8 _t[64]; {copy} NxVec ix = v{m}, o = v{d}, _r; _r.q = 0; "
+        f"for (int i = 0; i < {nb}; i++) _r.b[i] = ix.b[i] < {16 * ln} ? _t[ix.b[i]] : {default}; v{d} = _r; }}"
     )
 
 
@@ -701,7 +698,7 @@ def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
         return
     if size != 3:
         raise LiftError("scalar three-same non-64-bit")
-    a, b = f"s->v[{f['Rn']}].d[0]", f"s->v[{f['Rm']}].d[0]"
+    a, b = f"v{f['Rn']}.d[0]", f"v{f['Rm']}.d[0]"
     e = {
         (0, 16): f"{a} + {b}",
         (1, 16): f"{a} - {b}",
@@ -714,7 +711,7 @@ def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
     }.get((U, op))
     if e is None:
         raise LiftError("scalar three-same form")
-    em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
+    em.out(f"{{ u64 _r = {e}; {vector.low(em, f['Rd'], '_r')} }}")
 
 
 _SCALAR_FCVT = {
@@ -732,24 +729,24 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
     o2, sz = size >> 1, size & 1
     n, d = f["Rn"], f["Rd"]
     if (op, o2) in _SCALAR_FCVT:  # FCVT[NPMZA][SU] (scalar, to an integer in a SIMD register)
-        src = f"s->v[{n}].fd[0]" if sz else f"(double)s->v[{n}].f[0]"
+        src = f"v{n}.fd[0]" if sz else f"(double)v{n}.f[0]"
         cvt = f"FCVT_{'U' if U else 'S'}{64 if sz else 32}({_SCALAR_FCVT[(op, o2)]}({src}))"
-        em.out(f"{{ u64 _r = {cvt}; s->v[{d}].q = (u128)_r; }}")
+        em.out(f"{{ u64 _r = {cvt}; {vector.low(em, d, '_r')} }}")
         return
     if op == 29 and o2 == 0:  # SCVTF / UCVTF (scalar, integer in a SIMD register)
         if sz:
-            src = f"NX_U64TOD(s->v[{n}].d[0])" if U else f"(double)(i64)s->v[{n}].d[0]"
-            em.out(f"{{ double _r = {src}; s->v[{d}].q = 0; s->v[{d}].fd[0] = _r; }}")
+            src = f"NX_U64TOD(v{n}.d[0])" if U else f"(double)(i64)v{n}.d[0]"
+            em.out(f"{{ double _r = {src}; {vector.low_fp(em, d, 'fd', '_r')} }}")
         else:
-            src = f"(float)s->v[{n}].s[0]" if U else f"(float)(i32)s->v[{n}].s[0]"
-            em.out(f"{{ float _r = {src}; s->v[{d}].q = 0; s->v[{d}].f[0] = _r; }}")
+            src = f"(float)v{n}.s[0]" if U else f"(float)(i32)v{n}.s[0]"
+            em.out(f"{{ float _r = {src}; {vector.low_fp(em, d, 'f', '_r')} }}")
         return
     if o2 and 12 <= op <= 14 and not (U and op == 14):  # FCMGT/FCMEQ/FCMLT/FCMGE/FCMLE #0 (scalar)
         h_fp_two_reg(em, dict(f, Q=1), lanes=1)
         return
     if size != 3:
         raise LiftError("scalar two-reg non-64-bit")
-    a = f"s->v[{f['Rn']}].d[0]"
+    a = f"v{f['Rn']}.d[0]"
     e = {
         (0, 9): f"{a} == 0 ? ~0ull : 0",
         (0, 8): f"(i64){a} > 0 ? ~0ull : 0",
@@ -759,7 +756,7 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
     }.get((U, op))
     if e is None:
         raise LiftError("scalar two-reg form")
-    em.out(f"{{ u64 _r = {e}; s->v[{f['Rd']}].q = (u128)_r; }}")
+    em.out(f"{{ u64 _r = {e}; {vector.low(em, f['Rd'], '_r')} }}")
 
 
 # ---- Advanced SIMD floating point (lanes of 32 or 64 bits) ------------------------------------
@@ -772,8 +769,8 @@ def _fp_lanes(em: FunctionEmitter, f: dict) -> tuple[str, str, str, str, int]:
 
 
 def _fp_loop(em: FunctionEmitter, d: int, lanes: int, view: str, expr: str, srcs: dict[str, int]) -> None:
-    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
-    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {expr}; s->v[{d}] = _r; }}")
+    loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {expr}; v{d} = _r; }}")
 
 
 def h_fp_three_same(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None:
@@ -965,17 +962,17 @@ def h_fp_scalar_pair(em: FunctionEmitter, f: dict) -> None:
     if kind is None:
         raise LiftError("FP scalar pairwise form")
     if f["U"] == 0:  # FP16: FADDP/FMAXP/... Hd, Vn.2H through lifted_fp.h's half helpers
-        a, b = f"s->v[{f['Rn']}].h[0]", f"s->v[{f['Rn']}].h[1]"
+        a, b = f"v{f['Rn']}.h[0]", f"v{f['Rn']}.h[1]"
         e = (
             f"FADD_H({a}, {b}, s->fpcr)"
             if kind == "FADDP"
             else f"NX_HMINMAX({a}, {b}, s->fpcr, {int(kind.startswith('FMAX'))}, {int(kind.endswith('NM'))})"
         )
-        em.out(f"{{ u16 _h = {e}; s->v[{f['Rd']}].q = (u128)_h; }}")
+        em.out(f"{{ u16 _h = {e}; {vector.low(em, f['Rd'], '_h')} }}")
         return
     T, w = ("D", "fd") if f["size"] & 1 else ("S", "f")
     n = f["Rn"]
-    a, b = f"s->v[{n}].{w}[0]", f"s->v[{n}].{w}[1]"
+    a, b = f"v{n}.{w}[0]", f"v{n}.{w}[1]"
     if kind == "FADDP":
         e = f"FPR_{T}({a} + {b}, {a}, {b}, 0, 2)"
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from recompiler.decode import Insn
 from recompiler.lift.emitter import FunctionEmitter, LiftError
 from recompiler.lift.integer import sext
+from recompiler.lift import vector
 from recompiler.lift.liveness import vbit, xbit
 
 _LD = {1: "L8", 2: "L16", 4: "L32", 8: "L64", 16: "L128"}
@@ -30,16 +31,16 @@ def _gp_store(em: FunctionEmitter, rt: int, size: int, addr: str) -> str:
     return em.reg_store(xbit(rt), text) if size == 8 and rt != 31 else text
 
 
-def _v_load(rt: int, size: int, addr: str) -> str:
+def _v_load(em: FunctionEmitter, rt: int, size: int, addr: str) -> str:
     if size == 16:
-        return f"s->v[{rt}] = LV128({addr});"
-    return f"s->v[{rt}].q = (u128){_LD[size]}({addr});"
+        return vector.load_q(em, rt, addr)
+    return vector.low(em, rt, f"{_LD[size]}({addr})")
 
 
 def _v_store(em: FunctionEmitter, rt: int, size: int, addr: str) -> str:
     if size == 16:
-        return f"SV128({addr}, s->v[{rt}]);"
-    text = f"{_ST[size]}({addr}, ({_UT[size]})s->v[{rt}].q);"
+        return vector.store_q(addr, rt)
+    text = f"{_ST[size]}({addr}, {vector.low64(rt) if size == 8 else f'({_UT[size]})v{rt}.q'});"
     return em.reg_store(vbit(rt), text) if size == 8 else text
 
 
@@ -51,7 +52,7 @@ def _single(em: FunctionEmitter, f: dict, addr: str) -> str:
         size = 16 if (size_f == 0 and opc & 2) else 1 << size_f
         if opc & 2 and size_f != 0:
             raise LiftError("unallocated SIMD load/store")
-        return _v_load(rt, size, addr) if opc & 1 else _v_store(em, rt, size, addr)
+        return _v_load(em, rt, size, addr) if opc & 1 else _v_store(em, rt, size, addr)
     size = 1 << size_f
     if opc == 0:
         return _gp_store(em, rt, size, addr)
@@ -130,7 +131,7 @@ def h_lit(em: FunctionEmitter, i: Insn) -> None:
     if f["V"]:
         if opc == 3:
             raise LiftError("unallocated literal load")
-        em.out(_v_load(rt, [4, 8, 16][opc], a))
+        em.out(_v_load(em, rt, [4, 8, 16][opc], a))
     elif opc == 3:
         em.out(";")  # PRFM literal
     else:
@@ -165,7 +166,7 @@ def h_pair(em: FunctionEmitter, i: Insn) -> None:
     if V:
         if L:
             # load both before writing, as with the general registers
-            parts.append(f"{_v_load(t, size, '_a')} {_v_load(t2, size, f'_a + {size}')}")
+            parts.append(f"{_v_load(em, t, size, '_a')} {_v_load(em, t2, size, f'_a + {size}')}")
         else:
             parts.append(f"{_v_store(em, t, size, '_a')} {_v_store(em, t2, size, f'_a + {size}')}")
     elif L:
@@ -323,7 +324,7 @@ def h_simd_multi(em: FunctionEmitter, i: Insn) -> None:
         for k in range(nregs):
             r = (t + k) % 32
             if L:
-                parts.append(_v_load(r, nbytes, f"_a + {k * nbytes}"))
+                parts.append(_v_load(em, r, nbytes, f"_a + {k * nbytes}"))
             else:
                 parts.append(_v_store(em, r, nbytes, f"_a + {k * nbytes}"))
     elif inter:
@@ -339,11 +340,11 @@ def h_simd_multi(em: FunctionEmitter, i: Insn) -> None:
                 for k in range(inter):
                     parts.append(f"memcpy(&_t[{k}].b[{e * esize}], (void *)(_a + {(e * inter + k) * esize}), {esize});")
             for k, r in enumerate(regs):
-                parts.append(f"s->v[{r}] = _t[{k}];")
+                parts.append(f"v{r} = _t[{k}];")
         else:
             for e in range(lanes):
                 for k, r in enumerate(regs):
-                    parts.append(f"memcpy((void *)(_a + {(e * inter + k) * esize}), &s->v[{r}].b[{e * esize}], {esize});")
+                    parts.append(f"memcpy((void *)(_a + {(e * inter + k) * esize}), &v{r}.b[{e * esize}], {esize});")
     else:
         raise LiftError("unallocated SIMD load/store multiple")
     if i.name == "LDST_multi_post":
@@ -373,7 +374,7 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
             parts.append(
                 f"{{ u64 _e = (u64){_LD[esize]}(_a + {k * esize}); NxVec _r; _r.q = 0; "
                 f"for (int _i = 0; _i < {lanes}; _i++) memcpy(&_r.b[_i * {esize}], &_e, {esize}); "
-                f"s->v[{r}] = _r; }}"
+                f"v{r} = _r; }}"
             )
     else:
         if sc == 0:
@@ -390,9 +391,9 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
             raise LiftError("reserved")
         for k, r in enumerate(regs):
             if L:
-                parts.append(f"memcpy(&s->v[{r}].b[{idx * esize}], (void *)(_a + {k * esize}), {esize});")
+                parts.append(f"memcpy(&v{r}.b[{idx * esize}], (void *)(_a + {k * esize}), {esize});")
             else:
-                parts.append(f"memcpy((void *)(_a + {k * esize}), &s->v[{r}].b[{idx * esize}], {esize});")
+                parts.append(f"memcpy((void *)(_a + {k * esize}), &v{r}.b[{idx * esize}], {esize});")
     total = selem * esize
     if i.name == "LDST_single_post":
         m = f["Rm"]

@@ -21,6 +21,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from recompiler.lift.vector import VecWrite
+
 
 class Exit(enum.Enum):
     """How control leaves an instruction (the strongest of what it may do, in this order)."""
@@ -66,6 +68,9 @@ class Lifted:
     fp_env: bool = False  # an FPSR/FPCR access (stores every local to order FP code)
     fatal: bool = False  # a fatal error (not lifted, BRK/UDF)
     flags_set: bool = False  # writes all of NZCV (FunctionEmitter.flags_touched)
+    # its writes of V registers in a vector-typed form (vector.py: a scalar write that zeroes
+    # the rest, a Q load), as the handler noted them
+    vec_writes: list[VecWrite] = field(default_factory=list)
     # its stores of a whole 64-bit register (register bit, the store's C): a prologue's save
     # of a callee-saved register is one (FunctionEmitter.reg_store, facts._mark_saves)
     reg_stores: list[tuple[int, str]] = field(default_factory=list)

@@ -64,6 +64,6 @@ def h_shift_ins(em: FunctionEmitter, i: Insn) -> None:
     e = f"({ut})((c.{w}[i] & ({ut}){(~mask) & ones:#x}ull) | {moved})"
     lanes = 1 if scalar else _lanes(Q, size)
     em.out(
-        f"{{ NxVec a = s->v[{f['Rn']}], c = s->v[{f['Rd']}]; NxVec _r; _r.q = 0; "
-        f"for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; s->v[{f['Rd']}] = _r; }}"
+        f"{{ NxVec a = v{f['Rn']}, c = v{f['Rd']}; NxVec _r; _r.q = 0; "
+        f"for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; v{f['Rd']} = _r; }}"
     )

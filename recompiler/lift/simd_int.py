@@ -24,8 +24,8 @@ from recompiler.lift.fp_simd import _LANE, _lanes, _sat
 
 def _emit(em: FunctionEmitter, d: int, lanes: int, w: str, expr: str, srcs: dict[str, int]) -> None:
     """Vd.w[i] = expr for i < lanes, the rest of Vd zeroed (vector Q=0 and scalar forms)."""
-    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
-    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {expr}; s->v[{d}] = _r; }}")
+    loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
+    em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {expr}; v{d} = _r; }}")
 
 
 def _rng(bits: int, signed: bool) -> tuple[int, int]:

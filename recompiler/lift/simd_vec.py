@@ -40,9 +40,9 @@ def V(var: str, size: int, signed: bool = False) -> str:
 
 def _emit(em: FunctionEmitter, d: int, Q: int, size: int, expr: str, srcs: dict[str, int]) -> None:
     """Vd = ``expr`` (a 16-byte vector of ``size`` lanes); a Q=0 form clears the upper half."""
-    loads = " ".join(f"NxVec {k} = s->v[{v}];" for k, v in srcs.items())
+    loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
     hi = "" if Q else " _r.d[1] = 0;"
-    em.out(f"{{ {loads} NxVec _r; {V('_r', size)} = ({_vt(size)})({expr});{hi} s->v[{d}] = _r; }}")
+    em.out(f"{{ {loads} NxVec _r; {V('_r', size)} = ({_vt(size)})({expr});{hi} v{d} = _r; }}")
 
 
 def _shuffle(a: str, b: str, idx: list[int]) -> str:

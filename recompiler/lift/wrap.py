@@ -6,13 +6,13 @@ A mixin of ``FunctionEmitter`` (``emitter.py``), run once its body and facts are
 
 The locals (X, V registers, flags) and what is written back come from the instructions' records
 (``result.Lifted.named``, ``.writes``, ``.names_flags``: the declared effects, Unicorn-checked),
-not from the C; SP also where an exit passes it.  One kind of scan of the C remains: the vector
-rewrites (``_SV_RE``, ``_vector_writes``), C-to-C rewrites of what the SIMD handlers write.
+not from the C; SP also where an exit passes it.  Nothing here reads the body's C: handlers
+name the V registers' locals and write them in their vector-typed forms themselves
+(``vector.py``, whose writes the records note in ``result.Lifted.vec_writes``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from nxrecomp.common import settings
@@ -23,39 +23,6 @@ from recompiler.lift.signature import ARG_REGS, CALLER_SAVED, SIG, fname, rname
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
 # hold them, NxCpu may not, so a call never reloads them
 _NOT_RELOADED = (0, 30)
-# vector registers: handlers write ``s->v[N]`` (N a literal); the emitter renames them to locals
-_SV_RE = re.compile(r"s->v\[([0-9]|[12][0-9]|3[01])\]")
-# A scalar write of a V register's low lane that zeroes the rest, as a vector: through the
-# union's u128 clang keeps the zero upper half in a general register of its own (a V local live
-# across a loop took two general registers, or a spill store of 0 at every FP instruction).
-_VW_FP = re.compile(r"\b(v\d+)\.q = 0; \1\.(fd|f)\[0\] = ([^;]+);")
-# (every ``.q = (u128)X`` the lifter writes widens an X of at most 64 bits)
-_VW_INT = re.compile(r"\b(v\d+)\.q = (?:\(u128\)(?!L128)([^;]+)|(0));")
-_VR_LOW = re.compile(r"\(u64\)(v\d+)\.q\b")
-# A Q register's load and store (memory.py: LV128/SV128) as a vector access of the local: the
-# union returned or passed by value travels as a u128, so clang gave the local an integer type
-# and moved each Q register in two general registers (zstd's match copy: 8-byte loads of what
-# two 8-byte stores had just written, ~18 % of its decompression stalled on them)
-_VQ_LOAD = re.compile(r"\b(v\d+) = LV128\(")
-_VQ_STORE = re.compile(r"\bSV128\(([^;]*?), (v\d+)\);")
-
-
-def _vector_writes(body: str) -> str:
-    """``body`` with its scalar low-lane writes of V locals (``_VW_FP``, ``_VW_INT``), reads
-    of their low 64 bits (``_VR_LOW``) and Q loads and stores (``_VQ_LOAD``, ``_VQ_STORE``) as
-    vector-typed accesses of the ``NxVec`` local."""
-    body = _VW_FP.sub(
-        lambda m: (
-            f"NXV(NxV2f64, {m[1]}) = (NxV2f64){{ {m[3]}, 0.0 }};"
-            if m[2] == "fd"
-            else f"NXV(NxV4f32, {m[1]}) = (NxV4f32){{ {m[3]}, 0.0f, 0.0f, 0.0f }};"
-        ),
-        body,
-    )
-    body = _VW_INT.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = (NxV2u64){{ (u64)({m[2] or m[3]}), 0 }};", body)
-    body = _VQ_LOAD.sub(lambda m: f"NXV(NxV2u64, {m[1]}) = LQ128(", body)
-    body = _VQ_STORE.sub(lambda m: f"SQ128({m[1]}, NXV(NxV2u64, {m[2]}));", body)
-    return _VR_LOW.sub(lambda m: f"(NXV(NxV2u64, {m[1]})[0])", body)
 
 
 @dataclass
@@ -75,7 +42,6 @@ class FunctionWrapper:
     """The function's C around its body (mixed into ``FunctionEmitter``)."""
 
     def _wrap(self, body: str) -> str:
-        body = _SV_RE.sub(r"v\1", body)
         loc = self._locals(body)
         lists = self._lists(loc)
         decl = self._decl(loc)
@@ -106,7 +72,6 @@ class FunctionWrapper:
         # functions are compiled as cold code (smaller, ~half the compile time of a copy).
         self.plan.resume_twin = twin
         catch, prelude = self._catch(catches)
-        body = _vector_writes(body)  # after every reading of the body's register writes
         name = fname(self.plan.entry)
         if not twin:
             return self._function(name, resume, "", loc, lists, decl, catch, body)
