@@ -1585,7 +1585,8 @@ R(
 R(rows_for("R2P", 0x004, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(PR, A())))
 R(rows_for("BMSK", 0x01B, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D, A()), mods=(Mod("W", 75, 1, ONOFF(".W")),)))
 P87H = Pred("pp", 87, not_bit=90, hide_pt=True)  # NANOSLEEP/PMTRIG: nvdisasm leaves out PT
-R(rows_for("NANOSLEEP", 0x15D, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(P87H,), cls="ctrl"))
+# ir NOP (shader-tex): __nanosleep(ns) sleeps "in [0, 2 * ns]" (CUDA Programming Guide), so 0 is exact
+R(rows_for("NANOSLEEP", 0x15D, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(P87H,), cls="ctrl", ir="NOP"))
 R(
     rows_for(
         "I2I",
