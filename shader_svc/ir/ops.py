@@ -540,3 +540,6 @@ OPS.update(
         )
     }
 )
+# - ``BindlessSampleGrad`` (handle, x, y, dxx, dyx, dxy, dyy): ``TexSampleGrad`` on the pool
+#   entries the handle names (``BindlessSample``'s pools; lowered by lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleGrad", TEXEL, (U32,) * 7),)})

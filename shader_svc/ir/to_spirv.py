@@ -401,3 +401,4 @@ LOWER.update(
         "TexQueryLod": lambda lw, o, a: lw.tex_query_lod(o.attrs, *a),
     }
 )
+LOWER.update({"BindlessSampleGrad": lambda lw, o, a: lw.bindless_sample_grad(*a)})
