@@ -543,3 +543,7 @@ OPS.update(
 # - ``BindlessSampleGrad`` (handle, x, y, dxx, dyx, dxy, dyy): ``TexSampleGrad`` on the pool
 #   entries the handle names (``BindlessSample``'s pools; lowered by lower/texture.py).
 OPS.update({d.name: d for d in (OpDef("BindlessSampleGrad", TEXEL, (U32,) * 7),)})
+# - ``WarpMatch`` (lo, hi): MATCH on the emulated warp (``lower/match.py``): ``all`` 0 the mask
+#   of the lanes whose value equals this lane's, 1 the member mask where all are equal else 0;
+#   ``wide`` compares the pair (lo, hi), else lo alone.  Exchanges through workgroup barriers.
+OPS.update({d.name: d for d in (OpDef("WarpMatch", U32, (U32, U32), ("all", "wide")),)})

@@ -402,3 +402,4 @@ LOWER.update(
     }
 )
 LOWER.update({"BindlessSampleGrad": lambda lw, o, a: lw.bindless_sample_grad(*a)})
+LOWER.update({"WarpMatch": lambda lw, o, a: lw.warp_match(*a, o.attrs["all"], o.attrs["wide"])})

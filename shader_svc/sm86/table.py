@@ -1661,8 +1661,19 @@ R(
             (Pred("p", 81), D, A()),
             mods=(Mod("mode", 79, 1, ((0, ".ALL"),)), Mod("U64", 73, 1, ONOFF(".U64"))),
             cls="warp",
+            ir="MATCH",  # shader-tex: lower/match.py
         ),
-        Row("MATCH", 0x3A1, (D, A()), mods=(Mod("mode", 79, 1, ((1, ".ANY"),)), Mod("U64", 73, 1, ONOFF(".U64"))), cls="warp"),
+        Row(
+            "MATCH",
+            0x3A1,
+            (D, A()),
+            mods=(Mod("mode", 79, 1, ((1, ".ANY"),)), Mod("U64", 73, 1, ONOFF(".U64"))),
+            # .ALL's predicate field: nvdisasm 13.5 prints .ANY the same whatever it holds
+            # (isa_sweep on ptxas's word, which has it PT)
+            free=((81, 3),),
+            cls="warp",
+            ir="MATCH",
+        ),
         Row(
             "BMOV",
             0x355,

@@ -17,6 +17,7 @@ from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.lower.surface import SURFACE_RULES, Surface
 from shader_svc.lower.texture import TEXTURE_RULES, ComputeTextures
+from shader_svc.lower.match import MATCH_RULES, WarpMatch
 
 EXT = {
     "LEA",
@@ -65,7 +66,7 @@ EXT = {
 }
 
 
-class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTextures):
+class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTextures, WarpMatch):
     RULES = {
         **Lower86.RULES,
         "IADD3": "op_iadd3",
@@ -120,6 +121,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
         **ALU_RULES,
         **SURFACE_RULES,
         **TEXTURE_RULES,  # shader-tex
+        **MATCH_RULES,  # shader-tex
     }
 
     def lowered(self, ir: str) -> bool:
@@ -131,6 +133,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
             or ir in ALU_RULES
             or ir in SURFACE_RULES
             or ir in TEXTURE_RULES
+            or ir in MATCH_RULES
         )
 
     def lower(self, inst: Inst) -> None:

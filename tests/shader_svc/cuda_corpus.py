@@ -425,6 +425,7 @@ cuda_corpus_more.define_shader_gaps2(case, Inputs)  # shader-gaps2: half constan
 import cuda_corpus_tex  # noqa: E402  (shader-tex: texture objects, the texture pools)
 
 cuda_corpus_tex.define(case, Inputs)
+cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated warp
 GROUPS = sorted({c.group for c in CASES})
 
 

@@ -199,3 +199,59 @@ extern "C" __global__ void tex_bound(const uint32_t *__restrict__ a, const uint3
         bound_inputs,
         bound_ref,
     )
+
+
+def define_match(case, Inputs) -> None:
+    """MATCH (shader-tex): __match_any_sync / __match_all_sync on 32- and 64-bit values (PTX
+    match.sync, sm_70 and up: SM86's MATCH.ANY / MATCH.ALL / .U64).  PTX for sm_53 has no
+    match.sync: ptxas refuses the group there (cuda_gaps.txt)."""
+    n = 256
+
+    def inputs(r):
+        return Inputs(
+            r.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32),
+            r.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32),
+            n,
+            n,
+            np.zeros(4 * n, np.uint32),
+        )
+
+    def ref(x):
+        i = np.arange(n)
+        v = x.a & 7
+        u = np.where(i & 32, v, (x.a[i & ~31]) & 7)
+        hi = x.b & 1
+        out = np.zeros((n, 4), np.uint32)
+        for w in range(n // 32):
+            s = slice(32 * w, 32 * w + 32)
+            vv, uu, hh = v[s], u[s], hi[s]
+            bits = (1 << np.arange(32, dtype=np.uint64)).astype(np.uint64)
+            anym = [(bits * (vv == vv[k])).sum() for k in range(32)]
+            any64 = [(bits * ((vv == vv[k]) & (hh == hh[k]))).sum() for k in range(32)]
+            same = bool((uu == uu[0]).all())
+            out[s, 0] = np.array(anym, np.uint64).astype(np.uint32)
+            out[s, 1] = 0xFFFFFFFF if same else 0
+            out[s, 2] = int(same)
+            out[s, 3] = np.array(any64, np.uint64).astype(np.uint32)
+        return out.ravel()
+
+    case(
+        name="warp_match",
+        style="warp",
+        group="match",
+        src=r"""
+K(warp_match) {
+  int i = TID;  // no early return: every lane of the warp reaches the match
+  uint32_t v = a[i] & 7;
+  uint32_t u = (i & 32) ? v : (a[i & ~31] & 7);  // even warps: one value
+  unsigned long long w = ((unsigned long long)(b[i] & 1) << 32) | v;
+  uint32_t any, all, any64;
+  int pred;
+  any = __match_any_sync(0xffffffffu, v);
+  all = __match_all_sync(0xffffffffu, u, &pred);
+  any64 = __match_any_sync(0xffffffffu, w);
+  o[4 * i] = any; o[4 * i + 1] = all; o[4 * i + 2] = pred; o[4 * i + 3] = any64;
+}""",
+        inputs=inputs,
+        ref=ref,
+    )
