@@ -520,3 +520,30 @@ OPS.update(
 #   address: global memory, the shared window (``AtomicCasShared64``) or the local window (one
 #   invocation's own memory: a plain compare-and-replace of the two words); the old u64.
 OPS.update({d.name: d for d in (OpDef("GenericAtomicCas64", U64, (U64, U64, U64, U64), ("inst",)),)})
+
+
+# --- explicit gradients and the LOD query (issue 31; shader-tex; lowered by lower/graphics.py) ----
+# The bound texture of ``TexSample``'s block (slot from ``inst``, ``dim``, ``arrayed``):
+# - ``TexSampleGrad`` (x, y, dxx, dyx, dxy, dyy): the filtered sample at the f32 point (x, y)
+#   with the explicit gradients dP/dx = (dxx, dxy), dP/dy = (dyx, dyy) (TXD; the level of detail
+#   follows from them as for implicit derivatives: Vulkan's "Scale Factor Operation").
+# - ``TexQueryLod`` (x, y): TMML.LOD's two words from the point's implicit derivatives (fragment
+#   programs): x the computed level of detail lambda' (OpImageQueryLod's y), y the level the
+#   sample reads (its x), each as 8.8 fixed point (times 256, rounded to nearest), x a signed
+#   16-bit value sign-extended, y unsigned; z, w 0.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("TexSampleGrad", TEXEL, (U32,) * 6, ("dim", "arrayed", "inst")),
+            OpDef("TexQueryLod", TEXEL, (U32,) * 2, ("dim", "arrayed", "inst")),
+        )
+    }
+)
+# - ``BindlessSampleGrad`` (handle, x, y, dxx, dyx, dxy, dyy): ``TexSampleGrad`` on the pool
+#   entries the handle names (``BindlessSample``'s pools; lowered by lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleGrad", TEXEL, (U32,) * 7),)})
+# - ``WarpMatch`` (lo, hi): MATCH on the emulated warp (``lower/match.py``): ``all`` 0 the mask
+#   of the lanes whose value equals this lane's, 1 the member mask where all are equal else 0;
+#   ``wide`` compares the pair (lo, hi), else lo alone.  Exchanges through workgroup barriers.
+OPS.update({d.name: d for d in (OpDef("WarpMatch", U32, (U32, U32), ("all", "wide")),)})

@@ -393,3 +393,13 @@ LOWER.update(
 
 # --- generic 64-bit compare-exchange (lower/memory.py; shader-gaps2) ---------------------------
 LOWER.update({"GenericAtomicCas64": lambda lw, o, a: lw.generic_cas64(o.attrs["inst"], *a)})
+
+# --- explicit gradients and the LOD query (lower/graphics.py; shader-tex) ----------------------
+LOWER.update(
+    {
+        "TexSampleGrad": lambda lw, o, a: lw.tex_sample_grad(o.attrs, *a),
+        "TexQueryLod": lambda lw, o, a: lw.tex_query_lod(o.attrs, *a),
+    }
+)
+LOWER.update({"BindlessSampleGrad": lambda lw, o, a: lw.bindless_sample_grad(*a)})
+LOWER.update({"WarpMatch": lambda lw, o, a: lw.warp_match(*a, o.attrs["all"], o.attrs["wide"])})

@@ -26,6 +26,8 @@ texture and kill instructions and calls these.
 
 from __future__ import annotations
 
+import struct
+
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
@@ -82,6 +84,8 @@ TXQ_KNOWN = {
 GLSL_EXP2 = 29
 
 GLSL_NCLAMP = 43  # GLSL.std.450 NClamp
+
+GLSL_ROUND_EVEN = 2  # GLSL.std.450 RoundEven
 
 # the texture rows' arguments by role (ir/ops.py's texture block; ``GraphicsLowering.tex_ir``)
 TEX_ARGS = ("layer", "x", "y", "z", "lod", "dref")
@@ -604,7 +608,7 @@ class GraphicsLowering(Lowering):
         var = self.tex_var(at, depth)
         return self.op("OpLoad", self.sampled_t, var)
 
-    TEX_DEPTH = {"TexSample": "dc", "TexGather": "dc", "TexFetch": 0, "TexQueryDims": None}
+    TEX_DEPTH = {"TexSample": "dc", "TexGather": "dc", "TexFetch": 0, "TexQueryDims": None, "TexSampleGrad": 0, "TexQueryLod": 0}
 
     def check_late(self, o) -> bool:
         """``ir_spirv.emit``: a texture row or a constant-bank read checked now (its slot or
@@ -616,6 +620,13 @@ class GraphicsLowering(Lowering):
             return True
         if name not in self.TEX_DEPTH:
             return super().check_late(o)  # the compute rows' checks (lower/base.py)
+        if name == "TexQueryLod" and self.header.stage != "fragment":
+            inst = at["inst"]
+            raise TranslateError(
+                f"{inst.text()} (word {inst.word:#x}): TMML outside a fragment program (the level of detail comes from "
+                f"the quad's implicit derivatives)",
+                offset=inst.addr,
+            )
         if name == "TexSample" and at["lod"] == 2 and self.header.stage != "fragment":
             inst = at["inst"]
             raise TranslateError(f"{inst.text()}: LOD bias outside a fragment program", offset=inst.addr)
@@ -712,6 +723,38 @@ class GraphicsLowering(Lowering):
         xyz = (comps + [self.c(1)] * 3)[:3]
         levels = self.op("OpImageQueryLevels", self.u32, img)
         return self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, 4), *xyz, levels)
+
+    def tex_sample_grad(self, at: dict, x: int, y: int, dxx: int, dyx: int, dxy: int, dyy: int) -> int:
+        """``TexSampleGrad``: OpImageSampleExplicitLod with the Grad operand (2D)."""
+        si = self.tex_image(at, 0)
+        coord = self.tex_coord(at["dim"], at["arrayed"], (x, y, 0), 0, False)
+        dx, dy = self._coord2f(dxx, dxy), self._coord2f(dyx, dyy)
+        return self.op("OpImageSampleExplicitLod", self.v4f, si, coord, self.m.E("ImageOperands", "Grad"), dx, dy)
+
+    def tex_query_lod(self, at: dict, x: int, y: int) -> int:
+        """``TexQueryLod``: OpImageQueryLod's (level read, lambda') as TMML's two 8.8 fixed-point
+        words, lambda' first (nouveau's TXLQ lowering reads the hardware's first result as a
+        signed 16-bit value times 1/256 and the second as an unsigned one, the two swapped
+        against the GL/Vulkan order)."""
+        si = self.tex_image(at, 0)
+        coord = self.tex_coord(at["dim"], at["arrayed"], (x, y, 0), 0, False)
+        lod = self.op("OpImageQueryLod", self.v2f, si, coord)
+
+        def f(x: float) -> int:
+            return self.m.const(self.f32, struct.unpack("<I", struct.pack("<f", x))[0])
+
+        def fixed(comp: int, signed: bool) -> int:
+            v = self.op("OpFMul", self.f32, self.op("OpCompositeExtract", self.f32, lod, comp), f(256.0))
+            v = self.op("OpExtInst", self.f32, self.glsl, GLSL_ROUND_EVEN, v)
+            if signed:  # saturated to the 16-bit range, sign-extended
+                lo, hi = f(-32768.0), f(32767.0)
+                v = self.op("OpExtInst", self.f32, self.glsl, GLSL_NCLAMP, v, lo, hi)
+                return self.op("OpBitcast", self.u32, self.op("OpConvertFToS", self.i32, v))
+            lo, hi = f(0.0), f(65535.0)
+            return self.op("OpConvertFToU", self.u32, self.op("OpExtInst", self.f32, self.glsl, GLSL_NCLAMP, v, lo, hi))
+
+        v4u = self.m.type("OpTypeVector", self.u32, 4)
+        return self.op("OpCompositeConstruct", v4u, fixed(1, True), fixed(0, False), self.c(0), self.c(0))
 
     def texel_word(self, vec: int, comp: int, float_: bool) -> int:
         """``TexelWord``."""

@@ -653,11 +653,16 @@ class MemoryWarp(LowerBase):
 
     # --- barriers -----------------------------------------------------------------------------
     def _barrier(self) -> None:
+        """BAR.SYNC / __syncthreads: PTX's bar.sync orders every memory access of the CTA's threads
+        before it against those after it (PTX ISA, "bar, barrier": membar.cta semantics), so the
+        barrier's memory semantics cover shared (WorkgroupMemory), global through buffer
+        addresses (UniformMemory: StorageBuffer / PhysicalStorageBuffer) and surfaces
+        (ImageMemory) at workgroup scope (shader-tex; SPIR-V "Memory Semantics")."""
         E = self.m.E
         wg = self.c(E("Scope", "Workgroup"))
-        self.do(
-            "OpControlBarrier", wg, wg, self.c(E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory"))
-        )
+        sem = E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")
+        sem |= E("MemorySemantics", "UniformMemory") | E("MemorySemantics", "ImageMemory")
+        self.do("OpControlBarrier", wg, wg, self.c(sem))
 
     def _fence(self) -> None:
         """MEMBAR: emits nothing.  Each invocation's own accesses stay in program order, which is

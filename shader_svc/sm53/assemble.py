@@ -353,9 +353,30 @@ def _fit_operands(row: Row, toks: list[str]) -> list[list[str]]:
     return list(go(0, 0))
 
 
+# a texture instruction's phase (shader-tex): nvdisasm 11.8 prints the control word's reuse
+# bits 0..1 of a texture row as a suffix after its modifiers (``decode.TEX_PHASE``)
+_PHASES = {".T": 1, ".P": 2}
+
+
 def assemble(text: str, addr: int = 0) -> tuple[int, int]:
-    """One instruction's text (as nvdisasm prints it) -> (word, reuse flags)."""
-    src = " ".join(text.replace(";", " ").split())
+    """One instruction's text (as nvdisasm prints it) -> (word, reuse flags); a texture
+    instruction's phase suffix (.T/.P) goes to the reuse flags."""
+    try:
+        return _assemble(text, addr, 0)
+    except AsmError:
+        src = " ".join(text.replace(";", " ").split())
+        guard, _, body = src.partition(" ") if src.startswith("@") else ("", "", src)
+        mnem, _, ops = body.partition(" ")
+        phase = next((v for k, v in _PHASES.items() if mnem.endswith(k)), None)
+        if phase is None:
+            raise
+        w, _ = _assemble(" ".join(x for x in (guard, mnem[:-2], ops) if x), addr, phase, src)
+        return w, phase
+
+
+def _assemble(text: str, addr: int, phase: int, shown: str | None = None) -> tuple[int, int]:
+    src = " ".join((shown or text).replace(";", " ").split())
+    text = " ".join(text.replace(";", " ").split())
     body, guard, gnot = src, PT, 0
     if body.startswith("@"):
         g, _, body = body.partition(" ")
@@ -363,6 +384,9 @@ def assemble(text: str, addr: int = 0) -> tuple[int, int]:
         if not m:
             raise AsmError(f"bad guard predicate {g!r}")
         guard, gnot = (PT if m.group(2) == "PT" else int(m.group(2)[1])), 1 if m.group(1) else 0
+    body = " ".join(text.split())
+    if body.startswith("@"):
+        body = body.partition(" ")[2]
     mnem, _, ops_text = body.partition(" ")
     if "[" in mnem:  # an address printed against the mnemonic ('CCTL.QRY1[R0]')
         i = mnem.index("[")
@@ -380,7 +404,7 @@ def assemble(text: str, addr: int = 0) -> tuple[int, int]:
             continue
         for wm in _split_mods(row.mods, mnem[len(row.mnemonic) :], w0):
             for fit in _fit_operands(row, toks):
-                reuse = [0]
+                reuse = [phase]
                 try:
                     w = wm
                     for o, tok in zip(row.operands, fit):

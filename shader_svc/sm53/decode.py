@@ -238,6 +238,8 @@ def _pred(n: int, neg: bool) -> str:
 def _op_text(o, v: dict, inst: Inst) -> str | None:
     if isinstance(o, Reg):
         reuse = o.reuse is not None and (inst.control.reuse >> o.reuse) & 1
+        if inst.row.cls == "tex" and o.reuse is not None and o.reuse < 2:  # bits 0..1: the texture phase
+            reuse = False
         if o.hide_rz and v["reg"] == RZ:
             return None
         if o.pair:
@@ -357,11 +359,25 @@ def mnemonic_text(inst: Inst) -> str:
     return s
 
 
+# A texture instruction's phase: nvdisasm 11.8 reads the control word's reuse bits 0..1 of a
+# texture row (TEX/TLD/TLD4/TXQ/TXD/TMML and the short forms) as a suffix after the modifiers:
+# 0 nothing, 1 .T, 2 .P (3 prints .INVALIDPHASE3: refused); bits 2..3 print nothing there
+# (refused as stray reuse flags).  ptxas 12.9 sets it on compute kernels' texture instructions
+# (read off nvdisasm 11.8's text of ptxas's code; shader-tex).  No effect on the result.
+TEX_PHASE = {0: "", 1: ".T", 2: ".P"}
+
+
 def render(inst: Inst) -> str:
     # Only ALU rows print reuse flags; memory, conversion, SFU, warp and control rows ignore them
     # (nvdisasm accepts them silently), so a set flag there is refused rather than dropped.
     slots = {o.reuse for o in inst.row.operands if isinstance(o, Reg) and o.reuse is not None} if inst.row.cls == "alu" else set()
-    stray = [k for k in range(4) if inst.control.reuse >> k & 1 and k not in slots]
+    reuse, phase = inst.control.reuse, ""
+    if inst.row.cls == "tex":  # the texture phase (shader-tex): reuse bits 0..1, after the modifiers
+        phase = TEX_PHASE.get(reuse & 3)
+        if phase is None:
+            raise DecodeError("texture phase 3 (nvdisasm prints .INVALIDPHASE3)")
+        reuse &= ~3
+    stray = [k for k in range(4) if reuse >> k & 1 and k not in slots]
     if stray:
         raise DecodeError(f"reuse flag {stray[0]} set on an operand slot without a register")
     ops: list[str] = []
@@ -371,7 +387,7 @@ def render(inst: Inst) -> str:
             ops[-1] += " " + t[1:]
         elif t is not None:
             ops.append(t)
-    s = mnemonic_text(inst)
+    s = mnemonic_text(inst) + phase
     first = inst.row.operands[0] if inst.row.operands else None
     if ops and isinstance(first, Mem) and first.glue:  # nvdisasm's 'CCTL.QRY1[R0]'
         s, ops = s + ops[0], ops[1:]

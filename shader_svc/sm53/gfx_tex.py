@@ -225,6 +225,41 @@ class Tex53(GraphicsLowering, Compute53):
         dests = [d + i if d != 255 else 255 for i in range(4)]
         self.tex_ir(inst, "TexGather", regs, TLD4_ARGS, True, ops["mask"]["imm"], dests, **attrs)
 
+    def _tex2d53(self, inst: Inst, what: str) -> int:
+        """The destination register of a TXD/TMML on a bound 2D texture; refuses (offset, word,
+        form) the rest: other dimensions (their operand packing is not established), .AOFFI,
+        .LC, .NDV, a fault predicate."""
+        ops, mods = inst.ops, inst.mods
+        if ops["dim"]["sym"] != 2:
+            self.bad(inst, f"{what} on a texture other than 2D is not translated")
+        if mods.get("AOFFI") or mods.get("LC") or mods.get("NDV"):
+            self.bad(inst, f"{what} with .AOFFI/.LC/.NDV is not translated")
+        if ops.get("pd", {}).get("pred", 7) != 7:
+            self.bad(inst, "a texture predicate result is not translated yet")
+        self._slot53(inst, "2D", 0, 0)
+        return ops["d"]["reg"]
+
+    def txd53(self, inst: Inst) -> None:
+        """TXD (bound 2D): the point in Ra, Ra+1, the gradients in Rb..Rb+3 as dP/dx.x, dP/dy.x,
+        dP/dx.y, dP/dy.y (read off ptxas 12.9's sm_53 code of tex2DGrad, as on SM86); the enabled
+        components to d, d+1, ... (``TexSampleGrad``)."""
+        d = self._tex2d53(inst, "TXD")
+        a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
+        regs = {"x": a, "y": a + 1 if a != 255 else 255}
+        regs.update({k: (b + i if b != 255 else 255) for i, k in enumerate(("dxx", "dyx", "dxy", "dyy"))})
+        dests = [d + i if d != 255 else 255 for i in range(4)]
+        args = ("x", "y", "dxx", "dyx", "dxy", "dyy")
+        self.tex_ir(inst, "TexSampleGrad", regs, args, True, inst.ops["mask"]["imm"], dests, dim="2D", arrayed=0)
+
+    def tmml53(self, inst: Inst) -> None:
+        """TMML.LOD (bound 2D, fragment programs): the point in Ra, Ra+1; TMML's two 8.8
+        fixed-point words (``TexQueryLod``) in d, d+1 for the enabled components."""
+        d = self._tex2d53(inst, "TMML")
+        a = inst.ops["a"]["reg"]
+        dests = [d + i if d != 255 else 255 for i in range(4)]
+        regs = {"x": a, "y": a + 1 if a != 255 else 255}
+        self.tex_ir(inst, "TexQueryLod", regs, ("x", "y"), False, inst.ops["mask"]["imm"], dests, dim="2D", arrayed=0)
+
     def tex_bindless53(self, inst: Inst) -> None:
         """TEX.B / TLD.B / TLD4.B: the handle in Rb (the first register of the second source tuple, as
         Ryujinx reads Maxwell's bindless forms), the level (.LL) or bias (.LB) in Rb+1,

@@ -1688,3 +1688,25 @@ row(
     ir="HMUL2",
     exclusive=(3 << 39,),
 )
+
+
+# TXD.B (shader-tex; every bit flipped under nvdisasm 11.8 on ptxas 12.9's word 0xde780007a1471014
+# of tex2DGrad on a texture object): the bound TXD with bit 54 set; the texture index (36..48,
+# not printed: nvdisasm prints a fixed 0x0) held 0; the fault predicate 51, .AOFFI 35, .NODEP 49,
+# .LC 50.  Registers as ptxas packs them: Ra the handle, then the point; Rb.. the gradients.
+row(
+    "TXD",
+    op(0xDE40, 10),
+    (
+        Pred("pd", 51, hide_pt=True),
+        D,
+        A(),
+        Reg("b", 20),
+        Sym("idx", 36, 0, ((0, "0x0"),)),
+        Sym("dim", 28, 3, TEX_DIM),
+        Imm("mask", 31, 4, "u"),
+    ),
+    (text("B", ".B"), flag("LC", 50), flag("AOFFI", 35), NODEP),
+    ir="TXD.B",
+    cls="tex",
+)

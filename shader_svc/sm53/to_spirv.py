@@ -22,11 +22,12 @@ from shader_svc.sm53.lower_half import HALF_RULES, Half53
 from shader_svc.sm53.lower_int import INT_RULES, Int53
 from shader_svc.sm53.lower_mem import Memory53
 from shader_svc.lower.surface import SURFACE_RULES, Surface
+from shader_svc.lower.texture import TEXTURE_RULES53, ComputeTextures53
 
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS", "Compute53"]
 
 
-class Compute53(Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
+class Compute53(ComputeTextures53, Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
     RULES = {
         "NOP": "op_nop",
         "SHFL": "op_shfl",
@@ -90,6 +91,7 @@ class Compute53(Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
         **INT_RULES,
         **FLOAT_RULES,
         **SURFACE_RULES,
+        **TEXTURE_RULES53,  # shader-tex
     }
 
 

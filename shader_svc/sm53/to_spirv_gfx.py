@@ -71,6 +71,8 @@ GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {
     "TLD4.B",
     "TXQ.B",
     "TLD4",
+    "TXD",
+    "TMML",
 }
 STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment"}
 POS_W = POSITION + 12
@@ -84,7 +86,7 @@ def _dst_regs(inst: Inst) -> set[int]:
     widths = {"d": 1}
     if ir == "ALD":
         widths = {"d": inst.mods["size"] + 1}
-    elif ir in ("TEX", "TLD", "TXQ", "TEX.B", "TLD.B", "TLD4.B", "TXQ.B", "TLD4"):
+    elif ir in ("TEX", "TLD", "TXQ", "TEX.B", "TLD.B", "TLD4.B", "TXQ.B", "TLD4", "TXD", "TMML"):
         widths = {"d": bin(ops["mask"]["imm"]).count("1")}
     elif ir in ("TEXS", "TLDS", "TLD4S"):
         widths = {"d": 2, "d2": 2}
@@ -116,6 +118,10 @@ class Gfx53(Tex53):
         "TXQ.B": "txq_bindless53",
         "TXQ": "txq53",
         "FFMA": "op_ffma_glsl",
+        # shader-tex
+        "TXD": "txd53",
+        "TMML": "tmml53",
+        "KIL": "kill",  # the control driver calls ``kill`` for it (a terminator of its block)
     }
 
     def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:

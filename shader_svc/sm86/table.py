@@ -894,6 +894,9 @@ R(
 )
 TXQ_Q = Sym("query", 62, 2, ((0, "TEX_HEADER_DIMENSION"), (1, "TEX_HEADER_TEXTURE_TYPE"), (2, "TEX_HEADER_SAMPLER_POS")))
 TXQ_MASK = Sym("mask", 72, 4, tuple((v, f"{v:#x}") for v in range(1, 16)))
+# bits 81..84 (TEX's fault predicate and cache): nvdisasm 13.5 prints TXQ the same whatever they
+# hold (isa_sweep.py on ptxas's compute TXQ, which has them clear; graphics code sets them)
+TXQ_FREE = ((81, 4),)
 R(
     [
         Row(
@@ -903,10 +906,21 @@ R(
             (),
             (NODEP,),
             TEX_BASE,
+            free=TXQ_FREE,
             ir="TXQ",
             cls="tex",
         ),
-        Row("TXQ", 0x370, (Reg("d2", 64), D, Reg("a", 24), TXQ_Q, TXQ_MASK), (TEX_B,), (NODEP,), TEX_BASE, ir="TXQ.B", cls="tex"),
+        Row(
+            "TXQ",
+            0x370,
+            (Reg("d2", 64), D, Reg("a", 24), TXQ_Q, TXQ_MASK),
+            (TEX_B,),
+            (NODEP,),
+            TEX_BASE,
+            free=TXQ_FREE,
+            ir="TXQ.B",
+            cls="tex",
+        ),
     ]
 )
 
@@ -1585,7 +1599,8 @@ R(
 R(rows_for("R2P", 0x004, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(PR, A())))
 R(rows_for("BMSK", 0x01B, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(D, A()), mods=(Mod("W", 75, 1, ONOFF(".W")),)))
 P87H = Pred("pp", 87, not_bit=90, hide_pt=True)  # NANOSLEEP/PMTRIG: nvdisasm leaves out PT
-R(rows_for("NANOSLEEP", 0x15D, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(P87H,), cls="ctrl"))
+# ir NOP (shader-tex): __nanosleep(ns) sleeps "in [0, 2 * ns]" (CUDA Programming Guide), so 0 is exact
+R(rows_for("NANOSLEEP", 0x15D, src_forms(1, {}, {}, FORMS1, uimm=True), pre=(P87H,), cls="ctrl", ir="NOP"))
 R(
     rows_for(
         "I2I",
@@ -1646,8 +1661,19 @@ R(
             (Pred("p", 81), D, A()),
             mods=(Mod("mode", 79, 1, ((0, ".ALL"),)), Mod("U64", 73, 1, ONOFF(".U64"))),
             cls="warp",
+            ir="MATCH",  # shader-tex: lower/match.py
         ),
-        Row("MATCH", 0x3A1, (D, A()), mods=(Mod("mode", 79, 1, ((1, ".ANY"),)), Mod("U64", 73, 1, ONOFF(".U64"))), cls="warp"),
+        Row(
+            "MATCH",
+            0x3A1,
+            (D, A()),
+            mods=(Mod("mode", 79, 1, ((1, ".ANY"),)), Mod("U64", 73, 1, ONOFF(".U64"))),
+            # .ALL's predicate field: nvdisasm 13.5 prints .ANY the same whatever it holds
+            # (isa_sweep on ptxas's word, which has it PT)
+            free=((81, 3),),
+            cls="warp",
+            ir="MATCH",
+        ),
         Row(
             "BMOV",
             0x355,
@@ -2227,6 +2253,54 @@ R(
             base=1 << 86,
             ir="NOP",
             cls="ctrl",
+        ),
+    ]
+)
+
+
+# --- textures in compute kernels (issue 31; shader-tex), from nvcc 13.5's sm_86 code of
+# tex2DGrad / tex2DLod / PTX txq on CUDA texture objects, printed by nvdisasm 13.5:
+# - TXD.B (0x36D: the bound TXD's opcode less bit 11, as TEX/TEX.B): the TEX.B layout, the
+#   handle register first in Ra's tuple ("TXD.B R12, R14, R4, R12, 2D": Ra = R4 the handle, R5,
+#   R6 the point; Rb..Rb+3 the gradients);
+# - TEX with bit 60 (nvdisasm prints ".SCR" after the mnemonic, before .B and the LOD): what
+#   ptxas writes for tex.level (tex2DLod) in a kernel; bound and bindless;
+# (TXQ as ptxas writes it in a kernel has bits 81..84 clear: TXQ_FREE above.)
+TEX_SCR = Mod("SCR", 60, 1, ((1, ".SCR"),))
+R(
+    [
+        Row(
+            "TXD",
+            0x36D,
+            TEX_DSTS + (Reg("b", 32), TXD_DIM, TEX_MASK),
+            (TEX_B,),
+            (Mod("LC", 87, 1, ONOFF(".LC")), Mod("AOFFI", 76, 1, ONOFF(".AOFFI")), TEXCACHE, NODEP),
+            TEX_BASE | 1 << 59,
+            refuse=(("b", 255), ("a", 255)),
+            ir="TXD.B",
+            cls="tex",
+        ),
+        Row(
+            "TEX",
+            0xB60,
+            TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TEX_DIM, TEX_MASK),
+            (TEX_SCR,),
+            (TEXCACHE, TEX_LOD, Mod("DC", 78, 1, ONOFF(".DC")), NODEP),
+            TEX_BASE | 1 << 60,
+            refuse=(("a", 255),),
+            ir="TEX",
+            cls="tex",
+        ),
+        Row(
+            "TEX",
+            0x361,
+            TEX_DSTS + (Reg("b", 32), TEX_DIM, TEX_MASK),
+            (TEX_SCR, TEX_B),
+            (TEXCACHE, TEX_LOD, NODEP),
+            TEX_BASE | 1 << 59 | 1 << 60,
+            refuse=(("b", 255), ("a", 255)),
+            ir="TEX.B",
+            cls="tex",
         ),
     ]
 )

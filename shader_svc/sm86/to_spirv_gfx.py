@@ -41,6 +41,8 @@ GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {
     "TLD.B",
     "TLD4.B",
     "TXQ.B",
+    "TXD",
+    "TMML",
 }
 # TEX/TLD/TLD4 dimension field -> (SPIR-V Dim, arrayed, coordinate count)
 # (1D declares the Sampled1D capability, cube arrays SampledCubeArray: Vulkan's imageCubeArray feature)
@@ -70,6 +72,10 @@ class Gfx86(GraphicsLowering, Lower86):
         "TLD4.B": "tex_bindless",
         "TXQ.B": "txq_bindless",
         "FFMA": "op_ffma_glsl",
+        # shader-tex
+        "TXD": "txd",
+        "TMML": "tmml",
+        "KILL": "kill",  # the control driver calls ``kill`` for it (a terminator of its block)
     }
 
     def lowered(self, ir: str) -> bool:
@@ -295,6 +301,42 @@ class Gfx86(GraphicsLowering, Lower86):
                 offset=inst.addr,
             )
         self._tex_ir(inst, "TexQueryDims", {"level": inst.ops["a"]["reg"]}, ("level",), False, dim=dim, arrayed=arrayed)
+
+    def _tex2d_only(self, inst: Inst, what: str) -> None:
+        """Refuse (offset, word, form) what TXD/TMML translate only on a bound 2D texture."""
+        mods = inst.mods
+        why = None
+        if inst.ops["dim"]["sym"] != 1:
+            why = f"{what} on a texture other than 2D (the operand packing of the others is not established)"
+        elif mods.get("AOFFI") or mods.get("LC") or mods.get("NDV"):
+            why = f"{what} with .AOFFI/.LC/.NDV"
+        elif inst.ops.get("fault", {}).get("pred", 7) != 7:
+            why = "a texture fault predicate"
+        if why:
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): {why} is not translated", offset=inst.addr)
+
+    def txd(self, inst: Inst) -> None:
+        """TXD (explicit gradients, bound 2D): the point in Ra, Ra+1; the gradients in Rb..Rb+3
+        as dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y (read off nvcc 13 sm_86 code of tex2DGrad: the
+        derivatives interleaved by axis); components to the pairs d, d2 as TEX."""
+        self._tex2d_only(inst, "TXD")
+        self.image(inst)
+        a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
+        regs = {"x": a, "y": a + 1 if a != 255 else 255}
+        regs.update({k: (b + i if b != 255 else 255) for i, k in enumerate(("dxx", "dyx", "dxy", "dyy"))})
+        args = ("x", "y", "dxx", "dyx", "dxy", "dyy")
+        self._tex_ir(inst, "TexSampleGrad", regs, args, True, dim="2D", arrayed=0)
+
+    def tmml(self, inst: Inst) -> None:
+        """TMML.LOD (bound 2D, fragment programs): the point in Ra, Ra+1 (Rb RZ: the row
+        refuses another); the computed level of detail and the level read as 8.8 fixed point
+        (``TexQueryLod``) in the first two enabled components."""
+        self._tex2d_only(inst, "TMML")
+        if inst.ops["b"]["reg"] != 255:
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): TMML with a second source", offset=inst.addr)
+        self.image(inst)
+        a = inst.ops["a"]["reg"]
+        self._tex_ir(inst, "TexQueryLod", {"x": a, "y": a + 1 if a != 255 else 255}, ("x", "y"), False, dim="2D", arrayed=0)
 
     def op_ffma_glsl(self, inst: Inst) -> None:
         """FFMA as the device's fused multiply-add (no Float64 for the exact one)."""

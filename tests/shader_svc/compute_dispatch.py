@@ -49,6 +49,7 @@ def run_spirv(
     outputs: list,
     block: int = 64,
     surfaces: list | None = None,
+    textures=None,
 ) -> list[np.ndarray]:
     """Dispatch enough ``block``-wide groups for ``n_threads`` and read back ``outputs`` as words
     (``surfaces``: the surface pool's storage images, ``vk_compute.ComputeDevice.image``)."""
@@ -56,10 +57,10 @@ def run_spirv(
     image = layout(cbank0_size, (block, 1, 1), (grid, 1, 1), params)
     cb = dev.buffer(len(image))
     dev.write(cb, image)
-    if surfaces is None:
+    if surfaces is None and textures is None:
         dev.dispatch(spirv, cb, (grid, 1, 1))
-    else:
-        dev.dispatch(spirv, cb, (grid, 1, 1), surfaces)
+    else:  # textures: compute_textures.TexturePools (shader-tex)
+        dev.dispatch(spirv, cb, (grid, 1, 1), surfaces, textures)
     return [np.frombuffer(dev.read(b), dtype=np.uint32) for b in outputs]
 
 

@@ -52,6 +52,10 @@ class Inputs:
     # 1D_ARRAY, 2D_ARRAY, 3D (``vk_compute.ComputeDevice.image``), bound as storage images; the
     # kernel's result is the output words followed by every surface's words after the run
     surfaces: list = field(default_factory=list)
+    # shader-tex: texture pool entries 0, 1...: lists of float32 (h, w, 4) mip levels
+    # (``compute_textures.py``), and parameter bytes after n (from c[0x0][0x17c])
+    textures: list = field(default_factory=list)
+    extra: bytes = b""
 
 
 @dataclass
@@ -418,6 +422,10 @@ cuda_corpus_more.define_shader_alu(case, Inputs)  # shader-alu's kernels (half c
 cuda_corpus_more.define_shader_alu_directed(case, Inputs)  # shader-alu: directed rounding at the edges
 cuda_corpus_surf.define(case, Inputs)
 cuda_corpus_more.define_shader_gaps2(case, Inputs)  # shader-gaps2: half constants beyond the 9-bit forms
+import cuda_corpus_tex  # noqa: E402  (shader-tex: texture objects, the texture pools)
+
+cuda_corpus_tex.define(case, Inputs)
+cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated warp
 GROUPS = sorted({c.group for c in CASES})
 
 
@@ -562,10 +570,15 @@ def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1) -> tuple[bool, str
 
     x = c.inputs(np.random.default_rng(seed))
     ba, bb, bo = upload(dev, x.a), upload(dev, x.b), upload(dev, x.out)
-    params = struct.pack("<QQQi", ba.address, bb.address, bo.address, x.n)
+    params = struct.pack("<QQQi", ba.address, bb.address, bo.address, x.n) + x.extra
     layout = vk_compute.cbank0 if isa == 86 else cbank53
     images = [dev.image(*(sf if isinstance(sf, tuple) else ("2D", sf))) for sf in x.surfaces]
-    (got,) = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK, images if x.surfaces else None)
+    tex = None
+    if x.textures:  # shader-tex: the texture and sampler pools
+        from compute_textures import TexturePools, make_texture
+
+        tex = TexturePools(dev, [make_texture(dev, lv) for lv in x.textures])
+    (got,) = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK, images if x.surfaces else None, tex)
     got = got[: len(x.out)]
     if images:
         got = np.concatenate([got] + [np.frombuffer(dev.read_image(im), np.uint32) for im in images])

@@ -166,6 +166,9 @@ def test_more_rows_every_bit_flipped():
     # (and shader-alu's new forms of lowered instructions: BRA on the condition code, LOP3's C/I)
     alu_forms = ROWS[ALU_FROM:]
     from shader_svc.lower.surface import SURFACE_RULES  # surfaces (shader-surf)
+    from shader_svc.lower.texture import TEXTURE_RULES53
+
+    TEX_RULES = set(TEXTURE_RULES53) | {"TXD", "TMML"}  # shader-tex: kernels' textures, fragment TXD/TMML
 
     assert all(
         r.ir not in keys
@@ -175,6 +178,7 @@ def test_more_rows_every_bit_flipped():
         or r.ir in FLOAT_RULES
         or r.ir in SURFACE_RULES
         or r.ir in mem
+        or r.ir in TEX_RULES
         or r in alu_forms
         for r in ROWS[MORE_FROM:]
     )

@@ -198,6 +198,11 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
 
     mem = {"ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC", "QSPC", "ATOMG.CAS"}  # shader-mem's rows: sm86/lower_mem.py
     mem |= {"LDG", "STG", "NOP"}  # shader-gaps2's Volta-style LD/ST (sm86/lower_mem.py), WARPSYNC.EXCLUSIVE
+    from shader_svc.lower.match import MATCH_RULES
+    from shader_svc.lower.texture import TEXTURE_RULES
+
+    # shader-tex: kernels' textures (lower/texture.py), MATCH (lower/match.py), fragment TXD/TMML
+    TEX_RULES = set(TEXTURE_RULES) | set(MATCH_RULES) | {"TXD", "TMML"}
     assert all(
         (r.ir or "") not in keys
         or r.ir in EXTRA_RULES
@@ -205,6 +210,7 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
         or r.ir in ALU_RULES
         or r.ir in mem
         or r.ir in SURFACE_RULES
+        or r.ir in TEX_RULES
         or r.mnemonic == "DEPBAR"
         for r in ROWS[MORE_FROM:]
     )

@@ -180,7 +180,9 @@ class ComputeDevice:
         vk.vkUnmapMemory(self.device, b.memory)
         return out
 
-    def dispatch(self, spirv: bytes, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image] | None = None) -> None:
+    def dispatch(
+        self, spirv: bytes, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image] | None = None, textures=None
+    ) -> None:
         """One dispatch; with ``surfaces``, the surface pools (set 1, one binding per kind:
         ``shader_svc/lower/surface.py``) are bound, ``surfaces[k]`` as entry k of its kind's
         pool (every other entry a one-texel image), uploaded before and read back after."""
@@ -193,8 +195,8 @@ class ComputeDevice:
             stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
         )
         dsl = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=1, pBindings=[binding]), None)
-        if surfaces is not None:
-            self._dispatch_surfaces(mod, dsl, cbank, groups, surfaces)
+        if surfaces is not None or textures is not None:  # textures: compute_textures.TexturePools
+            self._dispatch_surfaces(mod, dsl, cbank, groups, surfaces or [], textures)
             return
         layout = vk.vkCreatePipelineLayout(d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
@@ -247,7 +249,9 @@ class ComputeDevice:
         vk.vkDestroyDescriptorSetLayout(d, dsl, None)
         vk.vkDestroyShaderModule(d, mod, None)
 
-    def _dispatch_surfaces(self, mod, dsl0, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image]) -> None:
+    def _dispatch_surfaces(
+        self, mod, dsl0, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image], textures=None
+    ) -> None:
         import numpy as np
 
         from shader_svc.lower.surface import BINDINGS, KINDS, SURFACE_POOL
@@ -271,7 +275,7 @@ class ComputeDevice:
                 stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
             )
             for dim in KINDS
-        ]
+        ] + (textures.bindings() if textures else [])
         dsl1 = vk.vkCreateDescriptorSetLayout(d, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=len(b1), pBindings=b1), None)
         layout = vk.vkCreatePipelineLayout(d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[dsl0, dsl1]), None)
         stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
@@ -280,11 +284,12 @@ class ComputeDevice:
             d,
             vk.VkDescriptorPoolCreateInfo(
                 maxSets=2,
-                poolSizeCount=2,
+                poolSizeCount=4 if textures else 2,
                 pPoolSizes=[
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=SURFACE_POOL * len(KINDS)),
-                ],
+                ]
+                + (textures.pool_sizes() if textures else []),
             ),
             None,
         )
@@ -301,7 +306,7 @@ class ComputeDevice:
                 pImageInfo=[vk.VkDescriptorImageInfo(imageView=im.view, imageLayout=general) for im in pools[kind]],
             )
             for dim, kind in KINDS.items()
-        ]
+        ] + (textures.writes(ds1) if textures else [])
         vk.vkUpdateDescriptorSets(
             d,
             1 + len(writes),
@@ -357,6 +362,8 @@ class ComputeDevice:
             barrier(im, vk.VK_IMAGE_LAYOUT_UNDEFINED)
             vk.vkCmdCopyBufferToImage(cb, im.staging.handle, im.handle, general, 1, [region(im)])
             barrier(im, general)
+        if textures:
+            textures.record_upload(cb)
         vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe)
         vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 2, [ds0, ds1], 0, None)
         vk.vkCmdDispatch(cb, *groups)

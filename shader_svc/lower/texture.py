@@ -1,0 +1,265 @@
+"""Textures in compute kernels (issue 31; shader-tex): SM86 TEX / TXD / TXQ on CUDA texture
+objects, bindless (.B: the handle in a register) and bound (the handle in a constant-bank word),
+into the bindless IR rows of the graphics stages (``BindlessSample``, ``BindlessQueryDims``) and
+``BindlessSampleGrad`` (``ir/ops.py``'s shader-tex block), on the same texture and sampler pools.
+
+Meaning (the convention of this translation; shader_svc/README.md "Textures in compute"):
+
+- A texture object's low word is a handle as the graphics stages' bindless handles are
+  (``lower/graphics.py``): the texture pool entry in bits 0..19, the sampler pool entry in bits
+  20..31; the pools are set 1, bindings 0 (``TEXTURE_POOL`` sampled 2D float images) and 1
+  (``SAMPLER_POOL`` samplers), beside the surface pools (bindings 2..6, ``lower/surface.py``).
+  A handle outside the pools reads 0.  Coordinates are normalised (the sampler's
+  ``unnormalizedCoordinates`` false: CUDA's ``cudaTextureDesc.normalizedCoords = 1``); the
+  filtering and addressing are the sampler's.
+- Register packing, read off nvcc 13 sm_86 code (``tests/shader_svc/test_tex_grad.py``):
+  ``TEX.B`` the point in Ra, Ra+1, the handle in Rb, the level (.LL) in Rb+1; ``TXD.B`` the
+  handle in Ra, the point in Ra+1, Ra+2, the gradients in Rb..Rb+3 as dP/dx.x, dP/dy.x,
+  dP/dx.y, dP/dy.y; ``TXQ.B`` the handle in Ra, the level in Ra+1.  Bound forms (a texture
+  object passed as a kernel parameter): the handle is the word at ``slot * 4`` of constant bank
+  ``bank`` (nvcc's ``TXD R8, R6, R6, R8, 0x0, 0x58, 2D`` for a parameter at c[0x0][0x160]),
+  the point in Ra, Ra+1 (TXD's gradients in Rb..Rb+3, TEX's level in Rb, TXQ's level in Ra).
+- Results: the enabled components in order, two into the pair d, two into the pair d2.
+
+Translated: 2D; TEX .LZ/.LL (and implicit, which has no derivatives in a kernel: level 0),
+.SCR (ptxas writes it for tex.level; the result is tex.level's); TXD; TXQ TEX_HEADER_DIMENSION
+(width, height, 1, the level count).  Refused by name (offset, word, form): other dimensions,
+.LB, .DC, .AOFFI, .LC, a fault predicate, other TXQ queries.
+"""
+
+from __future__ import annotations
+
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
+from shader_svc.isa.inst import Inst
+from shader_svc.lower.base import LowerBase, TranslateError
+from shader_svc.lower.graphics import TXQ_KNOWN, GraphicsLowering
+
+TEXTURE_RULES = {
+    "TEX": "op_tex_compute",
+    "TEX.B": "op_tex_compute",
+    "TXD": "op_tex_compute",
+    "TXD.B": "op_tex_compute",
+    "TXQ": "op_tex_compute",
+    "TXQ.B": "op_tex_compute",
+}
+
+
+class _ComputeStage:
+    stage = "compute"
+
+
+class ComputeTextures(LowerBase):
+    """Mixin of SM86's compute lowering: the handlers of ``TEXTURE_RULES`` and the SPIR-V of the
+    bindless rows (the graphics lowering's, on this module's pools)."""
+
+    header = _ComputeStage()  # what the graphics stages' bindless lowering asks
+    features = 0  # no descriptor indexing: the switch over the pools (valid on every device)
+
+    # the graphics stages' pools and bindless lowering, unchanged
+    _var = GraphicsLowering._var
+    _pool_vars = GraphicsLowering.pool_vars
+    bindless = GraphicsLowering.bindless
+    bindless_indexed = GraphicsLowering.bindless_indexed
+    _zero_of = GraphicsLowering._zero_of
+    _zero_vec = GraphicsLowering._zero_vec
+    bindless_ir = GraphicsLowering.bindless_ir
+    _coord2f = GraphicsLowering._coord2f
+    bindless_sample = GraphicsLowering.bindless_sample
+    bindless_query_dims = GraphicsLowering.bindless_query_dims
+    texel_word = GraphicsLowering.texel_word
+
+    def _tex_types(self) -> None:
+        """The vector types the bindless lowering names (the graphics stages declare them at
+        setup; a kernel when its first texture instruction is lowered)."""
+        if "v4f" not in self.__dict__:
+            self.v4f = self.m.type("OpTypeVector", self.f32, 4)
+            self.v2f = self.m.type("OpTypeVector", self.f32, 2)
+
+    def pool_vars(self) -> tuple[int, int]:
+        """The pools (``GraphicsLowering.pool_vars``), with the ImageQuery capability TXQ needs."""
+        if not getattr(self, "_image_query_cap", False):
+            self.m.emit("cap", "OpCapability", self.m.E("Capability", "ImageQuery"))
+            self._image_query_cap = True
+        return self._pool_vars()
+
+    def lowered(self, ir: str) -> bool:
+        return ir in TEXTURE_RULES or super().lowered(ir)
+
+    # --- the instructions -------------------------------------------------------------------
+    def _tex_refuse(self, inst: Inst, what: str) -> None:
+        raise TranslateError(f"{inst.text()} (word {inst.word:#x}): {what} not translated", offset=inst.addr)
+
+    def op_tex_compute(self, inst: Inst) -> None:
+        """TEX / TXD / TXQ, bound or .B, of a kernel (module docstring)."""
+        self._tex_types()
+        ir, ops, mods = inst.row.ir, inst.ops, inst.mods
+        bindless = ir.endswith(".B")
+        kind = ir.split(".")[0]
+        if kind != "TXQ" and ops["dim"]["sym"] != 1:
+            self._tex_refuse(inst, "a texture other than 2D")
+        if mods.get("DC") or mods.get("AOFFI") or mods.get("LC"):
+            self._tex_refuse(inst, ".DC/.AOFFI/.LC")
+        if ops.get("fault", {"pred": 7})["pred"] != 7:
+            self._tex_refuse(inst, "a texture fault predicate")
+        a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
+
+        def reg(r: int, k: int) -> int | None:  # register r + k, None for RZ (reads 0)
+            return None if r == 255 else r + k
+
+        blk = Block()
+        if bindless:
+            handle_reg = b if kind == "TEX" else a
+            handle = blk.get_reg(handle_reg)
+            first = 0 if kind == "TEX" else 1  # the point after the handle in Ra's tuple
+        else:
+            bank, slot = ops["bank"]["imm"], ops["slot"]["imm"]
+            handle = blk.emit("CBankU32", bank=bank, offset=slot * 4, inst=inst)
+            first = 0
+        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
+        dests = [r + i if r != 255 else 255 for r in (d, d2) for i in (0, 1)]
+        mask = ops["mask"]["sym"]
+
+        def val(r: int | None):
+            return blk.const_u32(0) if r is None else blk.get_reg(r)
+
+        if kind == "TEX":
+            lod = mods["lod"]
+            if lod == 2:
+                self._tex_refuse(inst, "a LOD bias in a kernel (no implicit derivatives)")
+            level = None
+            if lod == 3:
+                level = reg(b, 1) if bindless else reg(b, 0)
+            args = (val(reg(a, 0)), val(reg(a, 1)), val(level))
+            vec = blk.emit("BindlessSample", handle, *args, lod=lod)
+            fl = True
+        elif kind == "TXD":
+            point = [val(reg(a, first)), val(reg(a, first + 1))]
+            grads = [val(reg(b, k)) for k in range(4)]
+            vec = blk.emit("BindlessSampleGrad", handle, *point, *grads)
+            fl = True
+        else:
+            if ops["query"]["sym"] != 0:
+                self._tex_refuse(inst, "a TXQ query other than TEX_HEADER_DIMENSION")
+            if mask & ~TXQ_KNOWN["2D", 0]:
+                self._tex_refuse(inst, f"TXQ components {mask & ~TXQ_KNOWN['2D', 0]:#x}")
+            vec = blk.emit("BindlessQueryDims", handle, val(reg(a, first)))
+            fl = False
+        k = 0
+        for c in range(4):
+            if mask >> c & 1:
+                r = dests[k]
+                k += 1
+                if r != 255:
+                    blk.set_reg(r, blk.emit("TexelWord", vec, comp=c, float=fl))
+        ir_spirv.emit(self, blk)
+
+    # --- SPIR-V -----------------------------------------------------------------------------
+    def bindless_sample_grad(self, handle: int, x: int, y: int, dxx: int, dyx: int, dxy: int, dyy: int) -> int:
+        """``BindlessSampleGrad``: OpImageSampleExplicitLod with the Grad operand."""
+        coord = self._coord2f(x, y)
+        dx, dy = self._coord2f(dxx, dxy), self._coord2f(dyx, dyy)
+        grad = self.m.E("ImageOperands", "Grad")
+        return self.bindless(
+            handle, True, self.v4f, lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy)
+        )
+
+
+TEXTURE_RULES53 = {k: "op_tex_compute53" for k in ("TEX", "TEX.B", "TXD", "TXD.B", "TXQ", "TXQ.B")}
+TEXTURE_RULES53["TEXS"] = "op_texs_compute53"
+# TEXS's 2D targets in a kernel: target -> (TexSample's lod mode, Ra's roles, Rb's roles), as
+# sm53/gfx_tex.py's TEXS_FORMS reads ptxas's packing (1 implicit, 2 .LZ, 3 .LL)
+TEXS2D = {1: (0, ("x",), ("y",)), 2: (1, ("x",), ("y",)), 3: (3, ("x", "y"), ("lod",))}
+
+
+class ComputeTextures53(ComputeTextures):
+    """SM53's compute textures: the same rows and pools, SM53's fields.  Registers as ptxas 12.9
+    packs them (the corpus group "texture"): TEX.B the point in Ra, Ra+1, the handle in Rb, the
+    level (.LL) in Rb+1; TXD.B the handle in Ra, the point in Ra+1, Ra+2, the gradients in
+    Rb..Rb+3 (dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y); TXQ.B the handle in Ra, the level in Ra+1;
+    bound forms the handle at c[0x0][index * 4] and no handle register.  The enabled
+    components go to d, d+1, ... in order.  (TEXS/TLDS in a kernel are not translated yet.)"""
+
+    def lowered(self, ir: str) -> bool:
+        return ir in TEXTURE_RULES53 or super().lowered(ir)
+
+    def op_tex_compute53(self, inst: Inst) -> None:
+        self._tex_types()
+        ir, ops, mods = inst.row.ir, inst.ops, inst.mods
+        bindless = ir.endswith(".B")
+        kind = ir.split(".")[0]
+        if kind != "TXQ" and ops["dim"]["sym"] != 2:
+            self._tex_refuse(inst, "a texture other than 2D")
+        if mods.get("DC") or mods.get("AOFFI") or mods.get("LC") or mods.get("NDV"):
+            self._tex_refuse(inst, ".DC/.AOFFI/.LC/.NDV")
+        if ops.get("pd", {"pred": 7})["pred"] != 7:
+            self._tex_refuse(inst, "a texture predicate result")
+        a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
+
+        def reg(r: int, k: int) -> int | None:
+            return None if r == 255 else r + k
+
+        blk = Block()
+
+        def val(r: int | None):
+            return blk.const_u32(0) if r is None else blk.get_reg(r)
+
+        if bindless:
+            handle = blk.get_reg(b if kind == "TEX" else a) if (b if kind == "TEX" else a) != 255 else blk.const_u32(0)
+            first = 0 if kind == "TEX" else 1
+        else:
+            handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
+            first = 0
+        mask = ops["mask"]["imm"]
+        if kind == "TEX":
+            lod = mods["lod"]
+            if lod not in (0, 1, 3):
+                self._tex_refuse(inst, "this level-of-detail mode in a kernel")
+            level = (reg(b, 1) if bindless else reg(b, 0)) if lod == 3 else None
+            vec = blk.emit("BindlessSample", handle, val(reg(a, 0)), val(reg(a, 1)), val(level), lod=lod)
+            fl = True
+        elif kind == "TXD":
+            point = [val(reg(a, first)), val(reg(a, first + 1))]
+            vec = blk.emit("BindlessSampleGrad", handle, *point, *[val(reg(b, k)) for k in range(4)])
+            fl = True
+        else:
+            if ops["query"]["sym"] != 1:  # SM53's TEX_HEADER_DIMENSION
+                self._tex_refuse(inst, "a TXQ query other than TEX_HEADER_DIMENSION")
+            if mask & ~TXQ_KNOWN["2D", 0]:
+                self._tex_refuse(inst, f"TXQ components {mask & ~TXQ_KNOWN['2D', 0]:#x}")
+            vec = blk.emit("BindlessQueryDims", handle, val(reg(a, first)))
+            fl = False
+        d, k = ops["d"]["reg"], 0
+        for c in range(4):
+            if mask >> c & 1:
+                if d != 255:
+                    blk.set_reg(d + k, blk.emit("TexelWord", vec, comp=c, float=fl))
+                k += 1
+        ir_spirv.emit(self, blk)
+
+    def op_texs_compute53(self, inst: Inst) -> None:
+        """TEXS (bound, 2D targets of ``TEXS2D``) in a kernel: the handle at c[0x0][index * 4];
+        components to the pair d then the pair d2, as in the graphics stages."""
+        self._tex_types()
+        ops = inst.ops
+        form = TEXS2D.get(inst.mods["target"])
+        if form is None or inst.mods.get("f16"):
+            self._tex_refuse(inst, "this TEXS target (or .F16) in a kernel")
+        lod, ra_roles, rb_roles = form
+        blk = Block()
+        regs = {}
+        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
+            for i, role in enumerate(roles):
+                regs[role] = None if r == 255 else r + i
+        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "lod")}
+        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
+        vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
+        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
+        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
+        k = 0
+        for c in range(4):
+            if ops["mask"]["mask"] >> c & 1:
+                if dests[k] != 255:
+                    blk.set_reg(dests[k], blk.emit("TexelWord", vec, comp=c, float=True))
+                k += 1
+        ir_spirv.emit(self, blk)

@@ -1,0 +1,170 @@
+"""The texture and sampler pools of a compute dispatch (issue 31; shader-tex): what
+``shader_svc/lower/texture.py`` reads, bound by ``vk_compute.ComputeDevice.dispatch(...,
+textures=TexturePools(...))`` in set 1 beside the surface pools.
+
+- set 1, binding 0: ``TEXTURE_POOL`` sampled images; entry k is ``textures[k]`` (an
+  R32G32B32A32_SFLOAT 2D image with the given mip levels), every other entry a 1x1 zero texture;
+- set 1, binding 1: ``SAMPLER_POOL`` samplers, all the same: nearest magnification and
+  minification, nearest mipmap selection, clamp to edge, normalised coordinates, LOD range
+  [0, 16] (so a level is picked as Vulkan's "Level-of-Detail Operation" says: d = ceil(lambda +
+  0.5) - 1 clamped to the levels).
+
+A handle is ``sampler << 20 | texture`` (``lower/graphics.py``'s bindless handles).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import vulkan as vk
+
+from shader_svc.lower.graphics import SAMPLER_POOL, TEXTURE_POOL
+
+
+@dataclass
+class TexImage:
+    handle: object
+    memory: object
+    view: object
+    levels: list  # (width, height, byte offset in staging) per level
+    staging: object
+
+
+def make_texture(dev, levels: list[np.ndarray]) -> TexImage:
+    """A sampled float RGBA image with ``levels`` (float32 (h, w, 4) each, level 0 first),
+    uploaded at the dispatch that binds it."""
+    d = dev.device
+    h0, w0 = levels[0].shape[:2]
+    fmt = vk.VK_FORMAT_R32G32B32A32_SFLOAT
+    usage = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+    info = vk.VkImageCreateInfo(
+        imageType=vk.VK_IMAGE_TYPE_2D,
+        format=fmt,
+        extent=vk.VkExtent3D(w0, h0, 1),
+        mipLevels=len(levels),
+        arrayLayers=1,
+        samples=vk.VK_SAMPLE_COUNT_1_BIT,
+        tiling=vk.VK_IMAGE_TILING_OPTIMAL,
+        usage=usage,
+        sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
+        initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
+    )
+    hd = vk.vkCreateImage(d, info, None)
+    req = vk.vkGetImageMemoryRequirements(d, hd)
+    idx = next(i for i in range(dev.mem_props.memoryTypeCount) if req.memoryTypeBits >> i & 1)
+    mem = vk.vkAllocateMemory(d, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
+    vk.vkBindImageMemory(d, hd, mem, 0)
+    rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(levels), 0, 1)
+    view = vk.vkCreateImageView(
+        d, vk.VkImageViewCreateInfo(image=hd, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=fmt, subresourceRange=rng), None
+    )
+    blob, at = bytearray(), []
+    for lv in levels:
+        t = np.ascontiguousarray(lv, np.float32)
+        at.append((t.shape[1], t.shape[0], len(blob)))
+        blob += t.tobytes()
+    staging = dev.buffer(len(blob))
+    dev.write(staging, bytes(blob))
+    im = TexImage(hd, mem, view, at, staging)
+    dev.images.append(im)  # destroyed with the device's images (handle, view, memory)
+    return im
+
+
+class TexturePools:
+    """``ComputeDevice._dispatch_surfaces``'s extra set-1 bindings for ``textures``."""
+
+    def __init__(self, dev, textures: list[TexImage]) -> None:
+        self.dev = dev
+        dummy = dev.__dict__.get("_dummy_texture")
+        if dummy is None:
+            dummy = dev._dummy_texture = make_texture(dev, [np.zeros((1, 1, 4), np.float32)])
+        self.entries = [textures[k] if k < len(textures) else dummy for k in range(TEXTURE_POOL)]
+        self.uploads = list({id(t): t for t in self.entries}.values())
+        samplers = dev.__dict__.get("_pool_samplers")
+        if samplers is None:
+            clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
+            info = vk.VkSamplerCreateInfo(
+                magFilter=vk.VK_FILTER_NEAREST,
+                minFilter=vk.VK_FILTER_NEAREST,
+                mipmapMode=vk.VK_SAMPLER_MIPMAP_MODE_NEAREST,
+                addressModeU=clamp,
+                addressModeV=clamp,
+                addressModeW=clamp,
+                minLod=0.0,
+                maxLod=16.0,
+            )
+            samplers = dev._pool_samplers = [vk.vkCreateSampler(dev.device, info, None) for _ in range(SAMPLER_POOL)]
+        self.samplers = samplers
+
+    def bindings(self) -> list:
+        stage = vk.VK_SHADER_STAGE_COMPUTE_BIT
+        return [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=TEXTURE_POOL, stageFlags=stage
+            ),
+            vk.VkDescriptorSetLayoutBinding(
+                binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=SAMPLER_POOL, stageFlags=stage
+            ),
+        ]
+
+    def pool_sizes(self) -> list:
+        return [
+            vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=TEXTURE_POOL),
+            vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=SAMPLER_POOL),
+        ]
+
+    def writes(self, ds) -> list:
+        general = vk.VK_IMAGE_LAYOUT_GENERAL
+        return [
+            vk.VkWriteDescriptorSet(
+                dstSet=ds,
+                dstBinding=0,
+                descriptorCount=TEXTURE_POOL,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=t.view, imageLayout=general) for t in self.entries],
+            ),
+            vk.VkWriteDescriptorSet(
+                dstSet=ds,
+                dstBinding=1,
+                descriptorCount=SAMPLER_POOL,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
+                pImageInfo=[vk.VkDescriptorImageInfo(sampler=s) for s in self.samplers],
+            ),
+        ]
+
+    def record_upload(self, cb) -> None:
+        """Each texture's levels from its staging buffer, the image left in GENERAL layout."""
+        general = vk.VK_IMAGE_LAYOUT_GENERAL
+        all_cmds = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
+        rw = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
+        for t in self.uploads:
+            rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(t.levels), 0, 1)
+
+            def barrier(old: int, t=t, rng=rng) -> None:
+                b = vk.VkImageMemoryBarrier(
+                    srcAccessMask=rw,
+                    dstAccessMask=rw,
+                    oldLayout=old,
+                    newLayout=general,
+                    srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                    dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
+                    image=t.handle,
+                    subresourceRange=rng,
+                )
+                vk.vkCmdPipelineBarrier(cb, all_cmds, all_cmds, 0, 0, None, 0, None, 1, [b])
+
+            barrier(vk.VK_IMAGE_LAYOUT_UNDEFINED)
+            regions = [
+                vk.VkBufferImageCopy(
+                    bufferOffset=off,
+                    bufferRowLength=0,
+                    bufferImageHeight=0,
+                    imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, lv, 0, 1),
+                    imageOffset=vk.VkOffset3D(0, 0, 0),
+                    imageExtent=vk.VkExtent3D(w, h, 1),
+                )
+                for lv, (w, h, off) in enumerate(t.levels)
+            ]
+            vk.vkCmdCopyBufferToImage(cb, t.staging.handle, t.handle, general, len(regions), regions)
+            barrier(general)

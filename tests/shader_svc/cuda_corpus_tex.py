@@ -1,0 +1,257 @@
+"""Texture kernels of the issue-31 corpus (shader-tex): CUDA texture objects sampled with
+tex2DGrad (TXD.B), tex2DLod (TEX.SCR.B.LL) and PTX ``txq.width``/``.height`` (TXQ.B), the object
+read from memory (bindless) or passed as a kernel parameter (the bound forms, the handle in
+constant bank 0).
+
+How the harness binds them (``shader_svc/lower/texture.py``, ``compute_textures.py``):
+``Inputs.textures[k]`` is pool entry k, a list of float32 RGBA mip levels (level 0 first); every
+sampler of the pool is nearest / nearest-mipmap, clamp to edge, normalised coordinates.  A
+handle is ``sampler << 20 | texture``.
+
+Reference (Vulkan spec, "Texel Filtering", "Scale Factor Operation, Level-of-Detail Operation
+and Image Level(s) Selection", "Texel Coordinate Systems"): with axis-aligned gradients
+dP/dx = (gx, 0), dP/dy = (0, gy), rho = max(gx * W, gy * H) (exact for both the formula and the
+approximations the spec allows), lambda = log2(rho); the level is d = ceil(lambda + 0.5) - 1
+clamped to [0, levels - 1] (nearest mipmap: lambda <= 0 is magnification, level 0, the same
+nearest filter); an explicit level l gives d = ceil(l + 0.5) - 1 clamped alike.  The texel at
+level d is (floor(u * W_d), floor(v * H_d)) clamped to the edge.  The points are texel centres
+of level 0, (i + 0.5) / W, never on a texel edge of any level; lambda is an integer or an
+integer + log2(1.5) (0.085 from a rounding edge), tex2DLod's levels are 0.1 or more from one.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+GROUP = "texture"
+W0 = H0 = 16
+LEVELS = 5  # 16, 8, 4, 2, 1
+HANDLE = 2 << 20 | 3  # sampler 2, texture 3
+
+
+def _levels(r, w: int = W0, h: int = H0, n: int = LEVELS) -> list[np.ndarray]:
+    """Mip levels of random float texels (multiples of 1/8: exact in float32)."""
+    out = []
+    for k in range(n):
+        out.append((r.integers(-1000, 1000, (max(1, h >> k), max(1, w >> k), 4)) / 8).astype(np.float32))
+    return out
+
+
+def _pools(r) -> list:
+    # entries 0..2 other textures (a wrong pick shows), entry 3 the one the handle names
+    return [_levels(r, 4, 4, 1), _levels(r, 8, 8, 2), _levels(r, 2, 2, 1), _levels(r)]
+
+
+def _texel(levels: list[np.ndarray], u: np.ndarray, v: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Nearest texel of level d at (u, v), clamped to the edge: (n, 4) float32."""
+    out = np.zeros((len(u), 4), np.float32)
+    for i in range(len(u)):
+        lv = levels[int(d[i])]
+        h, w = lv.shape[:2]
+        out[i] = lv[min(max(int(np.floor(v[i] * h)), 0), h - 1), min(max(int(np.floor(u[i] * w)), 0), w - 1)]
+    return out
+
+
+def _level(lam: np.ndarray) -> np.ndarray:
+    return np.clip(np.ceil(lam + 0.5) - 1, 0, LEVELS - 1).astype(int)
+
+
+def _points(r, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Texel centres of level 0, a quarter of them outside the texture (clamped)."""
+    i, j = r.integers(-4, W0 + 4, n), r.integers(-4, H0 + 4, n)
+    return ((i + 0.5) / W0).astype(np.float32), ((j + 0.5) / H0).astype(np.float32)
+
+
+def _f(x: np.ndarray) -> np.ndarray:
+    return np.asarray(x, np.float32).view(np.uint32)
+
+
+def _handles() -> np.ndarray:
+    b = np.zeros(4, np.uint32)
+    b[0] = HANDLE
+    return b
+
+
+N = 128
+
+
+def define(case, Inputs) -> None:
+    def kernel(name: str, src: str, inputs, ref) -> None:
+        case(name=name, style="texture", group=GROUP, src=src, inputs=inputs, ref=ref)
+
+    # --- tex2DGrad: gradients of powers of two (and 1.5 times them) along each axis -----------
+    def grad_inputs(r):
+        u, v = _points(r, N)
+        k = r.integers(-3, 7, (2, N)).astype(np.float64)
+        frac = r.integers(0, 2, (2, N)) * np.log2(1.5)
+        g = (2.0 ** (k + frac) / W0).astype(np.float32)
+        a = np.concatenate([_f(u), _f(v), _f(g[0]), _f(g[1])])
+        return Inputs(a, _handles(), N, N, np.zeros(4 * N, np.uint32), textures=_pools(r))
+
+    def grad_ref(x):
+        u, v, gx, gy = (x.a[k * N : (k + 1) * N].view(np.float32) for k in range(4))
+        lam = np.log2(np.maximum(gx.astype(np.float64) * W0, gy.astype(np.float64) * H0))
+        return _f(_texel(x.textures[3], u, v, _level(lam)).ravel())
+
+    kernel(
+        "tex_grad",
+        r"""
+K(tex_grad) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  const float *f = (const float *)a;
+  float4 v = tex2DGrad<float4>(t, f[i], f[i + n], make_float2(f[i + 2 * n], 0.0f), make_float2(0.0f, f[i + 3 * n]));
+  float *of = (float *)o;
+  of[4 * i] = v.x; of[4 * i + 1] = v.y; of[4 * i + 2] = v.z; of[4 * i + 3] = v.w;
+}""",
+        grad_inputs,
+        grad_ref,
+    )
+
+    # --- tex2DLod: levels around the rounding points and beyond the chain ---------------------
+    LODS = np.array([-1, 0, 0.25, 0.4, 1, 1.4, 1.6, 2, 2.75, 3, 3.4, 4, 6], np.float32)
+
+    def lod_inputs(r):
+        u, v = _points(r, N)
+        lv = LODS[r.integers(0, len(LODS), N)]
+        return Inputs(np.concatenate([_f(u), _f(v), _f(lv)]), _handles(), N, N, np.zeros(2 * N, np.uint32), textures=_pools(r))
+
+    def lod_ref(x):
+        u, v, lv = (x.a[k * N : (k + 1) * N].view(np.float32) for k in range(3))
+        t = _texel(x.textures[3], u, v, _level(lv.astype(np.float64)))
+        return _f(np.stack([t[:, 0], t[:, 3]], axis=1).ravel())
+
+    kernel(
+        "tex_lod",
+        r"""
+K(tex_lod) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  const float *f = (const float *)a;
+  float4 v = tex2DLod<float4>(t, f[i], f[i + n], f[i + 2 * n]);
+  float *of = (float *)o;
+  of[2 * i] = v.x; of[2 * i + 1] = v.w;
+}""",
+        lod_inputs,
+        lod_ref,
+    )
+
+    # --- txq.width / .height of the handle's texture and of another (entry 1) ------------------
+    def txq_inputs(r):
+        b = np.array([HANDLE, 0, 1, 0], np.uint32)
+        return Inputs(np.zeros(4, np.uint32), b, 64, 64, np.zeros(4 * 64, np.uint32), textures=_pools(r))
+
+    def txq_ref(x):
+        return np.tile(np.array([W0, H0, 8, 8], np.uint32), 64)
+
+    kernel(
+        "tex_query",
+        r"""
+K(tex_query) {
+  int i = TID; if (i >= n) return;
+  const unsigned long long *h = (const unsigned long long *)b;
+  unsigned long long t = h[0], t1 = h[1];
+  int w, hh, w1, h1;
+  asm("txq.width.b32 %0, [%1];" : "=r"(w) : "l"(t));
+  asm("txq.height.b32 %0, [%1];" : "=r"(hh) : "l"(t));
+  asm("txq.width.b32 %0, [%1];" : "=r"(w1) : "l"(t1));
+  asm("txq.height.b32 %0, [%1];" : "=r"(h1) : "l"(t1));
+  o[4 * i] = w; o[4 * i + 1] = hh; o[4 * i + 2] = w1; o[4 * i + 3] = h1;
+}""",
+        txq_inputs,
+        txq_ref,
+    )
+
+    # --- the bound forms: the texture object a kernel parameter (c[0x0][0x180]) ----------------
+    def bound_inputs(r):
+        x = grad_inputs(r)
+        lv = LODS[r.integers(0, len(LODS), N)]
+        x.a = np.concatenate([x.a, _f(lv)])
+        x.out = np.zeros(6 * N, np.uint32)
+        x.extra = struct.pack("<IQ", 0, HANDLE)  # n at 0x178, then t at 0x180
+        return x
+
+    def bound_ref(x):
+        u, v, gx, gy, lv = (x.a[k * N : (k + 1) * N].view(np.float32) for k in range(5))
+        lam = np.log2(np.maximum(gx.astype(np.float64) * W0, gy.astype(np.float64) * H0))
+        g = _texel(x.textures[3], u, v, _level(lam))
+        t = _texel(x.textures[3], u, v, _level(lv.astype(np.float64)))
+        return _f(np.concatenate([g, t[:, :1], np.full((N, 1), W0, np.float32)], axis=1).ravel())
+
+    kernel(
+        "tex_bound",
+        r"""
+// K(tex_bound)'s parameters and one more: a texture object after n (cuda_build.build finds
+// kernels by that marker)
+extern "C" __global__ void tex_bound(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
+                                     uint32_t *__restrict__ o, int n, cudaTextureObject_t t) {
+  int i = TID; if (i >= n) return;
+  const float *f = (const float *)a;
+  float4 v = tex2DGrad<float4>(t, f[i], f[i + n], make_float2(f[i + 2 * n], 0.0f), make_float2(0.0f, f[i + 3 * n]));
+  float l = tex2DLod<float>(t, f[i], f[i + n], f[i + 4 * n]);
+  int w; asm("txq.width.b32 %0, [%1];" : "=r"(w) : "l"(t));
+  float *of = (float *)o;
+  of[6 * i] = v.x; of[6 * i + 1] = v.y; of[6 * i + 2] = v.z; of[6 * i + 3] = v.w; of[6 * i + 4] = l;
+  of[6 * i + 5] = (float)w;
+}""",
+        bound_inputs,
+        bound_ref,
+    )
+
+
+def define_match(case, Inputs) -> None:
+    """MATCH (shader-tex): __match_any_sync / __match_all_sync on 32- and 64-bit values (PTX
+    match.sync, sm_70 and up: SM86's MATCH.ANY / MATCH.ALL / .U64).  PTX for sm_53 has no
+    match.sync: ptxas refuses the group there (cuda_gaps.txt)."""
+    n = 256
+
+    def inputs(r):
+        return Inputs(
+            r.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32),
+            r.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32),
+            n,
+            n,
+            np.zeros(4 * n, np.uint32),
+        )
+
+    def ref(x):
+        i = np.arange(n)
+        v = x.a & 7
+        u = np.where(i & 32, v, (x.a[i & ~31]) & 7)
+        hi = x.b & 1
+        out = np.zeros((n, 4), np.uint32)
+        for w in range(n // 32):
+            s = slice(32 * w, 32 * w + 32)
+            vv, uu, hh = v[s], u[s], hi[s]
+            bits = (1 << np.arange(32, dtype=np.uint64)).astype(np.uint64)
+            anym = [(bits * (vv == vv[k])).sum() for k in range(32)]
+            any64 = [(bits * ((vv == vv[k]) & (hh == hh[k]))).sum() for k in range(32)]
+            same = bool((uu == uu[0]).all())
+            out[s, 0] = np.array(anym, np.uint64).astype(np.uint32)
+            out[s, 1] = 0xFFFFFFFF if same else 0
+            out[s, 2] = int(same)
+            out[s, 3] = np.array(any64, np.uint64).astype(np.uint32)
+        return out.ravel()
+
+    case(
+        name="warp_match",
+        style="warp",
+        group="match",
+        src=r"""
+K(warp_match) {
+  int i = TID;  // no early return: every lane of the warp reaches the match
+  uint32_t v = a[i] & 7;
+  uint32_t u = (i & 32) ? v : (a[i & ~31] & 7);  // even warps: one value
+  unsigned long long w = ((unsigned long long)(b[i] & 1) << 32) | v;
+  uint32_t any, all, any64;
+  int pred;
+  any = __match_any_sync(0xffffffffu, v);
+  all = __match_all_sync(0xffffffffu, u, &pred);
+  any64 = __match_any_sync(0xffffffffu, w);
+  o[4 * i] = any; o[4 * i + 1] = all; o[4 * i + 2] = pred; o[4 * i + 3] = any64;
+}""",
+        inputs=inputs,
+        ref=ref,
+    )
