@@ -2230,3 +2230,31 @@ R(
         ),
     ]
 )
+
+
+# --- shader-u (issue 31): lowering keys of rows written decode-only (``ir`` was ''), so the
+# translator's rules reach them; the rows' encodings are unchanged.  UIMAD with .WIDE is its own
+# key (a register pair written), UPLOP3.LUT is UPLOP3.
+def _lowering_key(r: Row) -> str:
+    m = r.mnemonic.split(".")[0]
+    if m == "UIMAD" and any(x.name == "WIDE" for x in r.mods):
+        return "UIMAD.WIDE"
+    return m
+
+
+# UIMAD: ptxas writes the hidden carry-in !UPT (87..90) and, without .WIDE, the hidden carry-out
+# UPT (81..83) as for IMAD (nvcc 13's 'UIMAD UR6, UR9, UR6, 0x3039' and 'UIMAD.WIDE.U32 UR4, UR9,
+# -0x61c88647, URZ'); the reference encoding is that word's
+def _uimad_base(r: Row) -> Row:
+    if r.mnemonic == "UIMAD":
+        wide = any(x.name == "WIDE" for x in r.mods)
+        return replace(r, base=r.base | CI87 | (0 if wide else hi(0xE0000)))
+    return r
+
+
+ROWS[:] = [_uimad_base(r) for r in ROWS]
+_KEYED = set(
+    "UIMAD UISETP ULEA ULOP3 UPLOP3 USEL USHF UPRMT UPOPC UBMSK UBREV UP2UR UR2UP USGXT UF2FP "
+    "I2I BMSK FSET IDP VABSDIFF4 P2R R2P I2IP".split()
+)
+ROWS[:] = [replace(r, ir=_lowering_key(r)) if not r.ir and r.mnemonic.split(".")[0] in _KEYED else r for r in ROWS]

@@ -16,6 +16,7 @@ from shader_svc.sm86.lower_mem import Memory86
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.lower.surface import SURFACE_RULES, Surface
+from shader_svc.sm86.lower_uniform import UNIFORM_RULES, Uniform86
 
 EXT = {
     "LEA",
@@ -64,7 +65,7 @@ EXT = {
 }
 
 
-class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface):
+class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, Uniform86):
     RULES = {
         **Lower86.RULES,
         "IADD3": "op_iadd3",
@@ -118,10 +119,19 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface):
         "REDUX": "op_redux",
         **ALU_RULES,
         **SURFACE_RULES,
+        **UNIFORM_RULES,  # shader-u
     }
 
     def lowered(self, ir: str) -> bool:
-        return ir in LOWERED or ir in EXT or ir in HALF_RULES or ir in EXTRA_RULES or ir in ALU_RULES or ir in SURFACE_RULES
+        return (
+            ir in LOWERED
+            or ir in EXT
+            or ir in HALF_RULES
+            or ir in EXTRA_RULES
+            or ir in ALU_RULES
+            or ir in SURFACE_RULES
+            or ir in UNIFORM_RULES
+        )
 
     def lower(self, inst: Inst) -> None:
         # the 64-bit integer type is declared when the first instruction is lowered, before its

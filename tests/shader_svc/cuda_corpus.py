@@ -418,6 +418,7 @@ cuda_corpus_more.define_shader_alu(case, Inputs)  # shader-alu's kernels (half c
 cuda_corpus_more.define_shader_alu_directed(case, Inputs)  # shader-alu: directed rounding at the edges
 cuda_corpus_surf.define(case, Inputs)
 cuda_corpus_more.define_shader_gaps2(case, Inputs)  # shader-gaps2: half constants beyond the 9-bit forms
+cuda_corpus_more.define_shader_u(case, Inputs)  # shader-u: SM86's uniform datapath, the last vector ALU rows
 GROUPS = sorted({c.group for c in CASES})
 
 
