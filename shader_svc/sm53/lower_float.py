@@ -25,7 +25,7 @@ MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSq
 
 
 # issue 31's later float rows (shader-alu): lowering key -> handler, merged into Compute53.RULES
-FLOAT_RULES = {"HSET2": "op_hset2"}
+FLOAT_RULES = {"HSET2": "op_hset2", "FCMP": "op_fcmp"}  # FCMP: shader-u
 
 
 class Float53(Lower53):
@@ -313,4 +313,17 @@ class Float53(Lower53):
         pc = inst.ops["pc"]
         c = b.get_pred(pc["pred"], pc["not"])
         self.put_ir(b, inst, half_ir.set2_ir(b, x, y, c, inst.mods["bop"], inst.mods["cmp"], bool(inst.mods["BF"])))
+        ir_spirv.emit(self, b)
+
+    # --- shader-u (issue 31) ----------------------------------------------------------------------
+    def op_fcmp(self, inst: Inst) -> None:
+        """FCMP d, a, b, c: a where (c cmp 0.0) holds, else b (the comparison's 16 tests as
+        FSETP's; .FTZ flushes c first)."""
+        b = Block()
+        c = b.op("BitcastF32", self.val_ir(b, inst, "c", True))
+        if inst.mods["FTZ"]:
+            c = b.op("FFlushDenorm32", c)
+        z = b.emit("FCmp32", c, b.emit("ConstF32", bits=0), cmp=inst.mods["cmp"])
+        x = self.val_ir(b, inst, "a")
+        self.put_ir(b, inst, b.op("Select32", z, x, self.val_ir(b, inst, "b")))
         ir_spirv.emit(self, b)

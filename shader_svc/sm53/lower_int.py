@@ -23,6 +23,10 @@ INT_RULES = {
     "P2R": "op_p2r",
     "R2P": "op_r2p",
     "ISCADD32I": "op_iscadd",
+    # shader-u
+    "IMAD32I": "op_imad32i",
+    "PSET": "op_pset",
+    "CS2R": "op_cs2r",
 }
 # The condition code as this lowering keeps it: Z (CCZ), S (CCS, the result's sign) and C (CC,
 # the carry); the overflow flag O is not kept (no writer computes it), so the tests that read
@@ -619,4 +623,46 @@ class Int53(Lower53):
             on = b.op("INe32", b.op("IAnd32", mask, bit), b.const_u32(0))
             v = b.op("INe32", b.op("IAnd32", a, bit), b.const_u32(0))
             b.emit("SetFlag", b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), b.emit("GetFlag", flag=n))), flag=n)
+        ir_spirv.emit(self, b)
+
+    # --- shader-u (issue 31): the last integer and predicate rows --------------------------------
+    def op_imad32i(self, inst: Inst) -> None:
+        """IMAD32I d, a, imm, c (c is d's register): IMAD with a 32-bit immediate B; the types
+        as IMAD's (.S32.U32: a signed; '' both), .HI the product's high word, .CC the carry and
+        zero flags of the add.  Negated operands are refused, as IMAD's."""
+        ops, mods = inst.ops, inst.mods
+        if ops["a"].get("neg") or ops["c"].get("neg"):
+            self.bad(inst, "IMAD32I with a negated operand not translated yet")
+        sa, sb = mods["types"] & 1, mods["types"] >> 1
+        self.u64
+        b = Block()
+        x = b.op("SExt64" if sa else "ZExt64", self.val_ir(b, inst, "a"))
+        p = b.op("IMul64", x, b.op("SExt64" if sb else "ZExt64", self.val_ir(b, inst, "b")))
+        if mods["HI"]:
+            p = b.op("Shr64", p, b.const_u64(32))
+        terms = [b.op("Trunc32", p), self.val_ir(b, inst, "c")]
+        self.put_ir(b, inst, self.add_cc_ir(b, terms, False, bool(ops["d"].get("cc"))))
+        ir_spirv.emit(self, b)
+
+    def op_pset(self, inst: Inst) -> None:
+        """PSET: (pa BOP1 pb) BOP2 pc as a word: 1.0 with .BF, else 0xffffffff; 0 where false."""
+        ops, mods = inst.ops, inst.mods
+        if ops["d"].get("cc"):
+            self.bad(inst, "PSET with the condition code not translated yet")
+        bop = ("LAnd", "LOr", "LXor")
+        b = Block()
+        pa, pb = (b.get_pred(ops[n]["pred"], ops[n]["not"]) for n in ("pa", "pb"))
+        pc = b.get_pred(ops["pc"]["pred"], ops["pc"]["not"])
+        r = b.op(bop[mods["bop2"]], b.op(bop[mods["bop1"]], pa, pb), pc)
+        true = 0x3F800000 if mods["BF"] else 0xFFFFFFFF
+        self.put_ir(b, inst, b.op("Select32", r, b.const_u32(true), b.const_u32(0)))
+        ir_spirv.emit(self, b)
+
+    def op_cs2r(self, inst: Inst) -> None:
+        """CS2R: only SRZ (a zero word) has a meaning for one invocation; the clocks and other
+        special registers are refused."""
+        if inst.ops["sr"]["sr"] != 0xFF:
+            self.bad(inst, "CS2R of a special register other than SRZ not translated")
+        b = Block()
+        self.put_ir(b, inst, b.const_u32(0))
         ir_spirv.emit(self, b)

@@ -636,12 +636,12 @@ class Alu86(Lower86):
 
     def op_vabsdiff4(self, inst: Inst) -> None:
         """VABSDIFF4 (PTX vabsdiff4, __vsadu4 / __vsads4): per byte |a - b| (.U8 unsigned bytes,
-        else signed); .ACC (vabsdiff4.add) sums the four into c, without it the four land in
-        their bytes, which is what ptxas writes with c = RZ (what c does then, and a predicate
-        out, no document says: refused)."""
-        acc, c = inst.mods["ACC"], inst.ops["c"]
-        if inst.ops["p"]["pred"] != 7 or not (acc or c.get("reg") == 255):
-            refuse(inst, "VABSDIFF4 with a predicate out or a merge operand not translated")
+        else signed); .ACC (vabsdiff4.add) sums the four into c; without it the four land in
+        their bytes: PTX's SIMD merge with its default mask .b3210 takes every byte from the
+        result, none from c (the SASS form has no mask field).  A predicate out is refused."""
+        acc = inst.mods["ACC"]
+        if inst.ops["p"]["pred"] != 7:
+            refuse(inst, "VABSDIFF4 with a predicate out not translated")
         signed = inst.mods["U8"] == 1
         b = Block()
         xa = self._bytes_ir(b, self.src_ir(b, inst, "a"), signed)

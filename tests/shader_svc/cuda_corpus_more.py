@@ -1898,20 +1898,70 @@ K(NAME) {
         group="shader_u",
         src=r"""
 K(vec_alu_forms) {
+  // sm_70+ PTX (bmsk, dp4a, cvt.pack, szext) in the sm_86 build, the same in C for sm_53 (whose
+  // PTX nvcc writes for compute_75)
   int i = TID; if (i >= n) return;
   uint32_t x = a[i], y = b[i], r0, r1, r2, r3, r4, r5, r6, r7, r8, r9;
   asm("cvt.sat.s8.s32 %0, %1;" : "=r"(r0) : "r"(x));
   asm("{.reg .s16 t; cvt.sat.s16.s32 t, %1; cvt.s32.s16 %0, t;}" : "=r"(r1) : "r"(y));
+#if __CUDA_ARCH__ >= 800
   asm("bmsk.clamp.b32 %0, %1, %2;" : "=r"(r2) : "r"(x & 63), "r"(y & 63));
   asm("dp4a.s32.u32 %0, %1, %2, %3;" : "=r"(r3) : "r"(x), "r"(y), "r"(r0));
   asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(r4) : "r"(x), "r"(y), "r"(r1));
-  r5 = __vsadu4(x, y);
   asm("szext.wrap.s32 %0, %1, %2;" : "=r"(r6) : "r"(x), "r"(y));
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r9) : "r"(x), "r"(y), "r"(r1));
+#else
+  { uint32_t p = x & 63, w = y & 63, a1 = p & 31, b1 = w & 31, s = a1 + b1;
+    uint32_t m0 = p >= 32 ? 0u : ~0u << a1;
+    uint32_t m1 = (s >= 32 || p >= 32 || w >= 32) ? 0u : (b1 == 0 ? ~0u : ~0u << s);
+    r2 = m0 & ~m1; }
+  r3 = r0; r9 = r1;
+  for (int k = 0; k < 4; k++) {
+    r3 += (int)(int8_t)(x >> (8 * k)) * (int)(uint8_t)(y >> (8 * k));
+    r9 += (int)(uint8_t)(x >> (8 * k)) * (int)(int8_t)(y >> (8 * k));
+  }
+  { int p = (int)x, q = (int)y; p = p < 0 ? 0 : p > 255 ? 255 : p; q = q < 0 ? 0 : q > 255 ? 255 : q;
+    r4 = (r1 << 16) | ((uint32_t)p << 8) | (uint32_t)q; }
+  { uint32_t b1 = y & 31; r6 = b1 == 0 ? 0u : (uint32_t)((int32_t)(x << (32 - b1)) >> (32 - b1)); }
+#endif
+  r5 = __vsadu4(x, y);
   r7 = __vsads4(x, y);
   asm("set.lt.f32.f32 %0, %1, %2;" : "=r"(r8) : "f"(__uint_as_float(x)), "f"(__uint_as_float(y)));
-  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r9) : "r"(x), "r"(y), "r"(r1));
   o[i] = r0 + 3*r1 + 5*r2 + 7*r3 + 11*r4 + 13*r5 + 17*r6 + 19*r7 + 23*r8 + 29*r9;
 }""",
         inputs=lambda r: _vec_alu_inputs(r, Inputs),
         ref=_vec_alu_ref,
     )
+    case(
+        name="fcmp_pset_mad",
+        style="integer",
+        group="shader_u",
+        src=r"""
+K(fcmp_pset_mad) {
+  int i = TID; if (i >= n) return;
+  uint32_t x = a[i], y = b[i], r0, r1, r2, r3;
+  asm("slct.f32.f32 %0, %1, %2, %3;" : "=r"(r0) : "f"(__uint_as_float(x)), "f"(__uint_as_float(y)), "f"(__uint_as_float(x ^ y)));
+  asm("{.reg .pred p, q, r; setp.lt.s32 p, %1, 0; setp.gt.u32 q, %2, 0x40000000; xor.pred r, p, q; selp.u32 %0, -1, 0, r;}"
+      : "=r"(r1) : "r"(x), "r"(y));
+  asm("mad.hi.s32 %0, %1, 0x12345678, %2;" : "=r"(r2) : "r"(x), "r"(y));
+  asm("mad.lo.u32 %0, %1, 0x9E3779B9, %2;" : "=r"(r3) : "r"(x), "r"(y));
+  o[i] = r0 + 3 * r1 + 5 * r2 + 7 * r3;
+}""",
+        inputs=lambda r: _vec_alu_inputs(r, Inputs),
+        ref=_fcmp_pset_mad_ref,
+    )
+
+
+def _fcmp_pset_mad_ref(x) -> np.ndarray:
+    """PTX slct.f32.f32 (c >= 0 ? a : b, false for a NaN c), a predicate xor as a word, mad.hi
+    / mad.lo with an immediate."""
+    out = []
+    for i in range(x.n):
+        a, b = int(x.a[i]), int(x.b[i])
+        c = np.uint32(a ^ b).view(np.float32)
+        r0 = a if c >= 0 else b
+        r1 = M32 if (_s32v(a) < 0) != (b > 0x40000000) else 0
+        r2 = (((_s32v(a) * 0x12345678) >> 32) + b) & M32
+        r3 = (a * 0x9E3779B9 + b) & M32
+        out.append((r0 + 3 * r1 + 5 * r2 + 7 * r3) & M32)
+    return np.array(out, np.uint32)

@@ -195,6 +195,7 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
     from shader_svc.sm86.lower_alu import ALU_RULES
     from shader_svc.sm86.lower_half import HALF_RULES
     from shader_svc.lower.surface import SURFACE_RULES  # surfaces (shader-surf); DEPBAR waits: NOP
+    from shader_svc.sm86.lower_uniform import UNIFORM_RULES  # the uniform datapath (shader-u)
 
     mem = {"ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC", "QSPC", "ATOMG.CAS"}  # shader-mem's rows: sm86/lower_mem.py
     mem |= {"LDG", "STG", "NOP"}  # shader-gaps2's Volta-style LD/ST (sm86/lower_mem.py), WARPSYNC.EXCLUSIVE
@@ -205,6 +206,7 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
         or r.ir in ALU_RULES
         or r.ir in mem
         or r.ir in SURFACE_RULES
+        or r.ir in UNIFORM_RULES
         or r.mnemonic == "DEPBAR"
         for r in ROWS[MORE_FROM:]
     )
