@@ -23,6 +23,8 @@ CI_G = {"warp_reduce", "histogram", "int64_math"}
 # ISAs (one more NVRTC build per ISA: the atomic_mem group)
 CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
+# shader-u: SM86's uniform datapath and the last vector ALU rows, -O3 on both ISAs (the shader_u group)
+CI_U = {"uni_alu_0", "uni_more_0", "vec_alu_forms", "fcmp_pset_mad"}
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -43,7 +45,7 @@ def _params():
     for isa in (86, 53):
         for opt in ("O3", "G"):
             for c in cc.CASES:
-                ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (opt == "O3" and c.name in CI_MEM | CI_SURF)
+                ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (opt == "O3" and c.name in CI_MEM | CI_SURF | CI_U)
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))
                 if why is not None:
