@@ -45,7 +45,9 @@ def _params():
     for isa in (86, 53):
         for opt in ("O3", "G"):
             for c in cc.CASES:
-                ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (opt == "O3" and c.name in CI_MEM | CI_SURF | CI_U)
+                ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_U
+                )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))
                 if why is not None:
