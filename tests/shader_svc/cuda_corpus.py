@@ -419,6 +419,7 @@ cuda_corpus_more.define_shader_alu_directed(case, Inputs)  # shader-alu: directe
 cuda_corpus_surf.define(case, Inputs)
 cuda_corpus_more.define_shader_gaps2(case, Inputs)  # shader-gaps2: half constants beyond the 9-bit forms
 cuda_corpus_more.define_shader_u(case, Inputs)  # shader-u: SM86's uniform datapath, the last vector ALU rows
+cuda_corpus_more.define_shader_u_wide(case, Inputs)  # shader-u: uniform carries, ULEA.HI.X.SX32
 GROUPS = sorted({c.group for c in CASES})
 
 

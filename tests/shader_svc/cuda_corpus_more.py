@@ -1965,3 +1965,33 @@ def _fcmp_pset_mad_ref(x) -> np.ndarray:
         r3 = (a * 0x9E3779B9 + b) & M32
         out.append((r0 + 3 * r1 + 5 * r2 + 7 * r3) & M32)
     return np.array(out, np.uint32)
+
+
+def _uni_wide_ref(x) -> np.ndarray:
+    """UIADD3's carry into a uniform predicate, ULEA.HI.X.SX32 reading it, UIMAD.WIDE.U32."""
+    u, m64 = x.n & M32, (1 << 64) - 1
+    v = (u * 9 + (u >> 3) * 8) & M32
+    w = ((_s32v(u << 20) & m64) + ((u >> 12) << 4)) & m64
+    z = ((u << 5) + 0x123456789 * (u & 3)) & m64
+    acc = v + (w & M32) + (w >> 32) + (z & M32) + (z >> 32)
+    return ((x.a.astype(np.uint64) + acc) & M32).astype(np.uint32)
+
+
+def define_shader_u_wide(case, Inputs) -> None:
+    src = r"""
+K(NAME) {
+  int i = TID; uint32_t u = (uint32_t)n;
+  uint32_t v = u * 9u + (u >> 3) * 8u;
+  uint64_t w = (uint64_t)(int64_t)(int32_t)(u << 20) + ((uint64_t)(u >> 12) << 4);
+  uint64_t z = ((uint64_t)u << 5) + 0x123456789ull * (u & 3);
+  if (i < 256) o[i] = a[i] + v + (uint32_t)w + (uint32_t)(w >> 32) + (uint32_t)z + (uint32_t)(z >> 32);
+}"""
+    for j, n in enumerate((0x7FF, -1, 0x12345, 0x80000)):
+        case(
+            name=f"uni_wide_{j}",
+            style="integer",
+            group="shader_u",
+            src=src.replace("NAME", f"uni_wide_{j}"),
+            inputs=lambda r, n=n: Inputs(u32(r, 256), np.zeros(1, np.uint32), n, 256, np.zeros(256, np.uint32)),
+            ref=_uni_wide_ref,
+        )
