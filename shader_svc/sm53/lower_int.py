@@ -27,6 +27,7 @@ INT_RULES = {
     "IMAD32I": "op_imad32i",
     "PSET": "op_pset",
     "CS2R": "op_cs2r",
+    "VABSDIFF4": "op_vabsdiff4",
 }
 # The condition code as this lowering keeps it: Z (CCZ), S (CCS, the result's sign) and C (CC,
 # the carry); the overflow flag O is not kept (no writer computes it), so the tests that read
@@ -665,4 +666,42 @@ class Int53(Lower53):
             self.bad(inst, "CS2R of a special register other than SRZ not translated")
         b = Block()
         self.put_ir(b, inst, b.const_u32(0))
+        ir_spirv.emit(self, b)
+
+    def op_vabsdiff4(self, inst: Inst) -> None:
+        """VABSDIFF4 (PTX vabsdiff4): per byte |Va - Vb| of the bytes a's and b's selectors pick
+        from the eight bytes of {b, a} (a's bytes 0..3, b's 4..7; a selector's digits name the
+        source of result bytes 3..0, defaults .3210 and .7654), each extended by its operand's
+        sign (.U8/.S8); .ACC adds the bytes the mask (.X = byte 0 ... .W = byte 3) selects to c,
+        without it those bytes are written and the others come from c (PTX's SIMD merge).
+        Refused: .SAT and the .CC destination."""
+        mods, ops = inst.mods, inst.ops
+        self.need(inst, SAT=0)
+        if ops["d"].get("cc"):
+            self.bad(inst, "VABSDIFF4 with the condition code not translated yet")
+        row = {o.name: o for o in inst.row.operands}
+        b = Block()
+        x, y, c = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"), self.val_ir(b, inst, "c")
+
+        def picked(name: str, signed: bool) -> list[Value]:
+            text = dict(row[name].sel4[1])[ops[name]["sel4"]] or (".3210" if name == "a" else ".7654")
+            src = [int(ch) for ch in text[1:]][::-1]  # result byte 0 first
+            op = "SBitExtract32" if signed else "UBitExtract32"
+            return [b.op(op, x if k < 4 else y, b.const_u32(8 * (k & 3)), b.const_u32(8)) for k in src]
+
+        va, vb = picked("a", bool(mods["signs"] & 1)), picked("b", bool(mods["signs"] & 2))
+        diffs = [b.op("SAbs32", b.op("ISub32", p, q)) for p, q in zip(va, vb)]
+        mask = mods["mask"]
+        if mods["red"]:
+            r = c
+            for k, dk in enumerate(diffs):
+                if mask >> k & 1:
+                    r = b.op("IAdd32", r, dk)
+        else:
+            keep = sum(0xFF << (8 * k) for k in range(4) if not mask >> k & 1)
+            r = b.op("IAnd32", c, b.const_u32(keep))
+            for k, dk in enumerate(diffs):
+                if mask >> k & 1:
+                    r = b.op("IOr32", r, b.op("IShl32", b.op("IAnd32", dk, b.const_u32(0xFF)), b.const_u32(8 * k)))
+        self.put_ir(b, inst, r)
         ir_spirv.emit(self, b)

@@ -7,7 +7,8 @@ refused by the translator before shader-u (no lowering rule).
 SM53: FMUL/FFMA .FMZ (the field value beside .FTZ: .FTZ, and a product with a zero factor is +0
 whatever the other factor, infinity or NaN -- the D3D9 'legacy' multiply, Mesa nv50_ir's
 'dnz'), HADD2 .MRG_H0/.MRG_H1 (one half of the destination written, the other kept: yuzu's
-MergeResult), PSET (.BF), IMAD32I (.HI, signed immediate), FCMP.
+MergeResult), PSET (.BF), IMAD32I (.HI, signed immediate), FCMP, VABSDIFF4 (PTX vabsdiff4: byte
+selectors, signs, the mask's merge and .ACC).
 SM86: P2R/R2P and UP2UR/UR2UP (predicates P0..P6 as bits 0..6, Ryujinx's layout), UPLOP3,
 USGXT (PTX szext), UBMSK (PTX bmsk) on uniform registers loaded by R2UR."""
 
@@ -67,7 +68,11 @@ KERNEL53 = """
         IMAD32I.HI R20, R10, -0x12345, R20
         MOV R21, R11
         IMAD32I.HI R21, R11, 0x7654321, R21
-        STG.E.64 [R8+0x20], R20
+        VABSDIFF4.S8.U8.XZ R22, R10.3201, R11.4567, R11
+        VABSDIFF4.U8.S8.ACC R23, R10.3120, R11.6745, R10
+        VABSDIFF4.Y R24, R10.4321, R11.5432, R10
+        STG.E.128 [R8+0x20], R20
+        STG.E [R8+0x30], R24
         EXIT
 """
 
@@ -120,6 +125,27 @@ def _same_f32(got: int, want: int) -> bool:
     return got == want
 
 
+def _vabsdiff4(a: int, b: int, c: int, asel: str, bsel: str, sa: bool, sb: bool, mask: int, acc: bool) -> int:
+    """PTX vabsdiff4: bytes picked from {b, a} by the selectors (digits for bytes 3..0), each
+    extended by its type, |difference|; .add sums the masked ones into c, else the masked bytes
+    replace c's."""
+    src = [(a >> (8 * k)) & 0xFF for k in range(4)] + [(b >> (8 * k)) & 0xFF for k in range(4)]
+
+    def ext(v: int, signed: bool) -> int:
+        return v - 256 if signed and v >= 128 else v
+
+    va = [ext(src[int(ch)], sa) for ch in asel[::-1]]
+    vb = [ext(src[int(ch)], sb) for ch in bsel[::-1]]
+    r = [abs(p - q) for p, q in zip(va, vb)]
+    if acc:
+        return (c + sum(r[k] for k in range(4) if mask >> k & 1)) & M32
+    out = c
+    for k in range(4):
+        if mask >> k & 1:
+            out = (out & ~(0xFF << (8 * k))) | ((r[k] & 0xFF) << (8 * k))
+    return out & M32
+
+
 def _half_add(p: int, q: int) -> int:
     return _round(*_op(lambda u, v: u + v, _exact(p), _exact(q)))
 
@@ -155,6 +181,9 @@ def test_sm53_forms_match_their_definitions(compute_device):
             7: M32 if (not p1) or p2 else 0,
             8: (((_s32(x) * -0x12345) >> 32) + x) & M32,
             9: (((_s32(y) * 0x7654321) >> 32) + y) & M32,
+            10: _vabsdiff4(x, y, y, "3201", "4567", True, False, 0b0101, False),
+            11: _vabsdiff4(x, y, x, "3120", "6745", False, True, 0b1111, True),
+            12: _vabsdiff4(x, y, x, "4321", "5432", True, True, 0b0010, False),
         }
         for w, v in want_u.items():
             if int(out[i, w]) != v:
