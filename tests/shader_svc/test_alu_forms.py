@@ -4,7 +4,8 @@ their public definitions (issue 31, shader-u).  Hand-written kernels, assembled 
 and as nvdisasm prints it (``listings.check_sm*``, heavy: checked when written).  Each kernel is
 refused by the translator before shader-u (no lowering rule).
 
-SM53: FMUL/FFMA .FMZ (the field value beside .FTZ: .FTZ, and a product with a zero factor is +0
+SM53: the condition code's overflow flag (O: IADD.CC, the subtraction form, IADD.X.CC; P2R/R2P
+CC bit 3; CSET's tests reading it, as yuzu's flow tests define them), FMUL/FFMA .FMZ (the field value beside .FTZ: .FTZ, and a product with a zero factor is +0
 whatever the other factor, infinity or NaN -- the D3D9 'legacy' multiply, Mesa nv50_ir's
 'dnz'), HADD2 .MRG_H0/.MRG_H1 (one half of the destination written, the other kept: yuzu's
 MergeResult), PSET (.BF), IMAD32I (.HI, signed immediate), FCMP, VABSDIFF4 (PTX vabsdiff4: byte
@@ -46,8 +47,8 @@ KERNEL53 = """
         ISCADD R4.CC, R0, c[0x0][0x158], 0x2
         IADD.X R5, R3, c[0x0][0x15c]
         LDG.E R7, [R4]
-        SHR.U32 R3, R0, 0x1a
-        ISCADD R8.CC, R0, c[0x0][0x160], 0x6
+        SHR.U32 R3, R0, 0x19
+        ISCADD R8.CC, R0, c[0x0][0x160], 0x7
         IADD.X R9, R3, c[0x0][0x164]
         FMUL.FMZ R12, R10, R11
         FFMA.FMZ R13, R10, R11, R10
@@ -73,6 +74,25 @@ KERNEL53 = """
         VABSDIFF4.Y R24, R10.4321, R11.5432, R10
         STG.E.128 [R8+0x20], R20
         STG.E [R8+0x30], R24
+        IADD R25.CC, R10, R11
+        P2R R12, CC, RZ, 0xf
+        CSET.LT.AND R13, CC, PT
+        CSET.BF.GEU.OR R14, CC, !PT
+        IADD R28.CC, R10, -R11
+        P2R R16, CC, RZ, 0xf
+        CSET.GT.AND R17, CC, PT
+        CSET.LE.AND R18, CC, PT
+        CSET.OFT.AND R15, CC, PT
+        IADD.X R30.CC, R11, R10
+        P2R R19, CC, RZ, 0xf
+        STG.E.128 [R8+0x40], R12
+        STG.E.128 [R8+0x50], R16
+        R2P CC, R10, 0xf
+        CSET.LTU.AND R20, CC, PT
+        CSET.RGT.AND R21, CC, PT
+        P2R R22, CC, RZ, 0xf
+        CSET.GTU.AND R23, CC, PT
+        STG.E.128 [R8+0x60], R20
         EXIT
 """
 
@@ -146,6 +166,50 @@ def _vabsdiff4(a: int, b: int, c: int, asel: str, bsel: str, sa: bool, sb: bool,
     return out & M32
 
 
+# the condition-code tests as yuzu's shader recompiler evaluates them (z, s, c, o)
+_CC = {
+    "LT": lambda z, s, c, o: (s and not z) != o,
+    "GT": lambda z, s, c, o: ((not s) != o) and not z,
+    "LE": lambda z, s, c, o: s != (z or o),
+    "GEU": lambda z, s, c, o: ((not s) or z) != o,
+    "LTU": lambda z, s, c, o: s != o,
+    "GTU": lambda z, s, c, o: (not s) != (z or o),
+    "RGT": lambda z, s, c, o: not s and not z,
+    "OFT": lambda z, s, c, o: o,
+}
+
+
+def _adder(p: int, q: int, cin: int, z_in: bool = True) -> tuple[int, tuple]:
+    """p + q + cin as the adder computes it: the word and the flags (Z, S, C, O); O: the
+    inputs of one sign and the result of the other."""
+    t = p + q + cin
+    r = t & M32
+    o = bool(((p ^ r) & (q ^ r)) >> 31)
+    return r, (r == 0 and z_in, bool(r >> 31), bool(t >> 32), o)
+
+
+def _cc_words(x: int, y: int) -> dict[int, int]:
+    def p2r(f):
+        return sum(int(v) << k for k, v in enumerate(f))
+
+    out = {}
+    _, f = _adder(x, y, 0)
+    out[16], out[17], out[18] = p2r(f), M32 if _CC["LT"](*f) else 0, 0x3F800000 if _CC["GEU"](*f) else 0
+    _, f = _adder(x, ~y & M32, 1)  # x - y: x + ~y + 1
+    out[20], out[21], out[22], out[19] = (
+        p2r(f),
+        M32 if _CC["GT"](*f) else 0,
+        M32 if _CC["LE"](*f) else 0,
+        M32 if _CC["OFT"](*f) else 0,
+    )
+    _, f = _adder(y, x, int(f[2]), f[0])  # .X: the carry in, Z kept across the chain
+    out[23] = p2r(f)
+    f = tuple(bool(x >> k & 1) for k in range(4))  # R2P CC, x, 0xf
+    out[24], out[25] = M32 if _CC["LTU"](*f) else 0, M32 if _CC["RGT"](*f) else 0
+    out[26], out[27] = p2r(f), M32 if _CC["GTU"](*f) else 0
+    return out
+
+
 def _half_add(p: int, q: int) -> int:
     return _round(*_op(lambda u, v: u + v, _exact(p), _exact(q)))
 
@@ -165,10 +229,10 @@ def test_sm53_forms_match_their_definitions(compute_device):
     spirv = translate_compute(dec.decode_stream(asm.assemble_program(KERNEL53)), ComputeSpec((BS, 1, 1)))
     dev = compute_device
     bufs = [upload(dev, np.asarray(v, np.uint32)) for v in (a, b, hh, gg)]
-    bo = upload(dev, np.zeros(16 * n, np.uint32))
+    bo = upload(dev, np.zeros(32 * n, np.uint32))
     params = struct.pack("<QQQQQI", *(x.address for x in bufs), bo.address, n)
     (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
-    out = out[: 16 * n].reshape(n, 16)
+    out = out[: 32 * n].reshape(n, 32)
     bad = []
     for i in range(n):
         x, y, p, q = int(a[i]), int(b[i]), int(hh[i]), int(gg[i])
@@ -185,6 +249,7 @@ def test_sm53_forms_match_their_definitions(compute_device):
             11: _vabsdiff4(x, y, x, "3120", "6745", False, True, 0b1111, True),
             12: _vabsdiff4(x, y, x, "4321", "5432", True, True, 0b0010, False),
         }
+        want_u.update(_cc_words(x, y))
         for w, v in want_u.items():
             if int(out[i, w]) != v:
                 bad.append((i, w, hex(x), hex(y), hex(int(out[i, w])), hex(v)))
