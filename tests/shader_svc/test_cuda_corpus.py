@@ -24,7 +24,7 @@ CI_G = {"warp_reduce", "histogram", "int64_math"}
 CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
 # shader-u: SM86's uniform datapath and the last vector ALU rows, -O3 on both ISAs (the shader_u group)
-CI_U = {"uni_alu_0", "uni_more_0", "vec_alu_forms", "fcmp_pset_mad"}
+CI_U = {"uni_alu_0", "uni_more_0", "uni_wide_0", "vec_alu_forms", "fcmp_pset_mad"}
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
