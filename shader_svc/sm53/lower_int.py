@@ -680,13 +680,9 @@ class Int53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_cs2r(self, inst: Inst) -> None:
-        """CS2R: only SRZ (a zero word) has a meaning for one invocation; the clocks and other
-        special registers are refused."""
-        if inst.ops["sr"]["sr"] != 0xFF:
-            self.bad(inst, "CS2R of a special register other than SRZ not translated")
-        b = Block()
-        self.put_ir(b, inst, b.const_u32(0))
-        ir_spirv.emit(self, b)
+        """CS2R: S2R's read of the same special registers (nvdisasm 11.8 decodes the same set:
+        the lane id, thread and block ids, SR_LMEMHIOFF, SR_LTMASK), so S2R's lowering."""
+        self.op_s2r(inst)
 
     def op_vabsdiff4(self, inst: Inst) -> None:
         """VABSDIFF4 (PTX vabsdiff4): per byte |Va - Vb| of the bytes a's and b's selectors pick

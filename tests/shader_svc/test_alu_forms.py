@@ -8,7 +8,7 @@ SM53: the condition code's overflow flag (O: IADD.CC, the subtraction form, IADD
 CC bit 3; CSET's tests reading it, as yuzu's flow tests define them), FMUL/FFMA .FMZ (the field value beside .FTZ: .FTZ, and a product with a zero factor is +0
 whatever the other factor, infinity or NaN -- the D3D9 'legacy' multiply, Mesa nv50_ir's
 'dnz'), HADD2 .MRG_H0/.MRG_H1 (one half of the destination written, the other kept: yuzu's
-MergeResult), PSET (.BF), IMAD32I (.HI, signed immediate), FCMP, VABSDIFF4 (PTX vabsdiff4: byte
+MergeResult), CS2R (S2R's registers), PSET (.BF), IMAD32I (.HI, signed immediate), FCMP, VABSDIFF4 (PTX vabsdiff4: byte
 selectors, signs, the mask's merge and .ACC).
 SM86: P2R/R2P and UP2UR/UR2UP (predicates P0..P6 as bits 0..6, Ryujinx's layout), UPLOP3,
 USGXT (PTX szext), UBMSK (PTX bmsk) on uniform registers loaded by R2UR."""
@@ -93,6 +93,11 @@ KERNEL53 = """
         P2R R22, CC, RZ, 0xf
         CSET.GTU.AND R23, CC, PT
         STG.E.128 [R8+0x60], R20
+        CS2R R24, SR_TID.X
+        CS2R R25, SR_LANEID
+        CS2R R26, SR_LTMASK
+        CS2R R27, SR_CTAID.X
+        STG.E.128 [R8+0x70], R24
         EXIT
 """
 
@@ -250,6 +255,7 @@ def test_sm53_forms_match_their_definitions(compute_device):
             12: _vabsdiff4(x, y, x, "4321", "5432", True, True, 0b0010, False),
         }
         want_u.update(_cc_words(x, y))
+        want_u.update({28: i % BS, 29: i % 32, 30: (1 << (i % 32)) - 1, 31: i // BS})  # CS2R
         for w, v in want_u.items():
             if int(out[i, w]) != v:
                 bad.append((i, w, hex(x), hex(y), hex(int(out[i, w])), hex(v)))
