@@ -571,12 +571,15 @@ class Alu86(Lower86):
         return b.op("SMax32", b.op("SMin32", x, b.const_u32(hi)), b.const_u32(lo))
 
     def op_i2i(self, inst: Inst) -> None:
-        """I2I.{U8,S8,U16,S16}.S32.SAT: the signed word saturated to the narrow type's range,
-        written as that value's 32 bits (PTX cvt.sat.s8.s32; ptxas sign-extends the result
-        itself, PRMT 0x8880, so the upper bits are the clamped value's own)."""
-        lo, hi = ((0, 255), (-128, 127), (0, 65535), (-32768, 32767))[inst.mods["dt"]]
+        """I2I.{U8,S8,U16,S16}.S32.SAT: the signed word saturated to the narrow type's range
+        (PTX cvt.sat), written as that type's bits, zero-extended: ptxas sign-extends an S8/S16
+        result itself afterwards (PRMT 0x8880 / 0x9910 after I2I.S8/.S16 for cvt.sat.s8.s32 into
+        a 32-bit register), which it would not if the upper bits were the sign already."""
+        dt = inst.mods["dt"]
+        lo, hi = ((0, 255), (-128, 127), (0, 65535), (-32768, 32767))[dt]
         b = Block()
-        self.put_ir(b, inst, self._sat_s32_ir(b, self.src_ir(b, inst, "b"), lo, hi))
+        r = self._sat_s32_ir(b, self.src_ir(b, inst, "b"), lo, hi)
+        self.put_ir(b, inst, b.op("IAnd32", r, b.const_u32(0xFF if dt < 2 else 0xFFFF)))
         ir_spirv.emit(self, b)
 
     def op_i2ip(self, inst: Inst) -> None:
