@@ -183,6 +183,13 @@ class Lower53(Lowering):
         Lower53.set_carry_ir(b, s)
         r = b.op("Trunc32", s)
         Lower53.set_zero_ir(b, r, x)
+        # the overflow flag (CCO, shader-u): the terms' sum as signed integers out of the 32-bit
+        # range (two terms: both of one sign, the result of the other); the carry-in (the last
+        # of ``rest`` with .X, read before this write) counts as +1
+        o = b.op("SExt64", terms[0])
+        for t in rest:
+            o = b.op("IAdd64", o, b.op("SExt64", t))
+        b.emit("SetFlag", b.op("INe64", o, b.op("SExt64", b.op("Trunc32", o))), flag="CCO")
         return r
 
     @staticmethod

@@ -25,7 +25,7 @@ MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSq
 
 
 # issue 31's later float rows (shader-alu): lowering key -> handler, merged into Compute53.RULES
-FLOAT_RULES = {"HSET2": "op_hset2"}
+FLOAT_RULES = {"HSET2": "op_hset2", "FCMP": "op_fcmp"}  # FCMP: shader-u
 
 
 class Float53(Lower53):
@@ -197,9 +197,7 @@ class Float53(Lower53):
         if inst.ops["d"].get("cc"):
             self.bad(inst, "condition code from FP not translated yet")
         ftz = inst.mods.get("ftz", inst.mods.get("FTZ", 0))
-        if ftz == 2:
-            self.bad(inst, ".FMZ not translated yet")
-        self.fp32_ir(inst, "FFma32", ftz)
+        self.fp32_ir(inst, "FFma32", ftz)  # (2: .FMZ, see fp32_ir)
 
     def fp32_ir(self, inst: Inst, fma: str, ftz: int) -> None:
         """FADD / FMUL / FFMA (``fma``: the IR operation FFMA becomes) with .FTZ on the operands
@@ -212,6 +210,17 @@ class Float53(Lower53):
 
         x, y = operand("a"), operand("b")
         r = b.op(fma, x, y, operand("c")) if inst.row.ir == "FFMA" else b.op(FP32_OPS[inst.row.ir], x, y)
+        if ftz == 2 and inst.row.ir in ("FMUL", "FFMA"):
+            # .FMZ (shader-u): .FTZ, and a product with a zero factor is +0 whatever the other
+            # (infinity, NaN): FMUL gives +0, FFMA 0 + c (the D3D9 'legacy' multiply; Mesa's
+            # nv50_ir 'dnz' flag, the field value beside .FTZ)
+            zero = b.emit("ConstF32", bits=0)
+            z = b.op("LOr", b.emit("FCmp32", x, zero, cmp=2), b.emit("FCmp32", y, zero, cmp=2))
+            alt = b.const_u32(0)
+            if inst.row.ir == "FFMA":  # 0 + c: c, or +0 for a zero c (not an FAdd: a device may
+                c = operand("c")  # fold x + 0.0 to x, losing -0 + +0 = +0)
+                alt = b.op("Select32", b.emit("FCmp32", c, zero, cmp=2), alt, b.op("BitcastU32", c))
+            r = b.op("BitcastF32", b.op("Select32", z, alt, b.op("BitcastU32", r)))
         if ftz:
             r = b.op("FFlushDenorm32", r)
         if inst.mods.get("SAT", 0):
@@ -314,3 +323,29 @@ class Float53(Lower53):
         c = b.get_pred(pc["pred"], pc["not"])
         self.put_ir(b, inst, half_ir.set2_ir(b, x, y, c, inst.mods["bop"], inst.mods["cmp"], bool(inst.mods["BF"])))
         ir_spirv.emit(self, b)
+
+    # --- shader-u (issue 31) ----------------------------------------------------------------------
+    def op_fcmp(self, inst: Inst) -> None:
+        """FCMP d, a, b, c: a where (c cmp 0.0) holds, else b (the comparison's 16 tests as
+        FSETP's; .FTZ flushes c first)."""
+        b = Block()
+        c = b.op("BitcastF32", self.val_ir(b, inst, "c", True))
+        if inst.mods["FTZ"]:
+            c = b.op("FFlushDenorm32", c)
+        z = b.emit("FCmp32", c, b.emit("ConstF32", bits=0), cmp=inst.mods["cmp"])
+        x = self.val_ir(b, inst, "a")
+        self.put_ir(b, inst, b.op("Select32", z, x, self.val_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
+
+
+def merge_half_ir(b: Block, inst: Inst, r: Value) -> Value:
+    """A half instruction's packed result ``r`` (lane 0 low) under its result mode: .MRG_H0 puts
+    lane 0 into the destination's low half, .MRG_H1 lane 1 into its high half, the other half
+    keeping the destination's value (yuzu's shader recompiler, MergeResult: the lane of the
+    mode's half inserted into the unpacked destination); other modes write ``r`` whole."""
+    mode = inst.mods.get("mode", 0)
+    if mode < 2:
+        return r
+    old = b.get_reg(inst.ops["d"]["reg"])
+    keep, take = (0xFFFF0000, 0xFFFF) if mode == 2 else (0xFFFF, 0xFFFF0000)
+    return b.op("IOr32", b.op("IAnd32", old, b.const_u32(keep)), b.op("IAnd32", r, b.const_u32(take)))

@@ -2,7 +2,8 @@
 IR; what each lane means is ``lower/half_ir.py``'s, shared with SM86.
 
 HSETP2 follows PTX's setp.f16x2: P = (lane 0's comparison) BOP pc, Q = (lane 1's) BOP pc.
-Refused: an operand's .F32 swizzle, the .MRG_H0/.MRG_H1 result modes, .FMZ, HSETP2.H_AND.
+Refused: an operand's .F32 swizzle, .FMZ, HSETP2.H_AND.  The .MRG_H0/.MRG_H1 result modes
+(shader-u, ``lower_float.merge_half_ir``) write one half of the destination.
 The immediate forms (a pair of halves as B) and the *2_32I rows: ``op_half2_imm``.
 The constant-bank forms read the c[][] operand (HFMA2's addend C or multiplier B, HADD2's and
 HMUL2's B) as one f32 used in both lanes (no swizzle field; ptxas's literal pool holds
@@ -18,6 +19,7 @@ from shader_svc.ir.block import Block, Value
 from shader_svc.lower import half_ir
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
+from shader_svc.sm53.lower_float import merge_half_ir
 
 HALF_RULES = {
     "HADD2": "op_half2",
@@ -56,12 +58,11 @@ class Half53(Lower53):
 
     def op_half2(self, inst: Inst) -> None:
         self.need(inst, FMZ=0)
-        if inst.mods["mode"] > 1:
-            self.bad(inst, "result merge (.MRG_H0/.MRG_H1) not translated")
         ftz, ir = bool(inst.mods["FTZ"]), inst.row.ir
         b = Block()
         srcs = [self.halves_ir(b, inst, n, ftz) for n in ("a", "b", "c")[: 3 if ir == "HFMA2" else 2]]
-        self.put_ir(b, inst, half_ir.arith2_ir(b, ir, srcs, inst.mods["mode"] == 1, ftz, bool(inst.mods["SAT"])))
+        r = half_ir.arith2_ir(b, ir, srcs, inst.mods["mode"] == 1, ftz, bool(inst.mods["SAT"]))
+        self.put_ir(b, inst, merge_half_ir(b, inst, r))
         ir_spirv.emit(self, b)
 
     def op_hsetp2(self, inst: Inst) -> None:
@@ -78,11 +79,9 @@ class Half53(Lower53):
         """HADD2/HMUL2/HFMA2 with a pair of half immediates as B (lane 0 the low half 'bl', lane 1
         'bh'; .FTZ flushes them as it flushes a register's), HFMA2's C a register (the *2_32I
         form's C is the destination register); the lanes' arithmetic is half_ir's, as SM86's
-        ``op_half2_imm``.  .FMZ and the .MRG_H0/.MRG_H1 result modes are refused."""
+        ``op_half2_imm``.  .FMZ is refused."""
         self.need(inst, FMZ=0)
         mode = inst.mods.get("mode", 0)
-        if mode > 1:
-            self.bad(inst, "result merge (.MRG_H0/.MRG_H1) not translated")
         ftz, sat = bool(inst.mods["FTZ"]), bool(inst.mods.get("SAT", 0))
         ir = inst.row.ir.split(".")[0].split("_")[0]
         b = Block()
@@ -93,5 +92,5 @@ class Half53(Lower53):
         srcs = [self.halves_ir(b, inst, "a", ftz), (pair[0], pair[1])]
         if ir == "HFMA2":
             srcs.append(self.halves_ir(b, inst, "c", ftz))
-        self.put_ir(b, inst, half_ir.arith2_ir(b, ir, srcs, mode == 1, ftz, sat))
+        self.put_ir(b, inst, merge_half_ir(b, inst, half_ir.arith2_ir(b, ir, srcs, mode == 1, ftz, sat)))
         ir_spirv.emit(self, b)

@@ -23,28 +23,46 @@ INT_RULES = {
     "P2R": "op_p2r",
     "R2P": "op_r2p",
     "ISCADD32I": "op_iscadd",
+    # shader-u
+    "IMAD32I": "op_imad32i",
+    "PSET": "op_pset",
+    "CS2R": "op_cs2r",
+    "VABSDIFF4": "op_vabsdiff4",
 }
-# The condition code as this lowering keeps it: Z (CCZ), S (CCS, the result's sign) and C (CC,
-# the carry); the overflow flag O is not kept (no writer computes it), so the tests that read
-# it are refused by name.  Tests (Maxwell's 5-bit field, sm53/table.CC_TESTS) as formulas of
-# the flags (public: yuzu's shader_recompiler flow-test evaluation, envytools' cc table).
-CC_NO_O = {
-    0: lambda z, s, c, b: b.const_bool(False),  # F
-    5: lambda z, s, c, b: b.op("LNot", z),  # NE
-    7: lambda z, s, c, b: b.op("LOr", b.op("LNot", s), b.op("LNot", z)),  # NUM
-    8: lambda z, s, c, b: b.op("LAnd", s, z),  # NAN
-    10: lambda z, s, c, b: z,  # EQU
-    13: lambda z, s, c, b: b.op("LOr", s, b.op("LNot", z)),  # NEU
-    15: lambda z, s, c, b: b.const_bool(True),  # T
-    17: lambda z, s, c, b: b.op("LNot", c),  # LO
-    18: lambda z, s, c, b: b.op("LNot", s),  # SFF
-    19: lambda z, s, c, b: b.op("LOr", z, b.op("LNot", c)),  # LS
-    20: lambda z, s, c, b: b.op("LAnd", c, b.op("LNot", z)),  # HI
-    21: lambda z, s, c, b: s,  # SFT
-    22: lambda z, s, c, b: c,  # HS
-    30: lambda z, s, c, b: b.op("LOr", s, z),  # RLE
+# The condition code as this lowering keeps it: Z (CCZ), S (CCS, the result's sign), C (CC, the
+# carry) and O (CCO, the signed overflow: the sum of the adder's inputs, sign-extended, out of
+# the 32-bit range; logic results clear it).  Tests (Maxwell's 5-bit field, sm53/table.CC_TESTS)
+# as formulas of the flags (public: yuzu's shader_recompiler flow-test evaluation, envytools' cc
+# table); the CSM_* tests (24..29) are refused.
+CC_TESTS_IR = {
+    0: lambda z, s, c, o, b: b.const_bool(False),  # F
+    1: lambda z, s, c, o, b: b.op("LXor", b.op("LAnd", s, b.op("LNot", z)), o),  # LT
+    2: lambda z, s, c, o, b: b.op("LAnd", b.op("LNot", s), z),  # EQ
+    3: lambda z, s, c, o, b: b.op("LXor", s, b.op("LOr", z, o)),  # LE
+    4: lambda z, s, c, o, b: b.op("LAnd", b.op("LXor", b.op("LNot", s), o), b.op("LNot", z)),  # GT
+    5: lambda z, s, c, o, b: b.op("LNot", z),  # NE
+    6: lambda z, s, c, o, b: b.op("LNot", b.op("LXor", s, o)),  # GE
+    7: lambda z, s, c, o, b: b.op("LOr", b.op("LNot", s), b.op("LNot", z)),  # NUM
+    8: lambda z, s, c, o, b: b.op("LAnd", s, z),  # NAN
+    9: lambda z, s, c, o, b: b.op("LXor", s, o),  # LTU
+    10: lambda z, s, c, o, b: z,  # EQU
+    11: lambda z, s, c, o, b: b.op("LOr", b.op("LXor", s, o), z),  # LEU
+    12: lambda z, s, c, o, b: b.op("LXor", b.op("LNot", s), b.op("LOr", z, o)),  # GTU
+    13: lambda z, s, c, o, b: b.op("LOr", s, b.op("LNot", z)),  # NEU
+    14: lambda z, s, c, o, b: b.op("LXor", b.op("LOr", b.op("LNot", s), z), o),  # GEU
+    15: lambda z, s, c, o, b: b.const_bool(True),  # T
+    16: lambda z, s, c, o, b: b.op("LNot", o),  # OFF
+    17: lambda z, s, c, o, b: b.op("LNot", c),  # LO
+    18: lambda z, s, c, o, b: b.op("LNot", s),  # SFF
+    19: lambda z, s, c, o, b: b.op("LOr", z, b.op("LNot", c)),  # LS
+    20: lambda z, s, c, o, b: b.op("LAnd", c, b.op("LNot", z)),  # HI
+    21: lambda z, s, c, o, b: s,  # SFT
+    22: lambda z, s, c, o, b: c,  # HS
+    23: lambda z, s, c, o, b: o,  # OFT
+    30: lambda z, s, c, o, b: b.op("LOr", s, z),  # RLE
+    31: lambda z, s, c, o, b: b.op("LAnd", b.op("LNot", s), b.op("LNot", z)),  # RGT
 }
-CC_FLAGS = ("CCZ", "CCS", "CC")  # P2R/R2P CC: bits 0, 1, 2 (bit 3, O: written 0, read ignored)
+CC_FLAGS = ("CCZ", "CCS", "CC", "CCO")  # P2R/R2P CC: bits 0, 1, 2, 3
 
 
 class Int53(Lower53):
@@ -85,9 +103,11 @@ class Int53(Lower53):
         x_mode = bool(inst.mods.get("X"))
         self.u64  # declared before the operands are read, where this lowering always did (ids kept)
         s = b.const_u64(0)
+        raws = []
         for n in ("a", "b"):
             neg = inst.ops[n].get("neg")
             raw = b.op("INot32", self.raw_ir(b, inst, n)) if neg else self.val_ir(b, inst, n)
+            raws.append(raw)
             t = b.op("ZExt64", raw)
             if neg and not x_mode:
                 t = b.op("IAdd64", t, b.const_u64(1))
@@ -98,6 +118,9 @@ class Int53(Lower53):
         if cc:
             self.set_carry_ir(b, s)
             self.set_zero_ir(b, r, x_mode)
+            # the adder's inputs (~x for -x) of one sign and the result of the other (shader-u)
+            o = b.op("IAnd32", b.op("IXor32", raws[0], r), b.op("IXor32", raws[1], r))
+            b.emit("SetFlag", b.op("INe32", b.op("IShr32", o, b.const_u32(31)), b.const_u32(0)), flag="CCO")
         return r
 
     def _lea53(self, inst: Inst, cc: bool) -> None:
@@ -559,19 +582,21 @@ class Int53(Lower53):
 
     # --- the condition code as a value: CSETP, CSET, P2R/R2P CC, and its logic writers --------
     def cc_test_ir(self, b: Block, inst: Inst, test: int) -> Value:
-        """A condition-code test (``CC_NO_O``) as a boolean; a test reading O is refused."""
-        f = CC_NO_O.get(test)
+        """A condition-code test (``CC_TESTS_IR``) as a boolean; the CSM_* tests are refused."""
+        f = CC_TESTS_IR.get(test)
         if f is None:
-            self.bad(inst, "condition-code test reading the overflow flag not translated yet")
-        z, s, c = (b.emit("GetFlag", flag=n) for n in CC_FLAGS)
-        return f(z, s, c, b)
+            self.bad(inst, "condition-code test CSM_* not translated")
+        z, s, c, o = (b.emit("GetFlag", flag=n) for n in CC_FLAGS)
+        return f(z, s, c, o, b)
 
     @staticmethod
     def logic_cc_ir(b: Block, r: Value) -> None:
-        """.CC of a logic/conversion result (LOP, LOP3, I2I, ISET): Z and S of ``r``, C cleared."""
+        """.CC of a logic/conversion result (LOP, LOP3, I2I, ISET): Z and S of ``r``, C and O
+        cleared."""
         b.emit("SetFlag", b.op("IEq32", r, b.const_u32(0)), flag="CCZ")
         b.emit("SetFlag", b.op("INe32", b.op("IShr32", r, b.const_u32(31)), b.const_u32(0)), flag="CCS")
         b.emit("SetFlag", b.const_bool(False), flag="CC")
+        b.emit("SetFlag", b.const_bool(False), flag="CCO")
 
     def op_csetp(self, inst: Inst) -> None:
         b = Block()
@@ -594,7 +619,7 @@ class Int53(Lower53):
 
     def op_p2r(self, inst: Inst) -> None:
         """P2R Rd, CC, Ra, mask: Ra with the bits of ``mask << 8*bsel`` replaced by the flags
-        (Z 1, S 2, C 4; O 8 as 0) masked and shifted alike.  The PR form is refused."""
+        (Z 1, S 2, C 4, O 8) masked and shifted alike.  The PR form is refused."""
         if inst.ops["pr"]["sym"] != 1:
             self.bad(inst, "P2R PR not translated yet")
         b = Block()
@@ -608,8 +633,8 @@ class Int53(Lower53):
         ir_spirv.emit(self, b)
 
     def op_r2p(self, inst: Inst) -> None:
-        """R2P CC, Ra, mask: each flag whose mask bit is set (Z 1, S 2, C 4) takes Ra's bit; O
-        (8) is not kept.  The PR form is refused."""
+        """R2P CC, Ra, mask: each flag whose mask bit is set (Z 1, S 2, C 4, O 8) takes Ra's
+        bit.  The PR form is refused."""
         if inst.ops["pr"]["sym"] != 1:
             self.bad(inst, "R2P PR not translated yet")
         b = Block()
@@ -619,4 +644,80 @@ class Int53(Lower53):
             on = b.op("INe32", b.op("IAnd32", mask, bit), b.const_u32(0))
             v = b.op("INe32", b.op("IAnd32", a, bit), b.const_u32(0))
             b.emit("SetFlag", b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), b.emit("GetFlag", flag=n))), flag=n)
+        ir_spirv.emit(self, b)
+
+    # --- shader-u (issue 31): the last integer and predicate rows --------------------------------
+    def op_imad32i(self, inst: Inst) -> None:
+        """IMAD32I d, a, imm, c (c is d's register): IMAD with a 32-bit immediate B; the types
+        as IMAD's (.S32.U32: a signed; '' both), .HI the product's high word, .CC the carry and
+        zero flags of the add.  Negated operands are refused, as IMAD's."""
+        ops, mods = inst.ops, inst.mods
+        if ops["a"].get("neg") or ops["c"].get("neg"):
+            self.bad(inst, "IMAD32I with a negated operand not translated yet")
+        sa, sb = mods["types"] & 1, mods["types"] >> 1
+        self.u64
+        b = Block()
+        x = b.op("SExt64" if sa else "ZExt64", self.val_ir(b, inst, "a"))
+        p = b.op("IMul64", x, b.op("SExt64" if sb else "ZExt64", self.val_ir(b, inst, "b")))
+        if mods["HI"]:
+            p = b.op("Shr64", p, b.const_u64(32))
+        terms = [b.op("Trunc32", p), self.val_ir(b, inst, "c")]
+        self.put_ir(b, inst, self.add_cc_ir(b, terms, False, bool(ops["d"].get("cc"))))
+        ir_spirv.emit(self, b)
+
+    def op_pset(self, inst: Inst) -> None:
+        """PSET: (pa BOP1 pb) BOP2 pc as a word: 1.0 with .BF, else 0xffffffff; 0 where false."""
+        ops, mods = inst.ops, inst.mods
+        if ops["d"].get("cc"):
+            self.bad(inst, "PSET with the condition code not translated yet")
+        bop = ("LAnd", "LOr", "LXor")
+        b = Block()
+        pa, pb = (b.get_pred(ops[n]["pred"], ops[n]["not"]) for n in ("pa", "pb"))
+        pc = b.get_pred(ops["pc"]["pred"], ops["pc"]["not"])
+        r = b.op(bop[mods["bop2"]], b.op(bop[mods["bop1"]], pa, pb), pc)
+        true = 0x3F800000 if mods["BF"] else 0xFFFFFFFF
+        self.put_ir(b, inst, b.op("Select32", r, b.const_u32(true), b.const_u32(0)))
+        ir_spirv.emit(self, b)
+
+    def op_cs2r(self, inst: Inst) -> None:
+        """CS2R: S2R's read of the same special registers (nvdisasm 11.8 decodes the same set:
+        the lane id, thread and block ids, SR_LMEMHIOFF, SR_LTMASK), so S2R's lowering."""
+        self.op_s2r(inst)
+
+    def op_vabsdiff4(self, inst: Inst) -> None:
+        """VABSDIFF4 (PTX vabsdiff4): per byte |Va - Vb| of the bytes a's and b's selectors pick
+        from the eight bytes of {b, a} (a's bytes 0..3, b's 4..7; a selector's digits name the
+        source of result bytes 3..0, defaults .3210 and .7654), each extended by its operand's
+        sign (.U8/.S8); .ACC adds the bytes the mask (.X = byte 0 ... .W = byte 3) selects to c,
+        without it those bytes are written and the others come from c (PTX's SIMD merge).
+        Refused: .SAT and the .CC destination."""
+        mods, ops = inst.mods, inst.ops
+        self.need(inst, SAT=0)
+        if ops["d"].get("cc"):
+            self.bad(inst, "VABSDIFF4 with the condition code not translated yet")
+        row = {o.name: o for o in inst.row.operands}
+        b = Block()
+        x, y, c = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"), self.val_ir(b, inst, "c")
+
+        def picked(name: str, signed: bool) -> list[Value]:
+            text = dict(row[name].sel4[1])[ops[name]["sel4"]] or (".3210" if name == "a" else ".7654")
+            src = [int(ch) for ch in text[1:]][::-1]  # result byte 0 first
+            op = "SBitExtract32" if signed else "UBitExtract32"
+            return [b.op(op, x if k < 4 else y, b.const_u32(8 * (k & 3)), b.const_u32(8)) for k in src]
+
+        va, vb = picked("a", bool(mods["signs"] & 1)), picked("b", bool(mods["signs"] & 2))
+        diffs = [b.op("SAbs32", b.op("ISub32", p, q)) for p, q in zip(va, vb)]
+        mask = mods["mask"]
+        if mods["red"]:
+            r = c
+            for k, dk in enumerate(diffs):
+                if mask >> k & 1:
+                    r = b.op("IAdd32", r, dk)
+        else:
+            keep = sum(0xFF << (8 * k) for k in range(4) if not mask >> k & 1)
+            r = b.op("IAnd32", c, b.const_u32(keep))
+            for k, dk in enumerate(diffs):
+                if mask >> k & 1:
+                    r = b.op("IOr32", r, b.op("IShl32", b.op("IAnd32", dk, b.const_u32(0xFF)), b.const_u32(8 * k)))
+        self.put_ir(b, inst, r)
         ir_spirv.emit(self, b)

@@ -13,6 +13,8 @@ printed names were checked by flipping bits under nvdisasm 11.8 (tests/shader_sv
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shader_svc.sm53.fields import Attr, CBuf, CIdx, Imm, Mem, Mod, Pred, Reg, Row, SReg, Sym, Target, TexsMask
 
 ROWS: list[Row] = []
@@ -1710,3 +1712,22 @@ row(
     ir="TXD.B",
     cls="tex",
 )
+
+
+# --- shader-u (issue 31): VABSDIFF4's two sign bits (48 A, 49 B) as one modifier: nvdisasm 11.8
+# prints .U8.U8 / .S8.U8 / .U8.S8 and nothing for .S8.S8 (the four words checked; two separate
+# fields printed '.S8.S8', which no text of nvdisasm's has)
+def _vabsdiff4_signs(r):
+    if r.mnemonic != "VABSDIFF4":
+        return r
+    signs = Mod("signs", ((48, 2),), ((0, ".U8.U8"), (1, ".S8.U8"), (2, ".U8.S8"), (3, "")))
+    mods = []
+    for m in r.mods:
+        if m.name == "asign":
+            mods.append(signs)
+        elif m.name != "bsign":
+            mods.append(m)
+    return replace(r, mods=tuple(mods))
+
+
+ROWS[:] = [_vabsdiff4_signs(r) for r in ROWS]

@@ -20,6 +20,7 @@ from shader_svc.lower.half_ir import directed_f64_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
+from shader_svc.sm86.lower_uniform import pred_in, pred_out, refuse, set_pred_file
 
 
 # MUFU's function field -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
@@ -38,6 +39,15 @@ ALU_RULES = {
     "HADD2.I": "op_half2_imm",
     "HMUL2.I": "op_half2_imm",
     "HFMA2.I": "op_half2_imm",
+    # shader-u
+    "BMSK": "op_bmsk",
+    "I2I": "op_i2i",
+    "I2IP": "op_i2ip",
+    "FSET": "op_fset",
+    "IDP": "op_idp",
+    "VABSDIFF4": "op_vabsdiff4",
+    "P2R": "op_p2r",
+    "R2P": "op_r2p",
 }
 
 
@@ -58,8 +68,8 @@ class Alu86(Lower86):
 
     @staticmethod
     def _carry_in(b: Block, inst: Inst, name: str) -> Value:
-        p = inst.ops[name]
-        return b.op("Select64", b.get_pred(p["pred"], p["not"]), b.const_u64(1), b.const_u64(0))
+        # from the predicate's own file: UIADD3.X / ULEA.X read uniform predicates
+        return b.op("Select64", pred_in(b, inst, name), b.const_u64(1), b.const_u64(0))
 
     def _iadd3_carry(self, inst: Inst) -> None:
         x = bool(inst.mods["X"])
@@ -74,13 +84,11 @@ class Alu86(Lower86):
         self.put_ir(b, inst, b.op("Trunc32", s))
         ir_spirv.emit(self, b)
 
-    @staticmethod
-    def _carry_out(b: Block, inst: Inst, s: Value, names: tuple[str, ...]) -> None:
+    def _carry_out(self, b: Block, inst: Inst, s: Value, names: tuple[str, ...]) -> None:
         t = b.op("Shr64", s, b.const_u64(32))
         for k, n in enumerate(names):
-            p = inst.ops[n]["pred"]
-            if p != 7:
-                b.set_pred(p, b.op("UGe64", t, b.const_u64(k + 1)))
+            if inst.ops[n]["pred"] != 7:  # (UIADD3 / ULEA: a uniform predicate)
+                pred_out(self, b, inst, n, b.op("UGe64", t, b.const_u64(k + 1)))
 
     def _lea(self, inst: Inst) -> None:
         """LEA: (a << s) + b; LEA.HI: high word of (hi:a) << s, plus b; .X adds the carry-in."""
@@ -102,7 +110,7 @@ class Alu86(Lower86):
         if x:
             s = b.op("IAdd64", s, self._carry_in(b, inst, "ci"))
         self._carry_out(b, inst, s, ("co",))
-        b.set_reg(ops["d"]["reg"], b.op("Trunc32", s))
+        self.put_ir(b, inst, b.op("Trunc32", s))  # (ULEA: a uniform register)
         ir_spirv.emit(self, b)
 
     def _shf_any(self, inst: Inst, d: int) -> None:
@@ -131,7 +139,7 @@ class Alu86(Lower86):
             r = b.op("Select64", big, zero, b.op("Shr64", v, s64))
         if mods["HI"]:
             r = b.op("Shr64", r, b.const_u64(32))
-        b.set_reg(d, b.op("Trunc32", r))
+        b.set_reg(d, b.op("Trunc32", r), inst.ops.get("d", {}).get("file", "R"))  # (USHF: UR)
         ir_spirv.emit(self, b)
 
     # --- FP64 and conversions -----------------------------------------------------------------
@@ -366,10 +374,11 @@ class Alu86(Lower86):
         ir_spirv.emit(self, b)
 
     def op_sgxt(self, inst: Inst) -> None:
-        # extend the low b bits (b clamped to 32; .W: b modulo 32) with the sign or zeros
-        self.require(inst, W=0)
+        # extend the low b bits (b clamped to 32; .W: b modulo 32, PTX szext.wrap) with the sign
+        # or zeros (0 bits: 0)
         b = Block()
-        n = b.op("UMin32", self.src_ir(b, inst, "b"), b.const_u32(32))
+        n = self.src_ir(b, inst, "b")
+        n = b.op("IAnd32", n, b.const_u32(31)) if inst.mods["W"] else b.op("UMin32", n, b.const_u32(32))
         x = self.src_ir(b, inst, "a")
         z = b.const_u32(0)
         self.put_ir(b, inst, b.op("UBitExtract32" if inst.mods["U32"] == 0 else "SBitExtract32", x, z, n))
@@ -532,4 +541,146 @@ class Alu86(Lower86):
         srcs = [self.halves_ir(b, inst, n, ftz) for n in names]
         srcs.insert(1 if ir != "HFMA2" or "b" not in inst.ops else 2, (pair[0], pair[1]))
         self.put_ir(b, inst, half_ir.arith2_ir(b, ir, srcs, False, ftz, bool(inst.mods["SAT"])))
+        ir_spirv.emit(self, b)
+
+    # --- shader-u (issue 31): the vector ALU rows decoded before but not translated ------------
+    def op_bmsk(self, inst: Inst) -> None:
+        """BMSK / UBMSK a, b: PTX bmsk.clamp (.W: bmsk.wrap): the mask of b bits from bit a,
+        as the PTX ISA's pseudo-code says (a1 = a & 31, b1 = b & 31; mask0 = ~0 << a1, 0 where
+        .clamp and a >= 32; mask1 = 0 where a1 + b1 >= 32 or, .clamp, a >= 32 or b >= 32, else
+        ~0 where b1 = 0, else ~0 << (a1 + b1); the result mask0 & ~mask1)."""
+        b = Block()
+        a, w = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")
+        ones, k31, k32 = b.const_u32(0xFFFFFFFF), b.const_u32(31), b.const_u32(32)
+        a1, b1 = b.op("IAnd32", a, k31), b.op("IAnd32", w, k31)
+        s = b.op("IAdd32", a1, b1)
+        mask0 = b.op("IShl32", ones, a1)
+        over = b.op("UGe32", s, k32)
+        if not inst.mods["W"]:
+            a_big = b.op("UGe32", a, k32)
+            mask0 = b.op("Select32", a_big, b.const_u32(0), mask0)
+            over = b.op("LOr", over, b.op("LOr", a_big, b.op("UGe32", w, k32)))
+        shl = b.op("IShl32", ones, b.op("UMin32", s, k31))  # (s < 32 where it is used)
+        mask1 = b.op("Select32", b.op("IEq32", b1, b.const_u32(0)), ones, shl)
+        mask1 = b.op("Select32", over, b.const_u32(0), mask1)
+        self.put_ir(b, inst, b.op("IAnd32", mask0, b.op("INot32", mask1)))
+        ir_spirv.emit(self, b)
+
+    def _sat_s32_ir(self, b: Block, x: Value, lo: int, hi: int) -> Value:
+        """The signed word x clamped to [lo, hi] (two's complement in 32 bits)."""
+        return b.op("SMax32", b.op("SMin32", x, b.const_u32(hi)), b.const_u32(lo))
+
+    def op_i2i(self, inst: Inst) -> None:
+        """I2I.{U8,S8,U16,S16}.S32.SAT: the signed word saturated to the narrow type's range
+        (PTX cvt.sat), written as that type's bits, zero-extended: ptxas sign-extends an S8/S16
+        result itself afterwards (PRMT 0x8880 / 0x9910 after I2I.S8/.S16 for cvt.sat.s8.s32 into
+        a 32-bit register), which it would not if the upper bits were the sign already."""
+        dt = inst.mods["dt"]
+        lo, hi = ((0, 255), (-128, 127), (0, 65535), (-32768, 32767))[dt]
+        b = Block()
+        r = self._sat_s32_ir(b, self.src_ir(b, inst, "b"), lo, hi)
+        self.put_ir(b, inst, b.op("IAnd32", r, b.const_u32(0xFF if dt < 2 else 0xFFFF)))
+        ir_spirv.emit(self, b)
+
+    def op_i2ip(self, inst: Inst) -> None:
+        """I2IP.{U8,S8,U16,S16}.S32.SAT d, a, b, c: PTX cvt.pack.sat: a and b saturated to the
+        type (.SATRELU: negative values to 0 first) packed with a above b; 8-bit results fill
+        bits 0..15 and c's low half fills bits 16..31, 16-bit ones the whole word.  Without
+        saturation ('') the form is refused (PTX has no such cvt.pack)."""
+        if inst.mods["sat"] == 1:
+            refuse(inst, "I2IP without .SAT not translated")
+        dt = inst.mods["dt"]
+        lo, hi = ((0, 255), (-128, 127), (0, 65535), (-32768, 32767))[dt]
+        if inst.mods["sat"] == 2:
+            lo = max(lo, 0)
+        b = Block()
+        x = self._sat_s32_ir(b, self.src_ir(b, inst, "a"), lo, hi)
+        y = self._sat_s32_ir(b, self.src_ir(b, inst, "b"), lo, hi)
+        bits = 8 if dt < 2 else 16
+        m = b.const_u32((1 << bits) - 1)
+        r = b.op("IOr32", b.op("IShl32", b.op("IAnd32", x, m), b.const_u32(bits)), b.op("IAnd32", y, m))
+        if bits == 8:
+            r = b.op("IOr32", r, b.op("IShl32", self.src_ir(b, inst, "c"), b.const_u32(16)))
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+    def op_fset(self, inst: Inst) -> None:
+        """FSET.BF: 1.0 where (a cmp b) BOP pp holds, else +0.0 (.FTZ flushes the operands)."""
+        ftz = inst.mods.get("FTZ", 0)
+        b = Block()
+
+        def operand(name: str) -> Value:
+            x = b.op("BitcastF32", self.src_ir(b, inst, name, True))
+            return b.op("FFlushDenorm32", x) if ftz else x
+
+        x = operand("a")
+        r = b.emit("FCmp32", x, operand("b"), cmp=inst.mods["cmp"])
+        pp = inst.ops["pp"]
+        r = b.op(("LAnd", "LOr", "LXor")[inst.mods["bop"]], r, b.get_pred(pp["pred"], pp["not"]))
+        self.put_ir(b, inst, b.op("Select32", r, b.const_u32(0x3F800000), b.const_u32(0)))
+        ir_spirv.emit(self, b)
+
+    def _bytes_ir(self, b: Block, x: Value, signed: bool) -> list[Value]:
+        op, z = ("SBitExtract32" if signed else "UBitExtract32"), b.const_u32(8)
+        return [b.op(op, x, b.const_u32(8 * k), z) for k in range(4)]
+
+    def op_idp(self, inst: Inst) -> None:
+        """IDP.4A: PTX dp4a: c + the sum of the four byte products of a and b (modulo 2^32),
+        a's bytes signed for .S8.x, b's for .x.S8."""
+        signs = inst.mods["signs"]
+        b = Block()
+        xa = self._bytes_ir(b, self.src_ir(b, inst, "a"), bool(signs & 1))
+        xb = self._bytes_ir(b, self.src_ir(b, inst, "b"), bool(signs & 2))
+        s = self.src_ir(b, inst, "c")
+        for p, q in zip(xa, xb):
+            s = b.op("IAdd32", s, b.op("IMul32", p, q))
+        self.put_ir(b, inst, s)
+        ir_spirv.emit(self, b)
+
+    def op_vabsdiff4(self, inst: Inst) -> None:
+        """VABSDIFF4 (PTX vabsdiff4, __vsadu4 / __vsads4): per byte |a - b| (.U8 unsigned bytes,
+        else signed); .ACC (vabsdiff4.add) sums the four into c; without it the four land in
+        their bytes: PTX's SIMD merge with its default mask .b3210 takes every byte from the
+        result, none from c (the SASS form has no mask field).  A predicate out is refused."""
+        acc = inst.mods["ACC"]
+        if inst.ops["p"]["pred"] != 7:
+            refuse(inst, "VABSDIFF4 with a predicate out not translated")
+        signed = inst.mods["U8"] == 1
+        b = Block()
+        xa = self._bytes_ir(b, self.src_ir(b, inst, "a"), signed)
+        xb = self._bytes_ir(b, self.src_ir(b, inst, "b"), signed)
+        s = self.src_ir(b, inst, "c") if acc else b.const_u32(0)
+        for k, (p, q) in enumerate(zip(xa, xb)):
+            d = b.op("SAbs32", b.op("ISub32", p, q))
+            s = b.op("IAdd32", s, d if acc else b.op("IShl32", d, b.const_u32(8 * k)))
+        self.put_ir(b, inst, s)
+        ir_spirv.emit(self, b)
+
+    def op_p2r(self, inst: Inst) -> None:
+        """P2R / UP2UR d, PR, a, mask: a with the bits of ``mask << 8*bsel`` replaced by the
+        predicates (P0..P6 / UP0..UP6 as bits 0..6, bit 7 reads 0) masked and shifted alike."""
+        file = "UP" if "upr" in inst.ops else "P"
+        b = Block()
+        bits = b.const_u32(0)
+        for i in range(7):
+            on = b.get_pred(i, False, file)
+            bits = b.op("IOr32", bits, b.op("Select32", on, b.const_u32(1 << i), b.const_u32(0)))
+        sh = b.const_u32(8 * inst.mods["bsel"])
+        mask = b.op("IShl32", self.src_ir(b, inst, "b"), sh)
+        keep = b.op("IAnd32", self.src_ir(b, inst, "a"), b.op("INot32", mask))
+        self.put_ir(b, inst, b.op("IOr32", keep, b.op("IAnd32", b.op("IShl32", bits, sh), mask)))
+        ir_spirv.emit(self, b)
+
+    def op_r2p(self, inst: Inst) -> None:
+        """R2P / UR2UP PR, a, mask: each predicate P0..P6 (UP0..UP6) whose mask bit is set
+        takes a's bit of the same number; the others keep their value."""
+        file = "UP" if "upr" in inst.ops else "P"
+        b = Block()
+        a, mask = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "b")
+        for i in range(7):
+            bit = b.const_u32(1 << i)
+            on = b.op("INe32", b.op("IAnd32", mask, bit), b.const_u32(0))
+            v = b.op("INe32", b.op("IAnd32", a, bit), b.const_u32(0))
+            old = b.get_pred(i, False, file)
+            set_pred_file(self, b, i, b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), old)), file)
         ir_spirv.emit(self, b)

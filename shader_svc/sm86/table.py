@@ -2304,3 +2304,59 @@ R(
         ),
     ]
 )
+
+
+# --- shader-u (issue 31): lowering keys of rows written decode-only (``ir`` was ''), so the
+# translator's rules reach them; the rows' encodings are unchanged.  UIMAD with .WIDE is its own
+# key (a register pair written), UPLOP3.LUT is UPLOP3.
+def _lowering_key(r: Row) -> str:
+    m = r.mnemonic.split(".")[0]
+    if m == "UIMAD" and any(x.name == "WIDE" for x in r.mods):
+        return "UIMAD.WIDE"
+    return m
+
+
+# UIMAD: ptxas writes the hidden carry-in !UPT (87..90) and, without .WIDE, the hidden carry-out
+# UPT (81..83) as for IMAD (nvcc 13's 'UIMAD UR6, UR9, UR6, 0x3039' and 'UIMAD.WIDE.U32 UR4, UR9,
+# -0x61c88647, URZ'); the reference encoding is that word's
+def _uimad_base(r: Row) -> Row:
+    if r.mnemonic == "UIMAD":
+        wide = any(x.name == "WIDE" for x in r.mods)
+        return replace(r, base=r.base | CI87 | (0 if wide else hi(0xE0000)))
+    return r
+
+
+ROWS[:] = [_uimad_base(r) for r in ROWS]
+
+
+# ULEA as LEA (nvcc 13 writes 'ULEA UR4, UR4, UR5, 0x3' and 'ULEA.HI.SX32 UR5, UR5, UR7, 0xc'
+# for uniform address arithmetic): the C register at 64 (shown with .HI unless .SX32), the
+# carry-in at 87..90 (shown with .X), .HI/.X/.SX32 at 80/74/73; the reference encoding holds
+# URZ in C and !UPT in the carry-in, as ptxas writes them.  Replaces the rows that held C and
+# the carry-in at 0 (which refused every word nvcc writes).
+def _ulea_rows() -> list[Row]:
+    out = []
+    for f, b in ((1, U("b", 32, 63)), (4, Imm("b", 32, 32, "u"))):
+        out.append(
+            Row(
+                "ULEA",
+                (f << 9) | 0x091,
+                (UD, UP("co", 81, hide_pt=True), U("a", 24, 72), b, U("c", 64), Imm("s", 75, 5, "u"), UP("ci", 87, 90)),
+                (),
+                LEA_MODS,
+                CI87 | 0x3F << 64 | U91,
+                show_if=(("c", "HI", 1), ("c", "SX32", 0), ("ci", "X", 1)),
+                exclude=((("HI", 0), ("SX32", 1)),),
+                uniform=True,
+            )
+        )
+    return out
+
+
+_at = next(k for k, r in enumerate(ROWS) if r.mnemonic == "ULEA")
+ROWS[:] = ROWS[:_at] + _ulea_rows() + [r for r in ROWS[_at:] if r.mnemonic != "ULEA"]
+_KEYED = set(
+    "UIMAD UISETP ULEA ULOP3 UPLOP3 USEL USHF UPRMT UPOPC UBMSK UBREV UP2UR UR2UP USGXT UF2FP "
+    "I2I BMSK FSET IDP VABSDIFF4 P2R R2P I2IP".split()
+)
+ROWS[:] = [replace(r, ir=_lowering_key(r)) if not r.ir and r.mnemonic.split(".")[0] in _KEYED else r for r in ROWS]

@@ -18,6 +18,7 @@ from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.lower.surface import SURFACE_RULES, Surface
 from shader_svc.lower.texture import TEXTURE_RULES, ComputeTextures
 from shader_svc.lower.match import MATCH_RULES, WarpMatch
+from shader_svc.sm86.lower_uniform import UNIFORM_RULES, Uniform86
 
 EXT = {
     "LEA",
@@ -66,7 +67,7 @@ EXT = {
 }
 
 
-class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTextures, WarpMatch):
+class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTextures, WarpMatch, Uniform86):
     RULES = {
         **Lower86.RULES,
         "IADD3": "op_iadd3",
@@ -122,6 +123,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
         **SURFACE_RULES,
         **TEXTURE_RULES,  # shader-tex
         **MATCH_RULES,  # shader-tex
+        **UNIFORM_RULES,  # shader-u
     }
 
     def lowered(self, ir: str) -> bool:
@@ -134,6 +136,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
             or ir in SURFACE_RULES
             or ir in TEXTURE_RULES
             or ir in MATCH_RULES
+            or ir in UNIFORM_RULES
         )
 
     def lower(self, inst: Inst) -> None:

@@ -1710,3 +1710,288 @@ def define_shader_gaps2(case, Inputs) -> None:
             ref=ref,
         )
         first = False
+
+
+# --- shader-u (issue 31): SM86's uniform datapath and the vector ALU rows translated last.  A
+# value computed from blockIdx.x and n is the same for the whole warp, so nvcc computes it with
+# the uniform instructions (UIMAD(.WIDE), UISETP(.EX), ULOP3, UPLOP3, USEL, USHF, UPRMT, UPOPC,
+# UBREV, UFLO, UIADD3 carries, USGXT, UBMSK); 32 blocks give 32 different uniform values.  The
+# vector kernel reaches I2I, BMSK, IDP, I2IP, VABSDIFF4, SGXT.W, FSET through inline PTX (cvt.sat,
+# bmsk, dp4a, cvt.pack.sat, vabsdiff4 via __vsadu4/__vsads4, szext, set.f32).  The references
+# are the C / PTX ISA semantics, written out per element in Python.
+M32 = 0xFFFFFFFF
+
+
+def _s32v(x: int) -> int:
+    x &= M32
+    return x - (1 << 32) if x >> 31 else x
+
+
+def _u_bytes(x: int, signed: bool) -> list[int]:
+    out = [(x >> (8 * k)) & 0xFF for k in range(4)]
+    return [v - 256 if signed and v >= 128 else v for v in out]
+
+
+def _szext(a: int, b: int, wrap: bool, signed: bool) -> int:
+    b1 = b & 31
+    too_large = b >= 32 and not wrap
+    mask = 0 if too_large else (M32 << b1) & M32
+    sign = not (b1 == 0 or too_large or not signed) and (a >> ((b1 - 1) & 31)) & 1
+    return (a & ~mask & M32) | (mask if sign else 0)
+
+
+def _bmsk(a: int, b: int, wrap: bool) -> int:
+    a1, b1 = a & 31, b & 31
+    s = a1 + b1
+    mask0 = (M32 << a1) & M32
+    over = s >= 32
+    if not wrap:
+        if a >= 32:
+            mask0, over = 0, True
+        over = over or b >= 32
+    mask1 = 0 if over else (M32 if b1 == 0 else (M32 << s) & M32)
+    return mask0 & ~mask1 & M32
+
+
+def _perm(x: int, y: int, sel: int) -> int:
+    bs = _u_bytes(x, False) + _u_bytes(y, False)
+    return sum(bs[(sel >> (4 * k)) & 7] << (8 * k) for k in range(4))
+
+
+def _popc(x: int) -> int:
+    return bin(x & M32).count("1")
+
+
+def _brev(x: int) -> int:
+    return int(f"{x & M32:032b}"[::-1], 2)
+
+
+def _clz(x: int) -> int:
+    return 32 - (x & M32).bit_length()
+
+
+def u32(r, n: int) -> np.ndarray:
+    return r.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+
+
+def _uni_alu_ref(x) -> np.ndarray:
+    u = x.n & M32
+    m = (u * 0x9E3779B1 + 12345) & M32
+    s = ((m >> 7) | (m << 25)) & M32
+    xx = (s ^ (u << 3)) & 0x00FF00FF
+    p = _perm(m, s, 0x3120)
+    c = _popc(m) + _brev(s) + _clz(m | 1)
+    sel = m if _s32v(u) > 100 else s
+    w = u * 0x9E3779B9
+    bm = ((1 << (u & 31)) - 1) & M32
+    sh = (_s32v(m) >> (u & 31)) & M32
+    t = 7 if u < 50 else 9
+    q = _s32v(m) * _s32v(u)
+    big = int((w - (1 << 64) if w >> 63 else w) > q)
+    acc = m + xx + p + c + sel + (w >> 32) + bm + sh + t + ((q >> 32) & M32) + big
+    return ((x.a.astype(np.uint64) + (acc & M32)) & M32).astype(np.uint32)
+
+
+def _uni_more_ref(x) -> np.ndarray:
+    u = x.n & M32
+    nb = ((u >> 3) & 31) + 1
+    z = (_s32v(u << (32 - nb)) >> (32 - nb)) & M32
+    k = ((((1 << ((u >> 5) & 31)) - 1) & M32) << (u & 31)) & M32
+    p1, p2, p3 = (u & 1) != 0, u > 0x80000000, _s32v(u) < 0x40000000
+    f = 3 if (p1 and p2) or (p3 and not p1) else 5
+    return ((x.a.astype(np.uint64) + z + k + f) & M32).astype(np.uint32)
+
+
+def _sat(v: int, lo: int, hi: int) -> int:
+    return min(max(v, lo), hi)
+
+
+def _vec_alu_ref(x) -> np.ndarray:
+    out = []
+    for i in range(x.n):
+        a, b = int(x.a[i]), int(x.b[i])
+        r0 = _sat(_s32v(a), -128, 127) & M32
+        r1 = _sat(_s32v(b), -32768, 32767) & M32
+        r2 = _bmsk(a & 63, b & 63, False)
+        r3 = (_s32v(r0) + sum(p * q for p, q in zip(_u_bytes(a, True), _u_bytes(b, False)))) & M32
+        r4 = ((r1 << 16) | (_sat(_s32v(a), 0, 255) << 8) | _sat(_s32v(b), 0, 255)) & M32
+        r5 = sum(abs(p - q) for p, q in zip(_u_bytes(a, False), _u_bytes(b, False)))
+        r6 = _szext(a, b, True, True)
+        r7 = sum(abs(p - q) for p, q in zip(_u_bytes(a, True), _u_bytes(b, True)))
+        fa, fb = np.uint32(a).view(np.float32), np.uint32(b).view(np.float32)
+        r8 = 0x3F800000 if fa < fb else 0
+        r9 = (_s32v(r1) + sum(p * q for p, q in zip(_u_bytes(a, False), _u_bytes(b, True)))) & M32
+        v = r0 + 3 * r1 + 5 * r2 + 7 * r3 + 11 * r4 + 13 * r5 + 17 * r6 + 19 * r7 + 23 * r8 + 29 * r9
+        out.append(v & M32)
+    return np.array(out, np.uint32)
+
+
+def _vec_alu_inputs(r, Inputs):
+    n = 256
+    a = r.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b = r.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    a[:32] = np.array([0, 1, 127, 128, 255, 256, 0x7FFFFFFF, 0x80000000] * 4, np.uint32)
+    b[:32] = np.repeat(np.array([0, 31, 32, 33, 0xFFFFFF80, 0xFFFF8000, 40, 64], np.uint32), 4)
+    b[32:48] = a[32:48]  # equal floats (FSET's LT false), and small shift counts
+    fl = r.standard_normal(32).astype(np.float32).view(np.uint32)
+    a[48:80] = fl
+    b[48:80] = np.roll(fl, 1)
+    return Inputs(a, b, n, n, np.zeros(n, np.uint32))
+
+
+def define_shader_u(case, Inputs) -> None:
+    threads = 256
+    # straight-line code on n only: nvcc keeps it on the uniform datapath (a loop or blockIdx.x
+    # moves it to the vector one); one kernel per n, so several uniform values are checked
+    alu = r"""
+K(NAME) {
+  int i = TID; uint32_t u = (uint32_t)n;
+  uint32_t m = u * 0x9E3779B1u + 12345u;
+  uint32_t s = (m >> 7) | (m << 25);
+  uint32_t x = (s ^ (u << 3)) & 0x00ff00ffu;
+  uint32_t p = __byte_perm(m, s, 0x3120);
+  uint32_t c = __popc(m) + __brev(s) + __clz(m | 1);
+  uint32_t sel = (int)u > 100 ? m : s;
+  uint64_t w = (uint64_t)u * 0x9E3779B9u;
+  uint32_t bm = (1u << (u & 31)) - 1u;
+  int32_t sh = (int32_t)m >> (u & 31);
+  uint32_t t = (u < 50u) ? 7u : 9u;
+  int64_t q = (int64_t)(int32_t)m * (int32_t)u;
+  uint32_t big = (int64_t)w > q;
+  if (i < 256) o[i] = a[i] + m + x + p + c + sel + (uint32_t)(w >> 32) + bm + (uint32_t)sh + t + (uint32_t)(q >> 32) + big;
+}"""
+    more = r"""
+K(NAME) {
+  int i = TID; uint32_t u = (uint32_t)n;
+  uint32_t nb = ((u >> 3) & 31) + 1;
+  uint32_t z = (uint32_t)(((int32_t)(u << (32 - nb))) >> (32 - nb));
+  uint32_t h = ((1u << ((u >> 5) & 31)) - 1u) << (u & 31);
+  bool p1 = (u & 1) != 0, p2 = u > 0x80000000u, p3 = (int)u < 0x40000000;
+  uint32_t f = (p1 && p2) || (p3 && !p1) ? 3u : 5u;
+  if (i < 256) o[i] = a[i] + z + h + f;
+}"""
+    for j, n in enumerate((977, 40, -5, 0x7FFFFFFF)):
+        case(
+            name=f"uni_alu_{j}",
+            style="integer",
+            group="shader_u",
+            heavy=j > 0,
+            src=alu.replace("NAME", f"uni_alu_{j}"),
+            inputs=lambda r, n=n: Inputs(u32(r, threads), np.zeros(1, np.uint32), n, threads, np.zeros(threads, np.uint32)),
+            ref=_uni_alu_ref,
+        )
+    for j, n in enumerate((1010, -77, 0x40000003, 0x80000041)):
+        case(
+            name=f"uni_more_{j}",
+            style="integer",
+            group="shader_u",
+            heavy=j > 0,
+            src=more.replace("NAME", f"uni_more_{j}"),
+            inputs=lambda r, n=n: Inputs(
+                u32(r, threads), np.zeros(1, np.uint32), n if n < 2**31 else n - 2**32, threads, np.zeros(threads, np.uint32)
+            ),
+            ref=_uni_more_ref,
+        )
+    case(
+        name="vec_alu_forms",
+        style="integer",
+        group="shader_u",
+        src=r"""
+K(vec_alu_forms) {
+  // sm_70+ PTX (bmsk, dp4a, cvt.pack, szext) in the sm_86 build, the same in C for sm_53 (whose
+  // PTX nvcc writes for compute_75)
+  int i = TID; if (i >= n) return;
+  uint32_t x = a[i], y = b[i], r0, r1, r2, r3, r4, r5, r6, r7, r8, r9;
+  asm("cvt.sat.s8.s32 %0, %1;" : "=r"(r0) : "r"(x));
+  asm("{.reg .s16 t; cvt.sat.s16.s32 t, %1; cvt.s32.s16 %0, t;}" : "=r"(r1) : "r"(y));
+#if __CUDA_ARCH__ >= 800
+  asm("bmsk.clamp.b32 %0, %1, %2;" : "=r"(r2) : "r"(x & 63), "r"(y & 63));
+  asm("dp4a.s32.u32 %0, %1, %2, %3;" : "=r"(r3) : "r"(x), "r"(y), "r"(r0));
+  asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(r4) : "r"(x), "r"(y), "r"(r1));
+  asm("szext.wrap.s32 %0, %1, %2;" : "=r"(r6) : "r"(x), "r"(y));
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(r9) : "r"(x), "r"(y), "r"(r1));
+#else
+  { uint32_t p = x & 63, w = y & 63, a1 = p & 31, b1 = w & 31, s = a1 + b1;
+    uint32_t m0 = p >= 32 ? 0u : ~0u << a1;
+    uint32_t m1 = (s >= 32 || p >= 32 || w >= 32) ? 0u : (b1 == 0 ? ~0u : ~0u << s);
+    r2 = m0 & ~m1; }
+  r3 = r0; r9 = r1;
+  for (int k = 0; k < 4; k++) {
+    r3 += (int)(int8_t)(x >> (8 * k)) * (int)(uint8_t)(y >> (8 * k));
+    r9 += (int)(uint8_t)(x >> (8 * k)) * (int)(int8_t)(y >> (8 * k));
+  }
+  { int p = (int)x, q = (int)y; p = p < 0 ? 0 : p > 255 ? 255 : p; q = q < 0 ? 0 : q > 255 ? 255 : q;
+    r4 = (r1 << 16) | ((uint32_t)p << 8) | (uint32_t)q; }
+  { uint32_t b1 = y & 31; r6 = b1 == 0 ? 0u : (uint32_t)((int32_t)(x << (32 - b1)) >> (32 - b1)); }
+#endif
+  r5 = __vsadu4(x, y);
+  r7 = __vsads4(x, y);
+  asm("set.lt.f32.f32 %0, %1, %2;" : "=r"(r8) : "f"(__uint_as_float(x)), "f"(__uint_as_float(y)));
+  o[i] = r0 + 3*r1 + 5*r2 + 7*r3 + 11*r4 + 13*r5 + 17*r6 + 19*r7 + 23*r8 + 29*r9;
+}""",
+        inputs=lambda r: _vec_alu_inputs(r, Inputs),
+        ref=_vec_alu_ref,
+    )
+    case(
+        name="fcmp_pset_mad",
+        style="integer",
+        group="shader_u",
+        src=r"""
+K(fcmp_pset_mad) {
+  int i = TID; if (i >= n) return;
+  uint32_t x = a[i], y = b[i], r0, r1, r2, r3;
+  asm("slct.f32.f32 %0, %1, %2, %3;" : "=r"(r0) : "f"(__uint_as_float(x)), "f"(__uint_as_float(y)), "f"(__uint_as_float(x ^ y)));
+  asm("{.reg .pred p, q, r; setp.lt.s32 p, %1, 0; setp.gt.u32 q, %2, 0x40000000; xor.pred r, p, q; selp.u32 %0, -1, 0, r;}"
+      : "=r"(r1) : "r"(x), "r"(y));
+  asm("mad.hi.s32 %0, %1, 0x12345678, %2;" : "=r"(r2) : "r"(x), "r"(y));
+  asm("mad.lo.u32 %0, %1, 0x9E3779B9, %2;" : "=r"(r3) : "r"(x), "r"(y));
+  o[i] = r0 + 3 * r1 + 5 * r2 + 7 * r3;
+}""",
+        inputs=lambda r: _vec_alu_inputs(r, Inputs),
+        ref=_fcmp_pset_mad_ref,
+    )
+
+
+def _fcmp_pset_mad_ref(x) -> np.ndarray:
+    """PTX slct.f32.f32 (c >= 0 ? a : b, false for a NaN c), a predicate xor as a word, mad.hi
+    / mad.lo with an immediate."""
+    out = []
+    for i in range(x.n):
+        a, b = int(x.a[i]), int(x.b[i])
+        c = np.uint32(a ^ b).view(np.float32)
+        r0 = a if c >= 0 else b
+        r1 = M32 if (_s32v(a) < 0) != (b > 0x40000000) else 0
+        r2 = (((_s32v(a) * 0x12345678) >> 32) + b) & M32
+        r3 = (a * 0x9E3779B9 + b) & M32
+        out.append((r0 + 3 * r1 + 5 * r2 + 7 * r3) & M32)
+    return np.array(out, np.uint32)
+
+
+def _uni_wide_ref(x) -> np.ndarray:
+    """UIADD3's carry into a uniform predicate, ULEA.HI.X.SX32 reading it, UIMAD.WIDE.U32."""
+    u, m64 = x.n & M32, (1 << 64) - 1
+    v = (u * 9 + (u >> 3) * 8) & M32
+    w = ((_s32v(u << 20) & m64) + ((u >> 12) << 4)) & m64
+    z = ((u << 5) + 0x123456789 * (u & 3)) & m64
+    acc = v + (w & M32) + (w >> 32) + (z & M32) + (z >> 32)
+    return ((x.a.astype(np.uint64) + acc) & M32).astype(np.uint32)
+
+
+def define_shader_u_wide(case, Inputs) -> None:
+    src = r"""
+K(NAME) {
+  int i = TID; uint32_t u = (uint32_t)n;
+  uint32_t v = u * 9u + (u >> 3) * 8u;
+  uint64_t w = (uint64_t)(int64_t)(int32_t)(u << 20) + ((uint64_t)(u >> 12) << 4);
+  uint64_t z = ((uint64_t)u << 5) + 0x123456789ull * (u & 3);
+  if (i < 256) o[i] = a[i] + v + (uint32_t)w + (uint32_t)(w >> 32) + (uint32_t)z + (uint32_t)(z >> 32);
+}"""
+    for j, n in enumerate((0x7FF, -1, 0x12345, 0x80000)):
+        case(
+            name=f"uni_wide_{j}",
+            style="integer",
+            group="shader_u",
+            src=src.replace("NAME", f"uni_wide_{j}"),
+            inputs=lambda r, n=n: Inputs(u32(r, 256), np.zeros(1, np.uint32), n, 256, np.zeros(256, np.uint32)),
+            ref=_uni_wide_ref,
+        )

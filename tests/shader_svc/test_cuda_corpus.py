@@ -24,6 +24,8 @@ CI_G = {"warp_reduce", "histogram", "int64_math"}
 CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
 CI_TEX = {"tex_grad", "tex_bound"}  # shader-tex (cuda_corpus_tex.py): TXD/TEX/TXQ, bindless and bound
+# shader-u: SM86's uniform datapath and the last vector ALU rows, -O3 on both ISAs (the shader_u group)
+CI_U = {"uni_alu_0", "uni_more_0", "uni_wide_0", "vec_alu_forms", "fcmp_pset_mad"}
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -45,7 +47,7 @@ def _params():
         for opt in ("O3", "G"):
             for c in cc.CASES:
                 ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
-                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U
                 )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))

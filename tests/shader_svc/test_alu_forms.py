@@ -1,0 +1,415 @@
+"""ALU forms no compiler of the CUDA corpus writes, on lavapipe against a reference written from
+their public definitions (issue 31, shader-u).  Hand-written kernels, assembled by
+``sm*/assemble.py``; every line prints back from its word as written (``*_text_decodes_back``)
+and as nvdisasm prints it (``listings.check_sm*``, heavy: checked when written).  Each kernel is
+refused by the translator before shader-u (no lowering rule).
+
+SM53: the condition code's overflow flag (O: IADD.CC, the subtraction form, IADD.X.CC; P2R/R2P
+CC bit 3; CSET's tests reading it, as yuzu's flow tests define them), FMUL/FFMA .FMZ (the field value beside .FTZ: .FTZ, and a product with a zero factor is +0
+whatever the other factor, infinity or NaN -- the D3D9 'legacy' multiply, Mesa nv50_ir's
+'dnz'), HADD2 .MRG_H0/.MRG_H1 (one half of the destination written, the other kept: yuzu's
+MergeResult), CS2R (S2R's registers), PSET (.BF), IMAD32I (.HI, signed immediate), FCMP, VABSDIFF4 (PTX vabsdiff4: byte
+selectors, signs, the mask's merge and .ACC).
+SM86: P2R/R2P and UP2UR/UR2UP (predicates P0..P6 as bits 0..6, Ryujinx's layout), UPLOP3,
+USGXT (PTX szext), UBMSK (PTX bmsk) on uniform registers loaded by R2UR."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+import compute_cases as cc
+from compute_dispatch import run_spirv, upload
+from test_half import _exact, _lanes, _op, _round, _same
+
+M32 = 0xFFFFFFFF
+BS = 64
+
+# params: a 0x140, b 0x148, h 0x150, g 0x158, out 0x160, n 0x168
+KERNEL53 = """
+        S2R R0, SR_TID.X
+        S2R R2, SR_CTAID.X
+        ISCADD R0, R2, R0, 0x6
+        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x168], PT
+        @P0 EXIT
+        SHR.U32 R3, R0, 0x1e
+        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
+        IADD.X R5, R3, c[0x0][0x144]
+        LDG.E R10, [R4]
+        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
+        IADD.X R5, R3, c[0x0][0x14c]
+        LDG.E R11, [R4]
+        ISCADD R4.CC, R0, c[0x0][0x150], 0x2
+        IADD.X R5, R3, c[0x0][0x154]
+        LDG.E R6, [R4]
+        ISCADD R4.CC, R0, c[0x0][0x158], 0x2
+        IADD.X R5, R3, c[0x0][0x15c]
+        LDG.E R7, [R4]
+        SHR.U32 R3, R0, 0x19
+        ISCADD R8.CC, R0, c[0x0][0x160], 0x7
+        IADD.X R9, R3, c[0x0][0x164]
+        FMUL.FMZ R12, R10, R11
+        FFMA.FMZ R13, R10, R11, R10
+        MOV R14, R7
+        HADD2.MRG_H0 R14, R6, R7
+        MOV R15, R6
+        HADD2.MRG_H1 R15, R6, R7
+        STG.E.128 [R8], R12
+        ISETP.LT.AND P1, PT, R10, R11, PT
+        ISETP.GT.U32.AND P2, PT, R10, 0x40000, PT
+        PSET.BF.XOR.AND R16, P1, P2, PT
+        MOV R17, R11
+        IMAD32I R17, R10, 0x12345, R17
+        FCMP.LT R18, R10, R11, R10
+        PSET.OR.AND R19, !P1, P2, PT
+        STG.E.128 [R8+0x10], R16
+        MOV R20, R10
+        IMAD32I.HI R20, R10, -0x12345, R20
+        MOV R21, R11
+        IMAD32I.HI R21, R11, 0x7654321, R21
+        VABSDIFF4.S8.U8.XZ R22, R10.3201, R11.4567, R11
+        VABSDIFF4.U8.S8.ACC R23, R10.3120, R11.6745, R10
+        VABSDIFF4.Y R24, R10.4321, R11.5432, R10
+        STG.E.128 [R8+0x20], R20
+        STG.E [R8+0x30], R24
+        IADD R25.CC, R10, R11
+        P2R R12, CC, RZ, 0xf
+        CSET.LT.AND R13, CC, PT
+        CSET.BF.GEU.OR R14, CC, !PT
+        IADD R28.CC, R10, -R11
+        P2R R16, CC, RZ, 0xf
+        CSET.GT.AND R17, CC, PT
+        CSET.LE.AND R18, CC, PT
+        CSET.OFT.AND R15, CC, PT
+        IADD.X R30.CC, R11, R10
+        P2R R19, CC, RZ, 0xf
+        STG.E.128 [R8+0x40], R12
+        STG.E.128 [R8+0x50], R16
+        R2P CC, R10, 0xf
+        CSET.LTU.AND R20, CC, PT
+        CSET.RGT.AND R21, CC, PT
+        P2R R22, CC, RZ, 0xf
+        CSET.GTU.AND R23, CC, PT
+        STG.E.128 [R8+0x60], R20
+        CS2R R24, SR_TID.X
+        CS2R R25, SR_LANEID
+        CS2R R26, SR_LTMASK
+        CS2R R27, SR_CTAID.X
+        STG.E.128 [R8+0x70], R24
+        EXIT
+"""
+
+
+def _f(u: int) -> np.float32:
+    return np.uint32(u).view(np.float32)
+
+
+def _flush(v: np.float32) -> np.float32:
+    return np.float32(0.0) * np.sign(v) if v != 0 and abs(v) < np.float32(2.0**-126) else v
+
+
+def _s32(x: int) -> int:
+    x &= M32
+    return x - (1 << 32) if x >> 31 else x
+
+
+def _floats(rng, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """f32 pairs: ordinary values, zeros of both signs against infinities, NaN, denormals and
+    ordinary values (the .FMZ cases), and denormal products."""
+    a = (rng.standard_normal(n) * 4.0).astype(np.float32)
+    b = (rng.standard_normal(n) * 4.0).astype(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3e-39, 2.5, -7.0, 1e-30], np.float32)
+    k = len(special)
+    a[: k * k] = np.repeat(special, k)
+    b[: k * k] = np.tile(special, k)
+    a[k * k : k * k + 32] = np.float32(1e-20)
+    b[k * k : k * k + 32] = np.float32(1e-19) * np.arange(1, 33, dtype=np.float32)
+    return a.view(np.uint32), b.view(np.uint32)
+
+
+def _fmz_ref(x: np.float32, y: np.float32, c: np.float32 | None) -> int:
+    x, y = _flush(x), _flush(y)
+    if x == 0 or y == 0:
+        r = np.float32(0.0) if c is None else np.float32(_flush(c) + np.float32(0.0))
+    elif c is None:
+        with np.errstate(all="ignore"):
+            r = np.float32(x * y)
+    elif not all(np.isfinite(v) for v in (x, y, c)):  # infinities and NaN: no rounding to do
+        with np.errstate(all="ignore"):
+            r = np.float32(np.float64(x) * np.float64(y) + np.float64(_flush(c)))
+    else:
+        r = cc.fma_f32_exact(np.array([x]), np.array([y]), np.array([_flush(c)]))[0]
+    return int(np.float32(_flush(r)).view(np.uint32))
+
+
+def _same_f32(got: int, want: int) -> bool:
+    if want & 0x7F800000 == 0x7F800000 and want & 0x7FFFFF:
+        return got & 0x7F800000 == 0x7F800000 and got & 0x7FFFFF != 0
+    return got == want
+
+
+def _vabsdiff4(a: int, b: int, c: int, asel: str, bsel: str, sa: bool, sb: bool, mask: int, acc: bool) -> int:
+    """PTX vabsdiff4: bytes picked from {b, a} by the selectors (digits for bytes 3..0), each
+    extended by its type, |difference|; .add sums the masked ones into c, else the masked bytes
+    replace c's."""
+    src = [(a >> (8 * k)) & 0xFF for k in range(4)] + [(b >> (8 * k)) & 0xFF for k in range(4)]
+
+    def ext(v: int, signed: bool) -> int:
+        return v - 256 if signed and v >= 128 else v
+
+    va = [ext(src[int(ch)], sa) for ch in asel[::-1]]
+    vb = [ext(src[int(ch)], sb) for ch in bsel[::-1]]
+    r = [abs(p - q) for p, q in zip(va, vb)]
+    if acc:
+        return (c + sum(r[k] for k in range(4) if mask >> k & 1)) & M32
+    out = c
+    for k in range(4):
+        if mask >> k & 1:
+            out = (out & ~(0xFF << (8 * k))) | ((r[k] & 0xFF) << (8 * k))
+    return out & M32
+
+
+# the condition-code tests as yuzu's shader recompiler evaluates them (z, s, c, o)
+_CC = {
+    "LT": lambda z, s, c, o: (s and not z) != o,
+    "GT": lambda z, s, c, o: ((not s) != o) and not z,
+    "LE": lambda z, s, c, o: s != (z or o),
+    "GEU": lambda z, s, c, o: ((not s) or z) != o,
+    "LTU": lambda z, s, c, o: s != o,
+    "GTU": lambda z, s, c, o: (not s) != (z or o),
+    "RGT": lambda z, s, c, o: not s and not z,
+    "OFT": lambda z, s, c, o: o,
+}
+
+
+def _adder(p: int, q: int, cin: int, z_in: bool = True) -> tuple[int, tuple]:
+    """p + q + cin as the adder computes it: the word and the flags (Z, S, C, O); O: the
+    inputs of one sign and the result of the other."""
+    t = p + q + cin
+    r = t & M32
+    o = bool(((p ^ r) & (q ^ r)) >> 31)
+    return r, (r == 0 and z_in, bool(r >> 31), bool(t >> 32), o)
+
+
+def _cc_words(x: int, y: int) -> dict[int, int]:
+    def p2r(f):
+        return sum(int(v) << k for k, v in enumerate(f))
+
+    out = {}
+    _, f = _adder(x, y, 0)
+    out[16], out[17], out[18] = p2r(f), M32 if _CC["LT"](*f) else 0, 0x3F800000 if _CC["GEU"](*f) else 0
+    _, f = _adder(x, ~y & M32, 1)  # x - y: x + ~y + 1
+    out[20], out[21], out[22], out[19] = (
+        p2r(f),
+        M32 if _CC["GT"](*f) else 0,
+        M32 if _CC["LE"](*f) else 0,
+        M32 if _CC["OFT"](*f) else 0,
+    )
+    _, f = _adder(y, x, int(f[2]), f[0])  # .X: the carry in, Z kept across the chain
+    out[23] = p2r(f)
+    f = tuple(bool(x >> k & 1) for k in range(4))  # R2P CC, x, 0xf
+    out[24], out[25] = M32 if _CC["LTU"](*f) else 0, M32 if _CC["RGT"](*f) else 0
+    out[26], out[27] = p2r(f), M32 if _CC["GTU"](*f) else 0
+    return out
+
+
+def _half_add(p: int, q: int) -> int:
+    return _round(*_op(lambda u, v: u + v, _exact(p), _exact(q)))
+
+
+def test_sm53_forms_match_their_definitions(compute_device):
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53 import decode as dec
+    from shader_svc.sm53.cbank import cbank0
+    from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
+
+    n = 256
+    rng = np.random.default_rng(53)
+    a, b = _floats(rng, n)
+    h = rng.integers(0, 0x10000, (2, n, 2), dtype=np.uint32)
+    h[(h & 0x7C00) == 0x7C00] &= 0xFC00  # no NaN halves (their payload is the device's)
+    hh, gg = (h[k, :, 0] | h[k, :, 1] << 16 for k in (0, 1))
+    spirv = translate_compute(dec.decode_stream(asm.assemble_program(KERNEL53)), ComputeSpec((BS, 1, 1)))
+    dev = compute_device
+    bufs = [upload(dev, np.asarray(v, np.uint32)) for v in (a, b, hh, gg)]
+    bo = upload(dev, np.zeros(32 * n, np.uint32))
+    params = struct.pack("<QQQQQI", *(x.address for x in bufs), bo.address, n)
+    (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
+    out = out[: 32 * n].reshape(n, 32)
+    bad = []
+    for i in range(n):
+        x, y, p, q = int(a[i]), int(b[i]), int(hh[i]), int(gg[i])
+        fx, fy = _f(x), _f(y)
+        p1, p2 = _s32(x) < _s32(y), x > 0x40000
+        want_u = {
+            4: 0x3F800000 if p1 != p2 else 0,
+            5: (x * 0x12345 + y) & M32,
+            6: x if fx < 0 else y,
+            7: M32 if (not p1) or p2 else 0,
+            8: (((_s32(x) * -0x12345) >> 32) + x) & M32,
+            9: (((_s32(y) * 0x7654321) >> 32) + y) & M32,
+            10: _vabsdiff4(x, y, y, "3201", "4567", True, False, 0b0101, False),
+            11: _vabsdiff4(x, y, x, "3120", "6745", False, True, 0b1111, True),
+            12: _vabsdiff4(x, y, x, "4321", "5432", True, True, 0b0010, False),
+        }
+        want_u.update(_cc_words(x, y))
+        want_u.update({28: i % BS, 29: i % 32, 30: (1 << (i % 32)) - 1, 31: i // BS})  # CS2R
+        for w, v in want_u.items():
+            if int(out[i, w]) != v:
+                bad.append((i, w, hex(x), hex(y), hex(int(out[i, w])), hex(v)))
+        for w, v in ((0, _fmz_ref(fx, fy, None)), (1, _fmz_ref(fx, fy, fx))):
+            if not _same_f32(int(out[i, w]), v):
+                bad.append((i, w, hex(x), hex(y), hex(int(out[i, w])), hex(v)))
+        (p0, p1h), (q0, q1) = _lanes(p), _lanes(q)
+        for w, lanes in ((2, (_half_add(p0, q0), q1)), (3, (p0, _half_add(p1h, q1)))):
+            got = _lanes(int(out[i, w]))
+            if not all(_same(g, e) for g, e in zip(got, lanes)):
+                bad.append((i, w, hex(p), hex(q), [hex(g) for g in got], [hex(e) for e in lanes]))
+    assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
+
+
+def test_sm53_kernel_text_decodes_back():
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53 import decode as dec
+
+    insts = dec.decode_stream(asm.assemble_program(KERNEL53))
+    lines = [ln.strip() for ln in KERNEL53.strip().splitlines()]
+    assert [i.text() for i in insts[: len(lines)]] == lines
+
+
+@pytest.mark.heavy
+def test_sm53_kernel_text_is_nvdisasms():
+    import listings
+
+    listings.check_sm53([KERNEL53])
+
+
+# params: a 0x160, b 0x168, out 0x170, n 0x178; R10 = a[i], R11 = b[i], R8:R9 = 8 words of out
+KERNEL86 = """
+    MOV R1, c[0x0][0x28]
+    S2R R0, SR_TID.X
+    S2R R3, SR_CTAID.X
+    IMAD R0, R3, c[0x0][0x0], R0
+    ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x178], PT
+    @P0 EXIT
+    ULDC.64 UR4, c[0x0][0x118]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x4
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x160]
+    LDG.E R10, [R2.64]
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x168]
+    LDG.E R11, [R2.64]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x20
+    IMAD.WIDE.U32 R8, R0, R5, c[0x0][0x170]
+    R2P PR, R10, 0x7f
+    P2R R12, PR, R11, 0x7f
+    P2R.B1 R13, PR, R11, 0x3c
+    R2P PR, R11, 0xf
+    P2R R15, PR, RZ, 0x7f
+    R2UR UR4, R10
+    R2UR UR5, R11
+    UR2UP UPR, UR4, 0x7f
+    UP2UR UR6, UPR, UR5, 0x7f
+    UPLOP3.LUT UP0, UP1, UP2, UP3, UP4, 0x96, 0x1e
+    UP2UR UR12, UPR, URZ, 0x3
+    USGXT UR7, UR4, UR5
+    USGXT.W.U32 UR8, UR4, UR5
+    UBMSK UR9, UR4, UR5
+    UBMSK.W UR10, UR4, UR5
+    USEL UR11, UR4, UR5, UP0
+    MOV R14, UR6
+    STG.E.128 [R8.64], R12
+    MOV R16, UR12
+    MOV R17, UR7
+    IADD3 R17, R17, UR8, RZ
+    MOV R18, UR9
+    MOV R20, UR10
+    MOV R21, UR11
+    LOP3.LUT R19, R18, R21, R20, 0x96, !PT
+    STG.E.128 [R8.64+0x10], R16
+    EXIT
+"""
+
+
+def _szext(a: int, b: int, wrap: bool, signed: bool) -> int:
+    """PTX szext's pseudo-code."""
+    b1 = b & 31
+    too_large = b >= 32 and not wrap
+    mask = 0 if too_large else (M32 << b1) & M32
+    sign = not (b1 == 0 or too_large or not signed) and (a >> ((b1 - 1) & 31)) & 1
+    return (a & ~mask & M32) | (mask if sign else 0)
+
+
+def _bmsk(a: int, b: int, wrap: bool) -> int:
+    """PTX bmsk's pseudo-code."""
+    a1, b1 = a & 31, b & 31
+    mask0, over = (M32 << a1) & M32, a1 + b1 >= 32
+    if not wrap:
+        if a >= 32:
+            mask0, over = 0, True
+        over = over or b >= 32
+    mask1 = 0 if over else (M32 if b1 == 0 else (M32 << (a1 + b1)) & M32)
+    return mask0 & ~mask1 & M32
+
+
+def _ref86(x: int, y: int) -> list[int]:
+    lo7 = x & 0x7F
+    preds = (y & 0xF) | (x & 0x70)  # after R2P PR, y, 0xf: P0..P3 from y, P4..P6 kept
+    u2, u3, u4 = (x >> 2) & 1, (x >> 3) & 1, (x >> 4) & 1
+    up0, up1 = u2 ^ u3 ^ u4, u2 ^ (u3 | u4)
+    sel = x if up0 else y
+    bm = _bmsk(x, y, False)
+    return [
+        (y & ~0x7F) | lo7,
+        (y & ~(0x3C << 8)) | ((lo7 & 0x3C) << 8),
+        (y & ~0x7F) | lo7,
+        preds,
+        up0 | up1 << 1,
+        (_szext(x, y, False, True) + _szext(x, y, True, False)) & M32,
+        bm,
+        bm ^ _bmsk(x, y, True) ^ sel,
+    ]
+
+
+def test_sm86_predicate_and_uniform_forms_match_their_definitions(compute_device):
+    import vk_compute
+    from shader_svc.sm86 import decode as dec
+    from shader_svc.sm86.assemble import assemble_program
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    n = 512
+    rng = np.random.default_rng(86)
+    a = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b[: n // 2] = rng.integers(0, 40, n // 2)  # widths and positions around 32
+    a[: n // 4] = rng.integers(0, 40, n // 4)
+    spirv = translate_compute(dec.decode_stream(assemble_program(KERNEL86)), ComputeSpec((32, 1, 1)))
+    dev = compute_device
+    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(8 * n, np.uint32))
+    params = struct.pack("<QQQI", ba.address, bb.address, bo.address, n)
+    (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x17C, n, params, [bo], 32)
+    out = out[: 8 * n].reshape(n, 8)
+    bad = []
+    for i in range(n):
+        want = _ref86(int(a[i]), int(b[i]))
+        got = [int(v) for v in out[i]]
+        if got != want:
+            bad.append((i, hex(a[i]), hex(b[i]), [hex(v) for v in got], [hex(v) for v in want]))
+    assert not bad, f"{len(bad)} of {n} differ, first: {bad[:3]}"
+
+
+def test_sm86_kernel_text_decodes_back():
+    from shader_svc.sm86 import decode as dec
+    from shader_svc.sm86.assemble import assemble_program
+
+    insts = dec.decode_stream(assemble_program(KERNEL86))
+    lines = [ln.strip() for ln in KERNEL86.strip().splitlines()]
+    assert [i.text() for i in insts[: len(lines)]] == lines
+
+
+@pytest.mark.heavy
+def test_sm86_kernel_text_is_nvdisasms():
+    import listings
+
+    listings.check_sm86([KERNEL86])
