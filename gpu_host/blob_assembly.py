@@ -10,8 +10,10 @@ previous part's of the same submission and the first part's behind 16 bytes left
 last part the joined blob header goes into those 16 bytes (``blob``): the blob the replay reads is
 a view of the buffer, with no join copy.  Everything ``take`` returns is only valid until the
 next drain that starts with no submission open (``start_drain``); the consumer replays each
-submission before it drains again.  A record that does not fit the buffer comes back as a
-``bytes`` copy (the caller joins those as before).
+submission before it drains again, and says at each drain whether it still holds parts of an
+open submission (``start_drain(holding=...)``): a record that does not fit the buffer comes back
+as a ``bytes`` copy (the caller joins those as before), and the parts taken before it must stay
+where they are until their submission's last part.
 
 Staged chunks (PROTOCOL.md "Staged chunks"): ``stage`` copies a chunk the recorder published while
 it recorded into the buffer at once, where the submission that names it (a tag-5 part whose
@@ -64,11 +66,15 @@ class Assembly:
         self.last_stage: tuple[int, int, int] | None = None  # the copy staged last, while it is at the end
         self.staged_used = 0  # staged copies a submission used in place (GetStatus.staged_chunks)
         self.live: list[tuple[int, int]] = []  # spans of the parts taken since the buffer was freed (blob header room included)
+        self.holding = False  # a submission's parts lie in the buffer (set by start_drain): nothing is evicted
 
-    def start_drain(self) -> None:
+    def start_drain(self, holding: bool = False) -> None:
         """A new drain of the ring: with no submission open, the buffer is free again (but for
-        the staged copies not yet used)."""
-        if self.open is None:
+        the staged copies not yet used).  ``holding``: the caller still holds parts of an open
+        submission (the consumer's own state: a part that did not fit came back as bytes and
+        left ``open`` unset, but the parts before it still lie in the buffer)."""
+        self.holding = holding or self.open is not None
+        if not self.holding:
             self.live = []
             self.end = max((at + n for _, n, at in self.staged.values()), default=0)
             if self.end == 0:
@@ -84,7 +90,7 @@ class Assembly:
             else self.end + binpackets.HEADER
         )
         if at + size > len(self.buf):
-            if self.open is not None:
+            if self.holding or self.open is not None:
                 return False
             self.staged.clear()  # evicted: their submissions copy them from the arena
             at = binpackets.HEADER

@@ -127,7 +127,8 @@ class RingConsumer:
             if self.timing:
                 self.stamps = [time.perf_counter()]
             try:
-                s.assembly.start_drain()
+                # parts of an open binary submission still lie in the assembly buffer: kept
+                s.assembly.start_drain(holding=s.blob is not None)
                 if s.stages is not None:
                     self._stage(s)
                 batch = s.reader.records(blob_sink=s.assembly.take, ref_sink=s.assembly.take_ref)
