@@ -20,7 +20,11 @@ replay time).
     .venv/bin/python bench/gpu_split.py [--frames 9] [--draws 1000,10000,50000] [--native off,on]
 
 With native replay on, each frame is also sent as binary packets (ring tag 4, the transport a
-native recorder of the NVN front end will use) and timed the same way.
+native recorder of the NVN front end will use) and timed the same way.  ``--rerecord``: each way of
+a native frame (copied / referenced with the C or the Python submit) submits a recording of its
+own, as a game does, instead of one recording three times (a staged copy is used once, so the ways
+after the first would find none); the copied way's staged chunks are never used and fill the GPU
+process's assembly buffer, which this variant exercises too.
 """
 
 from __future__ import annotations
