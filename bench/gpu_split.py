@@ -20,7 +20,11 @@ replay time).
     .venv/bin/python bench/gpu_split.py [--frames 9] [--draws 1000,10000,50000] [--native off,on]
 
 With native replay on, each frame is also sent as binary packets (ring tag 4, the transport a
-native recorder of the NVN front end will use) and timed the same way.
+native recorder of the NVN front end will use) and timed the same way.  ``--rerecord``: each way of
+a native frame (copied / referenced with the C or the Python submit) submits a recording of its
+own, as a game does, instead of one recording three times (a staged copy is used once, so the ways
+after the first would find none); the copied way's staged chunks are never used and fill the GPU
+process's assembly buffer, which this variant exercises too.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from cpu_host.gpu_client.memory import Pool  # noqa: E402
 from cpu_host.gpu_client.registry import TextureDesc  # noqa: E402
 from cpu_host.gpu_client.shaders import GlslSource  # noqa: E402
 from cpu_host.gpu_client.registry import SamplerDesc  # noqa: E402
-from gpu_guest import P, start_gpu, stop_gpu, ubo  # noqa: E402
+from gpu_guest import P, gpu_log, start_gpu, stop_gpu, ubo  # noqa: E402
 from gpu_packets import SizedPools, from_desc, realistic_frame  # noqa: E402
 from cpu_host.gpu_client.ring_writer import RingWriter  # noqa: E402
 from gpu_host.engine import Engine  # noqa: E402
@@ -215,6 +219,7 @@ class Split:
             env["NXRECOMP_GPU_HOST_RING_SPIN_US"] = str(spin[0])
             os.environ["NXRECOMP_GPU_HOST_CLIENT_SPIN_US"] = str(spin[1])  # read by GpuClient below
         self.proc, d = start_gpu(env)
+        self.dir = d
         # the ring of gpu_host.ring_size (8 MiB by default), as a game gets: its size decides whether
         # a frame's bytes are still in the caches when the next frame is written over them
         self.c = GpuClient(d)
@@ -276,7 +281,11 @@ class Split:
         dt = tw - t
         self.client_stamps[seq] = (t, tp, tw)
         self.replay_ms.append(c.status().last_replay_ms)
-        return dt, c.frame(n).sha256
+        try:
+            return dt, c.frame(n).sha256
+        except Exception:  # the GPU process's reason for dropping the submission is in its log
+            print("GPU process log (tail):\n" + "\n".join(gpu_log(self.dir).splitlines()[-20:]), file=sys.stderr)
+            raise
 
     def breakdown(self, seqs: list[int]) -> dict[str, float]:
         """Median milliseconds of each step of these binary submissions' round trips, from the
@@ -550,6 +559,12 @@ def main() -> None:
         help="1: the native recorder's frames also through the command arena (ring tag 5), interleaved with copies",
     )
     ap.add_argument(
+        "--rerecord",
+        action="store_true",
+        help="each way of a native frame (copy / arena / arena_py) submits a recording of its own, not one recording "
+        "three times (a staged copy is used once: the ways after the first find none)",
+    )
+    ap.add_argument(
         "--spin",
         default="",
         help="comma-separated RING/CLIENT[/PART] settings (gpu_host.ring_spin_us / client_spin_us in "
@@ -679,12 +694,17 @@ def run_mode(a: argparse.Namespace, split: Split, local: LocalProc, shas: dict[i
             staged0, chunks = split.c.status().staged_chunks, 0
             for rep, m in enumerate(ns):  # the same frames again, presented as m + 10**6
                 block, us = rec.frame(draws, m, m + 10**6)
-                chunks += len(block.chunks)
+                if not a.rerecord:
+                    chunks += len(block.chunks)
                 order = ways if rep % 2 else ways[::-1]
                 if rep % 2:  # interleaved with the in-process replay of the same blob
                     ldt, ldc, lsha = local.frame(draws, m, m + 10**6)
                 got = {}
-                for w in order:  # the same recording copied into the ring (tag 4) / referenced (tag 5)
+                for k, w in enumerate(order):  # the same recording copied into the ring (tag 4) / referenced (tag 5)
+                    if a.rerecord and k:  # recorded again: each way's chunks staged afresh (a staged copy is used once)
+                        block, _ = rec.frame(draws, m, m + 10**6)
+                    if a.rerecord and w.startswith("arena"):
+                        chunks += len(block.chunks)
                     split.c.arena = arena[0] if w.startswith("arena") else None
                     split.c._put = None if w == "arena_py" else put
                     got[w] = split.frame_block(block, m + 10**6)

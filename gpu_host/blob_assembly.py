@@ -10,8 +10,10 @@ previous part's of the same submission and the first part's behind 16 bytes left
 last part the joined blob header goes into those 16 bytes (``blob``): the blob the replay reads is
 a view of the buffer, with no join copy.  Everything ``take`` returns is only valid until the
 next drain that starts with no submission open (``start_drain``); the consumer replays each
-submission before it drains again.  A record that does not fit the buffer comes back as a
-``bytes`` copy (the caller joins those as before).
+submission before it drains again, and says at each drain whether it still holds parts of an
+open submission (``start_drain(holding=...)``): a record that does not fit the buffer comes back
+as a ``bytes`` copy (the caller joins those as before), and the parts taken before it must stay
+where they are until their submission's last part.
 
 Staged chunks (PROTOCOL.md "Staged chunks"): ``stage`` copies a chunk the recorder published while
 it recorded into the buffer at once, where the submission that names it (a tag-5 part whose
@@ -26,6 +28,7 @@ stay until the buffer is needed (``stage`` evicts them all when it is full)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from gpu_host import binpackets
 from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, BLOB_STAGED, REF_RANGE, STAGED_RANGE
@@ -41,6 +44,7 @@ class Part:
     at: int  # offset of the bodies in Assembly.buf
     size: int  # bytes of bodies
     contiguous: bool  # right behind the previous part's bodies of the same submission
+    checked: bool = False  # every body byte format-checked where it lies now (Assembly's ``check``)
 
 
 @dataclass(frozen=True)
@@ -53,7 +57,12 @@ class RefError:
 
 
 class Assembly:
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, check: Callable[[Any], int] | None = None) -> None:
+        """``check``: the format pass over bare packet bodies (``nxpkt.format_body``: packets, or
+        -1), run on each staged copy as it is staged (while the client is still recording) and
+        on what a reference part copies from the arena; a part all of whose bytes passed it says
+        so (``Part.checked``) and its replay leaves that pass out.  None: nothing checked here."""
+        self.check = check
         self.buf = bytearray(size)
         self.view = memoryview(self.buf)
         for i in range(0, size, 4096):  # fault the pages in now, not during a frame
@@ -61,14 +70,19 @@ class Assembly:
         self.end = 0
         self.open: tuple[int, int] | None = None  # (seq, part) of the last part taken, not the last
         self.staged: dict[int, tuple[int, int, int]] = {}  # serial -> (arena offset, length, at)
+        self.formed: set[int] = set()  # serials of the staged copies that passed ``check``
         self.last_stage: tuple[int, int, int] | None = None  # the copy staged last, while it is at the end
         self.staged_used = 0  # staged copies a submission used in place (GetStatus.staged_chunks)
         self.live: list[tuple[int, int]] = []  # spans of the parts taken since the buffer was freed (blob header room included)
+        self.holding = False  # a submission's parts lie in the buffer (set by start_drain): nothing is evicted
 
-    def start_drain(self) -> None:
+    def start_drain(self, holding: bool = False) -> None:
         """A new drain of the ring: with no submission open, the buffer is free again (but for
-        the staged copies not yet used)."""
-        if self.open is None:
+        the staged copies not yet used).  ``holding``: the caller still holds parts of an open
+        submission (the consumer's own state: a part that did not fit came back as bytes and
+        left ``open`` unset, but the parts before it still lie in the buffer)."""
+        self.holding = holding or self.open is not None
+        if not self.holding:
             self.live = []
             self.end = max((at + n for _, n, at in self.staged.values()), default=0)
             if self.end == 0:
@@ -84,15 +98,20 @@ class Assembly:
             else self.end + binpackets.HEADER
         )
         if at + size > len(self.buf):
-            if self.open is not None:
+            if self.holding or self.open is not None:
                 return False
             self.staged.clear()  # evicted: their submissions copy them from the arena
+            self.formed.clear()
             at = binpackets.HEADER
             if at + size > len(self.buf):
                 self.end, self.last_stage = 0, None
                 return False
         self.view[at : at + size] = arena[off : off + size]
         self.staged[serial] = (off, size, at)
+        if self.check is not None and self.check(self.view[at : at + size]) >= 0:
+            self.formed.add(serial)  # checked on our copy: the client can no longer change it
+        else:
+            self.formed.discard(serial)
         self.end, self.last_stage = at + size, (off, size, at)
         return True
 
@@ -154,23 +173,28 @@ class Assembly:
         if at + total > len(self.buf):
             self.open = None
             return head + b"".join(self._bytes(r, st, arena) for r, st in zip(ranges, staged))  # as a tag-4 record's bytes
-        end = at
+        end, checked = at, self.check is not None
         for (off, size, serial), st in zip(ranges, staged):
             if st is not None:
                 del self.staged[serial]
+                if serial not in self.formed:
+                    checked = False
+                self.formed.discard(serial)
                 if st == end:
                     self.staged_used += 1
                 else:
                     self.view[end : end + size] = self.view[st : st + size]
             else:
                 self.view[end : end + size] = arena[off : off + size]
+                if checked and self.check(self.view[end : end + size]) < 0:
+                    checked = False  # the submission's check names what is wrong
             end += size
         self.end = max(self.end, end)
         self.live.append((at - binpackets.HEADER, end))
         if self.end == end:
             self.last_stage = None
         self.open = None if flags & BLOB_LAST else (seq, part)
-        return Part(head, at, total, follows)
+        return Part(head, at, total, follows, checked)
 
     def _staged(self, r: tuple[int, int, int]) -> int | None:
         """Where range ``r``'s staged copy lies in the buffer, or None (not staged, or the copy
@@ -205,6 +229,7 @@ class Assembly:
         off, size, serial = r
         if st is not None:
             del self.staged[serial]
+            self.formed.discard(serial)
             return bytes(self.view[st : st + size])
         return bytes(arena[off : off + size])
 

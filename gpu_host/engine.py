@@ -197,17 +197,19 @@ class Engine:
         self._frames(res)
         return res
 
-    def submit_blob(self, seq: int, blob: bytes) -> Result | None:
+    def submit_blob(self, seq: int, blob: bytes, formatted: bool = False) -> Result | None:
         """Replay one submission that arrived as binary packets (ring tag 4): natively where
         every packet is one the C path replays, else decoded (in C) and replayed by the Python
-        path; a blob the native decoder refuses is dropped with its named error."""
+        path; a blob the native decoder refuses is dropped with its named error.  ``formatted``:
+        every packet's fields were format-checked already on these bytes (``nxpkt.format_body``
+        as the ring consumer staged them): the native check leaves that pass out."""
         from gpu_host import nxpkt
 
         if self.native is not None:
             t0 = time.perf_counter()
             with self.lock:
                 try:
-                    nat = self.native.prepare_blob(seq, blob, self.objects)
+                    nat = self.native.prepare_blob(seq, blob, self.objects, formatted=formatted)
                     if nat is not None:
                         reads = self.replayer.texture_reads(nat.plan)
                         snap = Snapshot.take(nat.plan, self.objects.memory, reads)

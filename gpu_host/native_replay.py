@@ -138,12 +138,15 @@ class NativeReplay:
                 raise SubmissionError(f"submission {seq}: {e}") from None
         return self.prepare_blob(seq, blob, objects, packets)
 
-    def prepare_blob(self, seq: int, blob: bytes, objects: Objects, packets: list | None = None) -> NativeSubmission | None:
+    def prepare_blob(
+        self, seq: int, blob: bytes, objects: Objects, packets: list | None = None, formatted: bool = False
+    ) -> NativeSubmission | None:
         """``prepare`` for a blob (from the ring's binary records when ``packets`` is None): None
-        sends it to the Python path (decoded with ``nxpkt.decode`` when it came as a blob)."""
+        sends it to the Python path (decoded with ``nxpkt.decode`` when it came as a blob).
+        ``formatted``: its packets' fields were checked already (``nxpkt.check``'s flag)."""
         tabs = self.tables(objects)
         try:
-            got = nxpkt.check(blob, tabs[1])
+            got = nxpkt.check(blob, tabs[1], formatted)
         except nxpkt.NativePacketError as e:
             if packets is None:  # the binary format's own named error is the message
                 raise SubmissionError(f"submission {seq}: {e}") from None

@@ -270,6 +270,26 @@ __attribute__((constructor)) static void fixed_sizes(void) {
 /* Walk the blob's packets: calls `fn` on each with its index, op, bytes and size. */
 typedef int (*visit_fn)(void *ctx, int32_t idx, int op, const uint8_t *p, uint32_t size, nx_error *e);
 
+/* The structure checks of one packet at `p` (`left` bytes from it to the end of the body): a
+ * known op, the reserved byte, a size that is a multiple of 4 inside the body and that its fields
+ * take.  NX_OK with `*size` set, or NX_BAD (`e` names packet `i`). */
+static inline __attribute__((always_inline)) int packet_at(const uint8_t *p, size_t left, uint32_t i, uint32_t *size_out,
+                                                           nx_error *e) {
+    int op = p[0];
+    uint32_t size = p[2] | p[3] << 8;
+    if (op <= 0 || op >= NX_NOPS || !NX_OPS[op].name) return fail(e, (int32_t)i, op, "op", "unknown op %d", op);
+    if (p[1] != 0) return fail(e, (int32_t)i, op, "reserved", "%s: reserved byte = %u is not 0", op_name(op), p[1]);
+    if (size < 4 || size % 4 || size > left)
+        return fail(e, (int32_t)i, op, "size", "%s: field size = %u is not a multiple of 4 in 4..%zu", op_name(op), size, left);
+    const char *why = NULL;
+    int fi = 0;
+    uint32_t want = FIXED_SIZE[op] ? FIXED_SIZE[op] : expected_size(&NX_OPS[op], p + 4, size - 4, &why, &fi);
+    if (!want) return fail(e, (int32_t)i, op, NX_OPS[op].fields[fi], "%s: field %s %s", op_name(op), NX_OPS[op].fields[fi], why);
+    if (want != size) return fail(e, (int32_t)i, op, "size", "%s: field size = %u, its fields take %u", op_name(op), size, want);
+    *size_out = size;
+    return NX_OK;
+}
+
 /* always inlined: each pass gets its own copy with its visitor called directly (often inlined),
  * not through a pointer per packet */
 static inline __attribute__((always_inline)) int walk(const uint8_t *buf, size_t len, visit_fn fn, void *ctx, uint32_t *count,
@@ -288,18 +308,10 @@ static inline __attribute__((always_inline)) int walk(const uint8_t *buf, size_t
         if (len - at < 4)
             return fail(e, -1, 0, "count", "field count = %u but the body ends after %u packets (%zu bytes left)", n, i, len - at);
         const uint8_t *p = buf + at;
-        int op = p[0];
-        uint32_t size = p[2] | p[3] << 8;
-        if (op <= 0 || op >= NX_NOPS || !NX_OPS[op].name) return fail(e, (int32_t)i, op, "op", "unknown op %d", op);
-        if (p[1] != 0) return fail(e, (int32_t)i, op, "reserved", "%s: reserved byte = %u is not 0", op_name(op), p[1]);
-        if (size < 4 || size % 4 || size > len - at)
-            return fail(e, (int32_t)i, op, "size", "%s: field size = %u is not a multiple of 4 in 4..%zu", op_name(op), size, len - at);
-        const char *why = NULL;
-        int fi = 0;
-        uint32_t want = FIXED_SIZE[op] ? FIXED_SIZE[op] : expected_size(&NX_OPS[op], p + 4, size - 4, &why, &fi);
-        if (!want) return fail(e, (int32_t)i, op, NX_OPS[op].fields[fi], "%s: field %s %s", op_name(op), NX_OPS[op].fields[fi], why);
-        if (want != size) return fail(e, (int32_t)i, op, "size", "%s: field size = %u, its fields take %u", op_name(op), size, want);
-        int rc = fn(ctx, (int32_t)i, op, p, size, e);
+        uint32_t size;
+        int rc = packet_at(p, len - at, i, &size, e);
+        if (rc) return rc;
+        rc = fn(ctx, (int32_t)i, p[0], p, size, e);
         if (rc) return rc;
         at += size;
     }
@@ -656,20 +668,24 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
 /* Format-check the blob (pass 1); with `objs`, also validate it (pass 2).  Returns NX_OK,
  * NX_BAD (`e` says why) or NX_FALLBACK (well formed, but holds op `*fallback_op`, which only the
  * Python path replays: the caller replays the submission there, which validates it whole).
- * `*count`: the packets; `*draws`: the draws validated. */
-int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
+ * `*count`: the packets; `*draws`: the draws validated.  `flags & NX_FORMATTED`: every packet's
+ * fields were checked already (nx_pkt_format_body on the GPU process's own copy of the bytes, as
+ * they were staged): pass 1's field checks are left out (the structure is checked again by pass 2's
+ * walk); without `objs` the flag is ignored. */
+#define NX_FORMATTED 1u
+int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t flags, uint32_t *count, uint64_t *draws,
                  int32_t *fallback_op, nx_error *e) {
     memset(e, 0, sizeof *e);
     e->index = -1;
     *count = 0;
     *draws = 0;
     *fallback_op = 0;
-    int rc = walk(buf, len, visit_format, NULL, count, e);
+    int rc = objs && (flags & NX_FORMATTED) ? NX_OK : walk(buf, len, visit_format, NULL, count, e);
     if (rc || !objs) return rc;
     vstate s;
     memset(&s, 0, sizeof s);
     s.o = objs;
-    rc = walk(buf, len, visit_objects, &s, NULL, e);
+    rc = walk(buf, len, visit_objects, &s, count, e);
     *draws = s.draws;
     if (rc == NX_FALLBACK) {
         memset(e, 0, sizeof *e);
@@ -677,6 +693,24 @@ int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_
         *fallback_op = s.fallback_op;
     }
     return rc;
+}
+
+/* Pass 1 over bare packet bodies (a recorder chunk: whole packets back to back, no blob header),
+ * as they are staged, while the client is still recording (PROTOCOL.md "Staged chunks"): the
+ * number of packets where every one is well formed, else -1 (the submission that uses the chunk
+ * is then checked whole, and its error named there). */
+int64_t nx_pkt_format_body(const uint8_t *buf, size_t len) {
+    nx_error e;
+    size_t at = 0;
+    int64_t n = 0;
+    while (at < len) {
+        if (len - at < 4 || n >= MAX_PACKETS) return -1;
+        uint32_t size;
+        if (packet_at(buf + at, len - at, (uint32_t)n, &size, &e) || check_fields((int32_t)n, buf[at], buf + at, size, &e)) return -1;
+        at += size;
+        n++;
+    }
+    return n;
 }
 
 /* Decode a format-checked blob into words: per packet op, number of words that follow, then each

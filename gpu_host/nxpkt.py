@@ -26,6 +26,7 @@ SOURCE = HERE / "nxreplay.c"  # includes nxpkt.c: one library for decode, valida
 DECODER = HERE / "nxpkt.c"
 FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall", "-Werror", "-ldl"]
 OK, BAD, FALLBACK = 0, 1, 2
+FORMATTED = 1  # nx_pkt_check's flag: pass 1 done already (format_body)
 KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
 CDEF = """
@@ -43,8 +44,9 @@ typedef struct {
     uint32_t raster_features;
 } nx_objects;
 typedef struct { int32_t index; int32_t op; char field[32]; char message[224]; } nx_error;
-int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t *count, uint64_t *draws,
+int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t flags, uint32_t *count, uint64_t *draws,
                  int32_t *fallback_op, nx_error *e);
+int64_t nx_pkt_format_body(const uint8_t *buf, size_t len);
 int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
 int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap);
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
@@ -193,16 +195,26 @@ class Checked:
     fallback_op: int  # 0, or the first op only the Python path replays (the blob goes there whole)
 
 
-def check(data: bytes, objects: ObjectTables | None = None) -> Checked:
+def check(data: bytes, objects: ObjectTables | None = None, formatted: bool = False) -> Checked:
     """Format-check ``data`` (a blob) and, with ``objects``, validate it against them; raises
-    NativePacketError naming the packet index, op and field."""
+    NativePacketError naming the packet index, op and field.  ``formatted``: every packet's fields
+    were checked by ``format_body`` on these very bytes (the GPU process's own copy): that pass is
+    not repeated (the validation's walk checks the structure again)."""
     ffi, L = lib()
     count, draws, fb = ffi.new("uint32_t *"), ffi.new("uint64_t *"), ffi.new("int32_t *")
     err = ffi.new("nx_error *")
-    rc = L.nx_pkt_check(ffi.from_buffer(data), len(data), objects.c if objects else ffi.NULL, count, draws, fb, err)
+    flags = FORMATTED if formatted else 0
+    rc = L.nx_pkt_check(ffi.from_buffer(data), len(data), objects.c if objects else ffi.NULL, flags, count, draws, fb, err)
     if rc == BAD:
         raise NativePacketError(err.index, err.op, ffi.string(err.field).decode(), ffi.string(err.message).decode())
     return Checked(count[0], draws[0], fb[0] if rc == FALLBACK else 0)
+
+
+def format_body(data: Any) -> int:
+    """The packets in ``data`` (bare packet bodies back to back: a recorder chunk) where each is
+    well formed (pass 1 of ``check``), else -1: the blob that holds them is then checked whole."""
+    ffi, L = lib()
+    return int(L.nx_pkt_format_body(ffi.from_buffer(data), len(data)))
 
 
 def decode(data: bytes) -> list[tuple]:

@@ -153,6 +153,15 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
                 self.inbox.put(key, fds)
 
     # -- gRPC ---------------------------------------------------------------------------
+    def _format_check(self) -> Callable | None:
+        """The format pass the assembly runs on staged chunks: the native decoder's, where the
+        native replay (which checks the blobs) is on."""
+        if self.engine.native is None:
+            return None
+        from gpu_host import nxpkt
+
+        return nxpkt.format_body
+
     def _session(self, sid: int, context) -> Session:
         s = self.session
         if s is None or s.id != sid:
@@ -198,7 +207,9 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
                 RingReader(view, bell_fd, arena),
                 pools,
                 reply_fd,
-                assembly=Assembly(2 * view.capacity + (1 << 20)),
+                # staged chunks format-checked as they are staged, where the native replay checks
+                # the blobs (the check's first pass is then left out at the submission)
+                assembly=Assembly(2 * view.capacity + (1 << 20), check=self._format_check()),
                 stages=StageQueue(arena) if arena is not None else None,
             )
             if old is not None:

@@ -368,6 +368,63 @@ def test_assembly_stages_in_place_and_falls_back():
     assert small.stage(32, at + 480, 240, memoryview(arena)) and set(small.staged) == {32}
 
 
+def test_staged_chunks_are_format_checked_as_staged():
+    """With a format check (the native decoder's, nxpkt.format_body), each staged copy is
+    checked as it is staged; a part laid out from checked copies (and from arena ranges checked
+    as they are copied) says so, and its replay leaves that pass out.  A chunk that fails (its
+    first packet's reserved byte set) makes its part unchecked: the submission's own check then
+    names the error.  The client changing the arena after staging changes nothing: the copy was
+    checked."""
+    from gpu_host import nxpkt
+
+    cmds = [(P.OP_DRAW, 3, 1, k, 0) for k in range(30)]
+    body = B.convert(cmds)[B.HEADER :]
+    cut = [0, 240, 480, len(body)]
+    for bad in (None, 1):
+        arena = bytearray(STAGE_PAGE + 8192)
+        at = STAGE_PAGE + 128
+        arena[at : at + len(body)] = body
+        if bad is not None:
+            arena[at + cut[bad] + 1] = 7  # the reserved byte of chunk 1's first packet
+        a = Assembly(4096, check=nxpkt.format_body)
+        a.start_drain()
+        for i in range(2):
+            assert a.stage(10 + i, at + cut[i], cut[i + 1] - cut[i], memoryview(arena))
+        arena[at : at + 4] = b"\xff\xff\xff\xff"  # changed after staging: the staged copy is used
+        ranges = [STAGED_RANGE.pack(at + cut[i], cut[i + 1] - cut[i], (10, 11, 0)[i]) for i in range(3)]
+        rec = memoryview(BLOB_PART.pack(3, 0, BLOB_LAST | BLOB_STAGED) + B.blob_header(30, len(body)) + b"".join(ranges))
+        p = a.take_ref(rec, memoryview(arena))
+        assert isinstance(p, Part) and a.staged_used == 2
+        assert p.checked is (bad is None)
+        blob = bytes(a.blob([p], 30))
+        if bad is None:
+            assert blob == B.convert(cmds)
+            assert nxpkt.check(blob, None).packets == 30
+        else:
+            with pytest.raises(nxpkt.NativePacketError, match="reserved"):
+                nxpkt.check(blob)
+    # the tail range copied from the arena is checked as it is copied: a bad one unchecks the part
+    arena = bytearray(STAGE_PAGE + 8192)
+    at = STAGE_PAGE + 128
+    arena[at : at + len(body)] = body
+    arena[at + cut[2] + 1] = 7
+    a = Assembly(4096, check=nxpkt.format_body)
+    a.start_drain()
+    for i in range(2):
+        assert a.stage(10 + i, at + cut[i], cut[i + 1] - cut[i], memoryview(arena))
+    ranges = [STAGED_RANGE.pack(at + cut[i], cut[i + 1] - cut[i], (10, 11, 0)[i]) for i in range(3)]
+    rec = memoryview(BLOB_PART.pack(3, 0, BLOB_LAST | BLOB_STAGED) + B.blob_header(30, len(body)) + b"".join(ranges))
+    p = a.take_ref(rec, memoryview(arena))
+    assert isinstance(p, Part) and not p.checked
+    # no check given: nothing is said to be checked
+    plain = Assembly(4096)
+    plain.start_drain()
+    assert plain.stage(10, at, 240, memoryview(arena))
+    one = memoryview(BLOB_PART.pack(4, 0, BLOB_LAST | BLOB_STAGED) + B.blob_header(10, 240) + STAGED_RANGE.pack(at, 240, 10))
+    q = plain.take_ref(one, memoryview(arena))
+    assert isinstance(q, Part) and not q.checked
+
+
 def test_fuzz_stage_queue_and_staged_references():
     """Random stage queue entries and reference parts (good, staged, torn, outside the arena,
     bogus serials), several submissions a drain: nothing raises; every bad one comes back named;

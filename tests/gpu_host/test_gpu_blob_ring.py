@@ -223,3 +223,38 @@ def test_fuzzed_blobs_keep_the_process_serving(env):
         time.sleep(0.1)
     assert gpu.log().count("dropped submission") >= want
     still_serving(env)
+
+
+def test_parts_kept_across_drains_after_one_copied_out(env):
+    """A submission of eleven ~960 KiB parts, each drained alone: the tenth does not fit the
+    assembly buffer (2 x the 4 MiB ring + 1 MiB) and comes back as a copy; the parts before it
+    must stay where they are until the last part.  Before the fix the next drain freed the buffer
+    (the copy had left no part 'open') and the last part was laid over part 0: the submission
+    was dropped ("frame N is not held": bench/gpu_split.py --rerecord at 50,000 draws on the H100,
+    where the buffer was full of staged copies no submission used)."""
+    gpu = env[0]
+    n = next(gpu.frames)
+    cmds = scene(env, n)
+    filler = B.convert([(P.OP_UNIFORM, 0, *env[4])])[B.HEADER :]  # a uniform range bound again: no effect on the frame
+    per = (960 << 10) // len(filler)
+
+    def part(packets: list[tuple], fill: int) -> bytes:
+        body = B.convert(packets)[B.HEADER :] if packets else b""
+        body += filler * fill
+        return B.blob_header(len(packets) + fill, len(body)) + body
+
+    parts = [part(cmds[:6], per)] + [part([], per) for _ in range(9)] + [part(cmds[6:], 0)]
+    assert sum(len(p) - B.HEADER for p in parts[:10]) > 2 * gpu.client.view.capacity + (1 << 20)
+    c = gpu.client
+    dropped = c.view.dropped.value
+    c.seq += 1
+    c.pending[c.seq] = []
+    for i, p in enumerate(parts):
+        c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + p, tag=TAG_BLOB)
+        c.writer.publish()
+        deadline = time.monotonic() + 10  # the consumer has taken this part alone
+        while c.view.read.value != c.view.write.value and time.monotonic() < deadline:
+            time.sleep(0.005)
+    c.wait(c.seq, timeout=60)
+    assert c.view.dropped.value == dropped, gpu.log()[-2000:]
+    assert np.array_equal(frame_image(c, n), expected())

@@ -506,3 +506,57 @@ def test_msgpack_conversion_agrees_with_python():
             assert got == want, cmds  # the same bytes when both accept
             seen["same"] += 1
     assert seen["same"] > 500 and seen["fallback"] > 500 and seen["range"] > 30, seen
+
+
+# -- the format pass on staged chunks (nx_pkt_format_body) and its flag ----------------------
+def test_format_body_agrees_with_the_blob_check(objects):
+    """nx_pkt_format_body on bare packet bodies (a recorder chunk, as the GPU process stages it)
+    accepts exactly the bodies whose blob the check's format pass accepts, counting their
+    packets; fuzzed with the same hostile words, truncations and bogus sizes as the blob fuzz.
+    With the flag (pass 1 done), validation gives the same verdict, draws and named error."""
+    tabs = nxpkt.tables(objects, {1: 1 << 20, 2: 4096})
+    good = B.convert(frame(40))
+    body = good[B.HEADER :]
+    assert nxpkt.format_body(body) == len(frame(40)) and nxpkt.format_body(b"") == 0
+    rng = random.Random(3204)
+    agree = {"ok": 0, "bad": 0}
+    for k in range(3000):
+        d = bytearray(body)
+        if k % 3 == 0:
+            d = d[: rng.randrange(0, len(d))]  # a cut anywhere (a packet's middle: refused)
+        for _ in range(rng.randint(0, 3)):
+            if not d:
+                break
+            pos = rng.randrange(0, max(1, len(d) - 3)) & ~3
+            struct.pack_into("<I", d, pos, rng.choice([0, 1, 5, 99, 0x7FFF, 0xFFFF, 0x10000, 0xFFFFFFFF, rng.getrandbits(32)]))
+        n = nxpkt.format_body(bytes(d))
+        try:
+            whole = nxpkt.check(B.blob_header(max(n, 0), len(d)) + bytes(d))  # pass 1 only
+        except nxpkt.NativePacketError:
+            whole = None
+        assert (n >= 0) == (whole is not None), (k, n)
+        if whole is None:
+            agree["bad"] += 1
+            continue
+        agree["ok"] += 1
+        assert whole.packets == n
+        blob = B.blob_header(n, len(d)) + bytes(d)
+        try:
+            full = nxpkt.check(blob, tabs)
+        except nxpkt.NativePacketError as e:
+            with pytest.raises(nxpkt.NativePacketError) as ei:
+                nxpkt.check(blob, tabs, formatted=True)
+            assert str(ei.value) == str(e)
+            continue
+        assert nxpkt.check(blob, tabs, formatted=True) == full
+    assert min(agree.values()) > 300, agree
+    # the flag leaves out only the field checks: the structure is walked again (a wrong count,
+    # a bad size) and named as before
+    bad = bytearray(good)
+    struct.pack_into("<H", bad, B.HEADER + 2, 6)
+    for blob in (bytes(bad), good[:-4], good[:8] + struct.pack("<I", 41) + good[12:]):
+        with pytest.raises(nxpkt.NativePacketError) as a:
+            nxpkt.check(blob, tabs)
+        with pytest.raises(nxpkt.NativePacketError) as b:
+            nxpkt.check(blob, tabs, formatted=True)
+        assert str(a.value) == str(b.value)

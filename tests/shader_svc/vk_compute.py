@@ -2,7 +2,9 @@
 ``vulkan`` binding: used to check translations against a numpy reference.
 
 Buffers are host-visible and have device addresses (bufferDeviceAddress): their addresses are
-written into the constant bank image, as the NVIDIA driver writes kernel parameters.
+written into the constant bank image, as the NVIDIA driver writes kernel parameters.  Memory,
+images, barriers and copy regions are ``VkResources``' (vk_graphics_base.py, the graphics
+harness's), which also owns every handle made here until ``close``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import vulkan as vk
+from vk_graphics_base import COLOR, VkResources
 
 from nxrecomp.common.errors import NxError
 from shader_svc.sm86.cbank import SHARED_WINDOW, cbank0  # noqa: F401  (the SM86 layout the harness writes)
@@ -25,7 +28,6 @@ class Image:
     host-visible buffer its texels go through (uploaded before a dispatch, read back after)."""
 
     handle: object
-    memory: object
     view: object
     kind: str  # 1D, 1D_ARRAY, 2D, 2D_ARRAY, 3D
     extent: tuple[int, int, int]  # width, height, depth
@@ -45,8 +47,9 @@ class Buffer:
     address: int = 0
 
 
-class ComputeDevice:
+class ComputeDevice(VkResources):
     def __init__(self) -> None:
+        self._owned: list[tuple] = []  # (destroy function, handle), destroyed in reverse
         app = vk.VkApplicationInfo(pApplicationName="nxrecomp-shader", apiVersion=vk.VK_MAKE_VERSION(1, 2, 0))
         self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
         phys = vk.vkEnumeratePhysicalDevices(self.instance)
@@ -77,8 +80,6 @@ class ComputeDevice:
         from vulkan._vulkan import lib as _lib
 
         self._addr = _lib.vkGetBufferDeviceAddress
-        self.buffers: list[Buffer] = []
-        self.images: list[Image] = []
 
     def name(self) -> str:
         return vk.vkGetPhysicalDeviceProperties(self.phys).deviceName
@@ -86,27 +87,19 @@ class ComputeDevice:
     def buffer(self, size: int) -> Buffer:
         size = max(size, 16)
         usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | BUFFER_USAGE_SHADER_DEVICE_ADDRESS
-        h = vk.vkCreateBuffer(
-            self.device, vk.VkBufferCreateInfo(size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None
+        h = self._own(
+            vk.vkDestroyBuffer,
+            vk.vkCreateBuffer(
+                self.device, vk.VkBufferCreateInfo(size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None
+            ),
         )
-        req = vk.vkGetBufferMemoryRequirements(self.device, h)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        idx = next(
-            i
-            for i in range(self.mem_props.memoryTypeCount)
-            if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want
-        )
-        flags = vk.VkMemoryAllocateFlagsInfo(flags=MEMORY_ALLOCATE_DEVICE_ADDRESS)
-        mem = vk.vkAllocateMemory(
-            self.device, vk.VkMemoryAllocateInfo(pNext=flags, allocationSize=req.size, memoryTypeIndex=idx), None
-        )
+        mem = self._memory(vk.vkGetBufferMemoryRequirements(self.device, h), host=True, flags=MEMORY_ALLOCATE_DEVICE_ADDRESS)
         vk.vkBindBufferMemory(self.device, h, mem, 0)
         b = Buffer(h, mem, size)
         info = vk.ffi.new("VkBufferDeviceAddressInfo*", {"sType": vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, "buffer": h})
         b.address = int(self._addr(self.device, info))
         if not b.address:
             raise NxError("vkGetBufferDeviceAddress returned 0")
-        self.buffers.append(b)
         return b
 
     def image(self, kind: str, texels) -> Image:
@@ -115,7 +108,6 @@ class ComputeDevice:
         the next dispatch that binds it; ``read_image`` after it."""
         import numpy as np
 
-        d = self.device
         t = np.ascontiguousarray(texels, np.uint32)
         sh = t.shape
         w, h, depth, layers = {
@@ -134,51 +126,19 @@ class ComputeDevice:
             "3D": vk.VK_IMAGE_VIEW_TYPE_3D,
         }[kind]
         usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-        info = vk.VkImageCreateInfo(
-            imageType=itype,
-            format=vk.VK_FORMAT_R32_UINT,
-            extent=vk.VkExtent3D(w, h, depth),
-            mipLevels=1,
-            arrayLayers=layers,
-            samples=vk.VK_SAMPLE_COUNT_1_BIT,
-            tiling=vk.VK_IMAGE_TILING_OPTIMAL,
-            usage=usage,
-            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE,
-            initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED,
-        )
-        hd = vk.vkCreateImage(d, info, None)
-        req = vk.vkGetImageMemoryRequirements(d, hd)
-        idx = next(i for i in range(self.mem_props.memoryTypeCount) if req.memoryTypeBits >> i & 1)
-        mem = vk.vkAllocateMemory(d, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
-        vk.vkBindImageMemory(d, hd, mem, 0)
-        view = vk.vkCreateImageView(
-            d,
-            vk.VkImageViewCreateInfo(
-                image=hd,
-                viewType=vtype,
-                format=vk.VK_FORMAT_R32_UINT,
-                subresourceRange=vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, layers),
-            ),
-            None,
-        )
-        im = Image(hd, mem, view, kind, (w, h, depth), layers, self.buffer(t.nbytes))
+        img, view = self._image(w, h, usage, vk.VK_FORMAT_R32_UINT, COLOR, depth, layers, itype, vtype)
+        im = Image(img, view, kind, (w, h, depth), layers, self.buffer(t.nbytes))
         self.write(im.staging, t.tobytes())
-        self.images.append(im)
         return im
 
     def read_image(self, im: Image) -> bytes:
         return self.read(im.staging)[: im.nbytes]
 
     def write(self, b: Buffer, data: bytes) -> None:
-        p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
-        p[: len(data)] = data
-        vk.vkUnmapMemory(self.device, b.memory)
+        self._write(b, data)
 
     def read(self, b: Buffer) -> bytes:
-        p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
-        out = bytes(p[: b.size])
-        vk.vkUnmapMemory(self.device, b.memory)
-        return out
+        return self._read(b)
 
     def dispatch(
         self, spirv: bytes, cbank: Buffer, groups: tuple[int, int, int], surfaces: list[Image] | None = None, textures=None
@@ -328,34 +288,14 @@ class ComputeDevice:
             d, vk.VkCommandBufferAllocateInfo(commandPool=cpool, level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1)
         )[0]
 
-        def rng(im: Image):
-            return vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, im.layers)
-
         all_cmds = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
         rw = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
 
         def barrier(im: Image, old: int) -> None:
-            b = vk.VkImageMemoryBarrier(
-                srcAccessMask=rw,
-                dstAccessMask=rw,
-                oldLayout=old,
-                newLayout=general,
-                srcQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                dstQueueFamilyIndex=vk.VK_QUEUE_FAMILY_IGNORED,
-                image=im.handle,
-                subresourceRange=rng(im),
-            )
-            vk.vkCmdPipelineBarrier(cb, all_cmds, all_cmds, 0, 0, None, 0, None, 1, [b])
+            self._barrier(cb, im.handle, old, general, all_cmds, all_cmds, rw, rw, COLOR, im.layers)
 
         def region(im: Image):
-            return vk.VkBufferImageCopy(
-                bufferOffset=0,
-                bufferRowLength=0,
-                bufferImageHeight=0,
-                imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, im.layers),
-                imageOffset=vk.VkOffset3D(0, 0, 0),
-                imageExtent=vk.VkExtent3D(*im.extent),
-            )
+            return self._region(COLOR, *im.extent, im.layers)
 
         vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
         for im in pool_imgs:
@@ -386,12 +326,9 @@ class ComputeDevice:
         vk.vkDestroyShaderModule(d, mod, None)
 
     def close(self) -> None:
-        for im in self.images:
-            vk.vkDestroyImageView(self.device, im.view, None)
-            vk.vkDestroyImage(self.device, im.handle, None)
-            vk.vkFreeMemory(self.device, im.memory, None)
-        for b in self.buffers:
-            vk.vkDestroyBuffer(self.device, b.handle, None)
-            vk.vkFreeMemory(self.device, b.memory, None)
+        vk.vkDeviceWaitIdle(self.device)
+        for destroy, h in reversed(self._owned):
+            destroy(self.device, h, None)
+        self._owned.clear()
         vk.vkDestroyDevice(self.device, None)
         vk.vkDestroyInstance(self.instance, None)

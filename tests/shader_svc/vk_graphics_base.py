@@ -60,14 +60,19 @@ class VkResources:
         self._owned.append((destroy, handle))
         return handle
 
-    def _memory(self, req, host: bool):
+    def _memory(self, req, host: bool, flags: int = 0):
+        """Memory for ``req``: host-visible and coherent where ``host``; ``flags``: its
+        VkMemoryAllocateFlags (the compute harness's device addresses)."""
         want = (vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) if host else 0
         idx = next(
             i
             for i in range(self.mem_props.memoryTypeCount)
             if req.memoryTypeBits >> i & 1 and self.mem_props.memoryTypes[i].propertyFlags & want == want
         )
-        mem = vk.vkAllocateMemory(self.device, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
+        ext = vk.VkMemoryAllocateFlagsInfo(flags=flags) if flags else None
+        mem = vk.vkAllocateMemory(
+            self.device, vk.VkMemoryAllocateInfo(pNext=ext, allocationSize=req.size, memoryTypeIndex=idx), None
+        )
         return self._own(vk.vkFreeMemory, mem)
 
     def _buffer(self, size: int, usage: int, data: bytes | None = None) -> _Buf:
@@ -82,10 +87,13 @@ class VkResources:
         vk.vkBindBufferMemory(self.device, h, mem, 0)
         b = _Buf(h, mem, size)
         if data:
-            p = vk.vkMapMemory(self.device, mem, 0, size, 0)
-            p[: len(data)] = data
-            vk.vkUnmapMemory(self.device, mem)
+            self._write(b, data)
         return b
+
+    def _write(self, b: _Buf, data: bytes) -> None:
+        p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
+        p[: len(data)] = data
+        vk.vkUnmapMemory(self.device, b.memory)
 
     def _read(self, b: _Buf) -> bytes:
         p = vk.vkMapMemory(self.device, b.memory, 0, b.size, 0)
