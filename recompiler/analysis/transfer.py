@@ -172,7 +172,7 @@ class Transfer:
         f = i.f
         if "L" in f:
             return bool(f["L"])
-        return i.name in ("LDR_lit", "LDST_atomic") or f.get("opc", 1) != 0
+        return i.group in ("LDR_lit", "LDST_atomic") or f.get("opc", 1) != 0
 
     # ---- data processing --------------------------------------------------------------
     def _ADR(self, st, i, f):

@@ -179,6 +179,25 @@ def h_msr_imm(em: FunctionEmitter, i: Insn) -> None:
     em.out(";")  # PSTATE fields (DAIF, SPSel, ...) have no effect in user mode here
 
 
+# FEAT_FlagM / FlagM2 (Arm ARM, CFINV, XAFLAG, AXFLAG): NZCV rewritten from its old values
+def h_cfinv(em: FunctionEmitter, i: Insn) -> None:
+    em.flags_touched()
+    em.out("C = !C;")
+
+
+def h_xaflag(em: FunctionEmitter, i: Insn) -> None:
+    """External (floating-point compare) format to Arm's: N = !C & !Z, Z = Z & C, C = C | Z,
+    V = !C & Z."""
+    em.flags_touched()
+    em.out("FLAGS_SET((u32)((!C && !Z) << 3 | (Z && C) << 2 | (C || Z) << 1 | (!C && Z)));")
+
+
+def h_axflag(em: FunctionEmitter, i: Insn) -> None:
+    """Arm's format to the external one: N = 0, Z = Z | V, C = C & !V, V = 0."""
+    em.flags_touched()
+    em.out("FLAGS_SET((u32)((Z || V) << 2 | (C && !V) << 1));")
+
+
 def h_sys(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     if f["L"]:

@@ -100,7 +100,7 @@ class Oracle:
         """The state after one step of ``insn`` from ``st`` and the bytes it wrote ((address,
         bytes) pairs, in order), or None if Unicorn raised an exception."""
         uc = self.uc
-        if insn.name == "LDSTX":  # no reservation left by an earlier run
+        if insn.group == "LDSTX":  # no reservation left by an earlier run
             uc.mem_write(insn.addr, (0xD503305F).to_bytes(4, "little"))  # CLREX
             uc.ctl_remove_cache(insn.addr, insn.addr + 4)
             uc.emu_start(insn.addr, insn.addr + 4, count=1)

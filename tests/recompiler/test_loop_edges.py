@@ -23,11 +23,11 @@ BASE = 0x400000
 
 
 def ldr(rt: int, rn: int) -> int:
-    return F["LDST_uimm"].encode(size=2, V=0, opc=1, imm12=0, Rn=rn, Rt=rt)
+    return F["LDR_uimm"].encode(size=2, imm12=0, Rn=rn, Rt=rt)
 
 
 def st(rt: int, rn: int) -> int:
-    return F["LDST_uimm"].encode(size=2, V=0, opc=0, imm12=0, Rn=rn, Rt=rt)
+    return F["STR_uimm"].encode(size=2, imm12=0, Rn=rn, Rt=rt)
 
 
 def cbz(rt: int, off: int, nz: int = 0) -> int:
