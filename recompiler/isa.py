@@ -242,8 +242,9 @@ def _excl_rows() -> list[tuple[str, str]]:
     """Load/store exclusive and ordered (``size 001000 o2 L o1 Rs o0 Rt2 Rn Rt``), one row per
     instruction page: the exclusive registers (o2:o1 = 00), pairs (01, size 1x) and CASP (01,
     size 0x), load-acquire/store-release and LORegions (10), compare-and-swap (11).  Rs and Rt2
-    of the forms that do not use them are "should be one" bits (CONSTRAINED UNPREDICTABLE, not
-    UNDEFINED): drawn free, as Unicorn executes them."""
+    of the forms that do not use them are "should be one" bits (CONSTRAINED UNPREDICTABLE): drawn
+    free (``~``), as Unicorn executes them, but CAS's and CASP's Rt2, which Unicorn refuses
+    (UNDEFINED, one of the permitted behaviours) as the lifter now does (the group's last row)."""
     rows = []
     for sfx, size in _SIZES:
         for name, o2, L, o1, o0, rs in (
@@ -257,7 +258,7 @@ def _excl_rows() -> list[tuple[str, str]]:
             ("LDAR", 1, 1, 0, 1, "Rs~11111"),
         ):
             rows.append((f"{name}{sfx}", f"size{size} 001000 o2={o2} L={L} o1={o1} {rs} o0={o0} Rt2~11111 Rn:5 Rt:5"))
-        rows.append((f"CAS{sfx}", f"size{size} 001000 o2=1 L:1 o1=1 Rs:5 o0:1 Rt2~11111 Rn:5 Rt:5"))
+        rows.append((f"CAS{sfx}", f"size{size} 001000 o2=1 L:1 o1=1 Rs:5 o0:1 Rt2=11111 Rn:5 Rt:5"))
     for name, L, o0, rs in (
         ("STXP", 0, 0, "Rs:5"),
         ("STLXP", 0, 1, "Rs:5"),
@@ -265,7 +266,7 @@ def _excl_rows() -> list[tuple[str, str]]:
         ("LDAXP", 1, 1, "Rs~11111"),
     ):
         rows.append((name, f"size=1x 001000 o2=0 L={L} o1=1 {rs} o0={o0} Rt2:5 Rn:5 Rt:5"))
-    rows.append(("CASP", "size=0x 001000 o2=0 L:1 o1=1 Rs:5 o0:1 Rt2~11111 Rn:5 Rt:5"))
+    rows.append(("CASP", "size=0x 001000 o2=0 L:1 o1=1 Rs:5 o0:1 Rt2=11111 Rn:5 Rt:5"))
     return rows
 
 
@@ -408,19 +409,24 @@ _ROWS: list[tuple[str, ...]] = [
             ("DSB", "11010101000000110011 CRm:4 1 op2=00 11111"),  # SSBB (CRm 0000), PSSBB (0100)
             ("DMB", "11010101000000110011 CRm:4 1 op2=01 11111"),
             ("ISB", "11010101000000110011 CRm:4 1 op2=10 11111"),
-            ("SB", "11010101000000110011 CRm~0000 1 op2=11 11111"),  # FEAT_SB
+            ("SB", "11010101000000110011 CRm=0000 1 op2=11 11111"),  # FEAT_SB
         ],
+        # SB with CRm != 0000 ((0)(0)(0)(0), CONSTRAINED UNPREDICTABLE): UNDEFINED to Unicorn
+        rest="11010101000000110011 CRm:4 1 op2:2 11111",
     ),
     *_split(
         "MSR_imm",
         "system",
         [
-            # FEAT_FlagM/FlagM2, the PSTATE class's op1 = 000, op2 = 000/001/010 (CRm (0)(0)(0)(0))
-            ("CFINV", "1101010100000 op1=000 0100 CRm~0000 op2=000 11111"),
-            ("XAFLAG", "1101010100000 op1=000 0100 CRm~0000 op2=001 11111"),
-            ("AXFLAG", "1101010100000 op1=000 0100 CRm~0000 op2=010 11111"),
-            ("MSR_imm", "1101010100000 op1:3 0100 CRm:4 op2:3 11111"),  # MSR <pstatefield>, #imm
+            # FEAT_FlagM/FlagM2, the PSTATE class's op1 = 000, op2 = 000/001/010; CRm is
+            # (0)(0)(0)(0), another value UNDEFINED to Unicorn: the group's last row
+            ("CFINV", "1101010100000 op1=000 0100 CRm=0000 op2=000 11111"),
+            ("XAFLAG", "1101010100000 op1=000 0100 CRm=0000 op2=001 11111"),
+            ("AXFLAG", "1101010100000 op1=000 0100 CRm=0000 op2=010 11111"),
+            # MSR <pstatefield>, #imm (DAIFSet, SPSel, SSBS...)
+            ("MSR_imm", "1101010100000 op1:3 0100 CRm:4 op2:3 11111 !op1=000,op2=000 !op1=000,op2=001 !op1=000,op2=010"),
         ],
+        rest="1101010100000 op1:3 0100 CRm:4 op2:3 11111",
     ),
     *_split(
         "SYS",
@@ -447,7 +453,7 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="opc:2 011 V:1 00 imm19:19 Rt:5",
     ),
-    *_split("LDSTX", "ldst_excl", _excl_rows()),  # (every encoding is one of its forms)
+    *_split("LDSTX", "ldst_excl", _excl_rows(), rest="size:2 001000 o2:1 L:1 o1:1 Rs:5 o0:1 Rt2:5 Rn:5 Rt:5"),
     *_split("LDST_pair", "ldst_pair", _pair_rows(), rest="opc:2 101 V:1 0 idx:2 L:1 imm7:7 Rt2:5 Rn:5 Rt:5"),
     *_split("LDST_atomic", "ldst_atomic", _atomic_rows(), rest="size:2 111 V:1 00 A:1 R:1 1 Rs:5 o3:1 opc:3 00 Rn:5 Rt:5"),
     *_split(

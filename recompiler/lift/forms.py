@@ -126,6 +126,7 @@ ROWS: list[Row] = [
     Row("XAFLAG", control.h_xaflag),
     Row("AXFLAG", control.h_axflag),
     Row("MSR_imm", control.h_msr_imm),
+    Row("MSR_imm_unlifted", h_unallocated),
     *_each("SYS", control.h_sys),
     Row("MRS", fp_fpsr.h_mrs, fp_fpsr.takes_mrs),
     Row("MRS", control.h_mrs),
