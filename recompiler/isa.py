@@ -145,8 +145,9 @@ def _compile(name: str, cls: str, pattern: str, group: str = "") -> Form:
     )
 
 
-def _split(group: str, cls: str, rows: list[tuple[str, str]], rest: str = "") -> list[tuple[str, str, str, str]]:
-    """The forms of one former class row: (form, pattern) each, the group named once.  ``rest``:
+def _split(group: str, cls: str, rows: list[tuple[str, ...]], rest: str = "") -> list[tuple[str, str, str, str]]:
+    """The forms of one former class row: (form, pattern) each, the group named once (a third
+    element: the form's own test class, where it differs from the group's).  ``rest``:
     the class row's own pattern, a last row ``<group>_unlifted`` for the encodings no form
     takes (unallocated, or a later extension's instruction the lifter does not implement:
     SUBP, PACGA, CSSC's SMAX...), so that they decode, and are refused, as they were before
@@ -154,7 +155,7 @@ def _split(group: str, cls: str, rows: list[tuple[str, str]], rest: str = "") ->
     The lifter refuses every encoding of the row (``lift/forms.h_unallocated``): among them
     FP_CMP with opc<2:0> != 0, FMOV Wd/Vn.D[1] with sf = 0 and INS (general) with Q = 0, which
     the group's handler lifted before (``.word`` to capstone, UNDEFINED to Unicorn)."""
-    out = [(name, cls, pattern, group) for name, pattern in rows]
+    out = [(r[0], r[2] if len(r) > 2 else cls, r[1], group) for r in rows]
     return out + [(f"{group}_unlifted", cls, rest, group)] if rest else out
 
 
@@ -409,7 +410,7 @@ _ROWS: list[tuple[str, ...]] = [
             ("DSB", "11010101000000110011 CRm:4 1 op2=00 11111"),  # SSBB (CRm 0000), PSSBB (0100)
             ("DMB", "11010101000000110011 CRm:4 1 op2=01 11111"),
             ("ISB", "11010101000000110011 CRm:4 1 op2=10 11111"),
-            ("SB", "11010101000000110011 CRm=0000 1 op2=11 11111"),  # FEAT_SB
+            ("SB", "11010101000000110011 CRm=0000 1 op2=11 11111", "system_ext"),  # FEAT_SB
         ],
         # SB with CRm != 0000 ((0)(0)(0)(0), CONSTRAINED UNPREDICTABLE): UNDEFINED to Unicorn
         rest="11010101000000110011 CRm:4 1 op2:2 11111",
@@ -418,11 +419,12 @@ _ROWS: list[tuple[str, ...]] = [
         "MSR_imm",
         "system",
         [
-            # FEAT_FlagM/FlagM2, the PSTATE class's op1 = 000, op2 = 000/001/010; CRm is
+            # FEAT_FlagM/FlagM2 (test class system_ext: later than the Switch's A57, run on
+            # Unicorn's max CPU), the PSTATE class's op1 = 000, op2 = 000/001/010; CRm is
             # (0)(0)(0)(0), another value UNDEFINED to Unicorn: the group's last row
-            ("CFINV", "1101010100000 op1=000 0100 CRm=0000 op2=000 11111"),
-            ("XAFLAG", "1101010100000 op1=000 0100 CRm=0000 op2=001 11111"),
-            ("AXFLAG", "1101010100000 op1=000 0100 CRm=0000 op2=010 11111"),
+            ("CFINV", "1101010100000 op1=000 0100 CRm=0000 op2=000 11111", "system_ext"),
+            ("XAFLAG", "1101010100000 op1=000 0100 CRm=0000 op2=001 11111", "system_ext"),
+            ("AXFLAG", "1101010100000 op1=000 0100 CRm=0000 op2=010 11111", "system_ext"),
             # MSR <pstatefield>, #imm (DAIFSet, SPSel, SSBS...)
             ("MSR_imm", "1101010100000 op1:3 0100 CRm:4 op2:3 11111 !op1=000,op2=000 !op1=000,op2=001 !op1=000,op2=010"),
         ],

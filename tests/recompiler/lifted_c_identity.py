@@ -4,7 +4,8 @@ generated C byte for byte (issue 33: "generated C for busybox and Lua byte-ident
 ``snap ELF OUT.json``: link and analyse ``ELF`` as ``nxrecomp recompile`` does, lift every shard
 as ``recompiler.build`` does (the same buckets, the same lift options from the settings), fill
 the call sites' lists (``interproc.place``) and hash each shard's C; no C compiler runs.
-``compare BEFORE.json AFTER.json``: the shards whose C differs (none expected).
+``compare BEFORE.json AFTER.json``: the shards whose C differs (none expected); ``--dump DIR``
+writes each shard's C too, for ``diff -r``.
 
 Run ``snap`` with PYTHONPATH set to the old tree, then to the new one, on the same ELF (the lift
 cache is not used: each run lifts every shard with its own tree's code).
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 
 
-def snap(elf: str, out: str) -> None:
+def snap(elf: str, out: str, dump: str = "") -> None:
     from nxrecomp.common import settings
     from recompiler import build as B, pipeline
     from recompiler.lift import interproc
@@ -44,6 +45,9 @@ def snap(elf: str, out: str) -> None:
     for x in results:
         text = interproc.place(x.text, x.facts, summ, results_only=True)
         res[Path(x.c_path).name] = hashlib.sha1(str(text).encode()).hexdigest()
+        if dump:  # the C itself, to diff the shards that differ
+            Path(dump).mkdir(parents=True, exist_ok=True)
+            (Path(dump) / Path(x.c_path).name).write_text(str(text))
     Path(out).write_text(json.dumps({"functions": len(functions), "shards": res}, indent=0))
     print(f"{elf}: {len(functions)} functions, {len(res)} shards -> {out}")
 
@@ -64,12 +68,13 @@ def main() -> int:
     s = sub.add_parser("snap")
     s.add_argument("elf")
     s.add_argument("out")
+    s.add_argument("--dump", default="", help="also write each shard's C into this folder")
     c = sub.add_parser("compare")
     c.add_argument("before")
     c.add_argument("after")
     a = p.parse_args()
     if a.cmd == "snap":
-        snap(a.elf, a.out)
+        snap(a.elf, a.out, a.dump)
         return 0
     return compare(a.before, a.after)
 
