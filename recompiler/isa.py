@@ -618,7 +618,16 @@ _ROWS: list[tuple[str, ...]] = [
         rest="sf:1 1 0 11010110 00000 opcode:6 Rn:5 Rd:5",
     ),
     # ---- FP gaps (lift/fp_round.py, fp_half.py): before the general FP rows they overlap ----
-    ("FP_RINT_N", "fp_round", "0 0 0 11110 0 sz:1 1 0100 op:2 10000 Rn:5 Rd:5"),  # FRINT32Z/32X/64Z/64X
+    *_split(
+        "FP_RINT_N",
+        "fp_round",
+        [
+            ("FRINT32Z", "0 0 0 11110 0 sz:1 1 0100 op=00 10000 Rn:5 Rd:5"),
+            ("FRINT32X", "0 0 0 11110 0 sz:1 1 0100 op=01 10000 Rn:5 Rd:5"),
+            ("FRINT64Z", "0 0 0 11110 0 sz:1 1 0100 op=10 10000 Rn:5 Rd:5"),
+            ("FRINT64X", "0 0 0 11110 0 sz:1 1 0100 op=11 10000 Rn:5 Rd:5"),
+        ],
+    ),
     ("FJCVTZS", "fp_round", "0 0 0 11110 01 1 11 110 000000 Rn:5 Rd:5"),
     ("FCVT_from_half", "fp_narrow", "0 0 0 11110 11 1 00010 o:1 10000 Rn:5 Rd:5"),  # FCVT Sd/Dd, Hn
     ("FCVT_to_half", "fp_narrow", "0 0 0 11110 0 sz:1 1 000111 10000 Rn:5 Rd:5"),  # FCVT Hd, Sn/Dn
@@ -797,14 +806,81 @@ _ROWS: list[tuple[str, ...]] = [
     # ---- advanced SIMD (the subset compiled C and glibc use) ----
     # ---- FP gaps (lift/fp_recip.py, fp_half.py, fp_round.py, fp_across.py, fp_f16.py): before the
     # rows they overlap ----
-    ("SIMD_frint_n", "fp_round", "0 Q:1 U:1 01110 0 sz:1 10000 1111 op:1 10 Rn:5 Rd:5"),  # FRINT32/64 (vector)
-    ("SIMD_fcvt_nl", "fp_narrow", "0 Q:1 U:1 01110 0 sz:1 10000 1011 o:1 10 Rn:5 Rd:5"),  # FCVTN/FCVTL/FCVTXN(2)
+    *_split(
+        "SIMD_frint_n",
+        "fp_round",
+        [
+            ("FRINT32Z_vec", "0 Q:1 U=0 01110 0 sz:1 10000 1111 op=0 10 Rn:5 Rd:5 !sz=1,Q=0"),
+            ("FRINT32X_vec", "0 Q:1 U=1 01110 0 sz:1 10000 1111 op=0 10 Rn:5 Rd:5 !sz=1,Q=0"),
+            ("FRINT64Z_vec", "0 Q:1 U=0 01110 0 sz:1 10000 1111 op=1 10 Rn:5 Rd:5 !sz=1,Q=0"),
+            ("FRINT64X_vec", "0 Q:1 U=1 01110 0 sz:1 10000 1111 op=1 10 Rn:5 Rd:5 !sz=1,Q=0"),
+        ],
+        rest="0 Q:1 U:1 01110 0 sz:1 10000 1111 op:1 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_fcvt_nl",
+        "fp_narrow",
+        [
+            ("FCVTN_vec", "0 Q:1 U=0 01110 0 sz:1 10000 1011 o=0 10 Rn:5 Rd:5"),
+            ("FCVTL_vec", "0 Q:1 U=0 01110 0 sz:1 10000 1011 o=1 10 Rn:5 Rd:5"),
+            ("FCVTXN_vec", "0 Q:1 U=1 01110 0 sz:1 10000 1011 o=0 10 Rn:5 Rd:5 !sz=0"),
+        ],
+        rest="0 Q:1 U:1 01110 0 sz:1 10000 1011 o:1 10 Rn:5 Rd:5",
+    ),
     ("SIMD_scalar_fcvtxn", "fp_narrow", "01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5"),
-    ("SIMD_recip_est", "fp_recip", "0 Q:1 U:1 01110 1 sz:1 10000 1110 o:1 10 Rn:5 Rd:5"),  # FRECPE/FRSQRTE/URECPE/URSQRTE
-    ("SIMD_scalar_recip_est", "fp_recip", "01 U:1 11110 1 sz:1 10000 111 o:2 10 Rn:5 Rd:5"),  # FRECPE/FRSQRTE/FRECPX
-    ("SIMD_recip_step", "fp_recip", "0 Q:1 0 01110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),  # FRECPS/FRSQRTS
-    ("SIMD_scalar_recip_step", "fp_recip", "01 0 11110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),
-    ("SIMD_fp_across", "fp_across", "0 Q:1 U:1 01110 a:1 sz:1 11000 011 o:2 10 Rn:5 Rd:5"),  # FMAXV/FMINV(NM)V
+    *_split(
+        "SIMD_recip_est",
+        "fp_recip",
+        [
+            ("URECPE", "0 Q:1 U=0 01110 1 sz=0 10000 1110 o=0 10 Rn:5 Rd:5"),
+            ("FRECPE_vec", "0 Q:1 U=0 01110 1 sz:1 10000 1110 o=1 10 Rn:5 Rd:5 !sz=1,Q=0"),
+            ("URSQRTE", "0 Q:1 U=1 01110 1 sz=0 10000 1110 o=0 10 Rn:5 Rd:5"),
+            ("FRSQRTE_vec", "0 Q:1 U=1 01110 1 sz:1 10000 1110 o=1 10 Rn:5 Rd:5 !sz=1,Q=0"),
+        ],
+        rest="0 Q:1 U:1 01110 1 sz:1 10000 1110 o:1 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_recip_est",
+        "fp_recip",
+        [
+            ("FRECPE_scalar", "01 U=0 11110 1 sz:1 10000 111 o=01 10 Rn:5 Rd:5"),
+            ("FRECPX", "01 U=0 11110 1 sz:1 10000 111 o=11 10 Rn:5 Rd:5"),
+            ("FRSQRTE_scalar", "01 U=1 11110 1 sz:1 10000 111 o=01 10 Rn:5 Rd:5"),
+        ],
+        rest="01 U:1 11110 1 sz:1 10000 111 o:2 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_recip_step",
+        "fp_recip",
+        [
+            ("FRECPS_vec", "0 Q:1 0 01110 o=0 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5 !sz=1,Q=0"),
+            ("FRSQRTS_vec", "0 Q:1 0 01110 o=1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5 !sz=1,Q=0"),
+        ],
+        rest="0 Q:1 0 01110 o:1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_recip_step",
+        "fp_recip",
+        [
+            ("FRECPS_scalar", "01 0 11110 o=0 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),
+            ("FRSQRTS_scalar", "01 0 11110 o=1 sz:1 1 Rm:5 11111 1 Rn:5 Rd:5"),
+        ],
+    ),
+    *_split(
+        "SIMD_fp_across",
+        "fp_across",
+        [
+            ("FMAXNMV", "0 Q:1 U=1 01110 a=0 sz=0 11000 011 o=00 10 Rn:5 Rd:5 !Q=0"),
+            ("FMAXV", "0 Q:1 U=1 01110 a=0 sz=0 11000 011 o=11 10 Rn:5 Rd:5 !Q=0"),
+            ("FMINNMV", "0 Q:1 U=1 01110 a=1 sz=0 11000 011 o=00 10 Rn:5 Rd:5 !Q=0"),
+            ("FMINV", "0 Q:1 U=1 01110 a=1 sz=0 11000 011 o=11 10 Rn:5 Rd:5 !Q=0"),
+            ("FMAXNMV_h", "0 Q:1 U=0 01110 a=0 sz=0 11000 011 o=00 10 Rn:5 Rd:5"),
+            ("FMAXV_h", "0 Q:1 U=0 01110 a=0 sz=0 11000 011 o=11 10 Rn:5 Rd:5"),
+            ("FMINNMV_h", "0 Q:1 U=0 01110 a=1 sz=0 11000 011 o=00 10 Rn:5 Rd:5"),
+            ("FMINV_h", "0 Q:1 U=0 01110 a=1 sz=0 11000 011 o=11 10 Rn:5 Rd:5"),
+        ],
+        rest="0 Q:1 U:1 01110 a:1 sz:1 11000 011 o:2 10 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_three_same_fp16",
         "fp_half_vec",
@@ -928,8 +1004,24 @@ _ROWS: list[tuple[str, ...]] = [
         rest="01 U:1 11110 a:1 111100 opcode:5 10 Rn:5 Rd:5",
     ),
     ("SIMD_movi", "simd_imm", "0 Q:1 op:1 0111100000 a:1 b:1 c:1 cmode:4 o2:1 1 d:1 e:1 f:1 g:1 h:1 Rd:5"),
-    ("SIMD_shift_ins", "simd_shift_ins", "0 Q:1 1 011110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
-    ("SIMD_scalar_shift_ins", "simd_shift_ins", "01 1 111110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_shift_ins",
+        "simd_shift_ins",
+        [
+            ("SRI_vec", "0 Q:1 1 011110 immh:4 immb:3 010 op=0 0 1 Rn:5 Rd:5 !immh=1xxx,Q=0"),
+            ("SLI_vec", "0 Q:1 1 011110 immh:4 immb:3 010 op=1 0 1 Rn:5 Rd:5 !immh=1xxx,Q=0"),
+        ],
+        rest="0 Q:1 1 011110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_shift_ins",
+        "simd_shift_ins",
+        [
+            ("SRI_scalar", "01 1 111110 immh:4 immb:3 010 op=0 0 1 Rn:5 Rd:5 !immh=0xxx"),
+            ("SLI_scalar", "01 1 111110 immh:4 immb:3 010 op=1 0 1 Rn:5 Rd:5 !immh=0xxx"),
+        ],
+        rest="01 1 111110 immh:4 immb:3 010 op:1 0 1 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_shift_imm",
         "simd_shift",
@@ -982,9 +1074,32 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 op:1 01110000 imm5:5 0 imm4:4 1 Rn:5 Rd:5",
     ),
-    ("SIMD_dot", "simd_dot", "0 Q:1 U:1 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),  # SDOT/UDOT (vector)
-    ("SIMD_rdm", "simd_rdm", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),  # SQRDMLAH/SQRDMLSH
-    ("SIMD_scalar_rdm", "simd_rdm", "01 1 11110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_dot",
+        "simd_dot",
+        [
+            ("SDOT_vec", "0 Q:1 U=0 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),
+            ("UDOT_vec", "0 Q:1 U=1 01110 10 0 Rm:5 1 0010 1 Rn:5 Rd:5"),
+        ],
+    ),
+    *_split(
+        "SIMD_rdm",
+        "simd_rdm",
+        [
+            ("SQRDMLAH_vec", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S=0 1 Rn:5 Rd:5 !size=00 !size=11"),
+            ("SQRDMLSH_vec", "0 Q:1 1 01110 size:2 0 Rm:5 1 000 S=1 1 Rn:5 Rd:5 !size=00 !size=11"),
+        ],
+        rest="0 Q:1 1 01110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_scalar_rdm",
+        "simd_rdm",
+        [
+            ("SQRDMLAH_scalar", "01 1 11110 size:2 0 Rm:5 1 000 S=0 1 Rn:5 Rd:5 !size=00 !size=11"),
+            ("SQRDMLSH_scalar", "01 1 11110 size:2 0 Rm:5 1 000 S=1 1 Rn:5 Rd:5 !size=00 !size=11"),
+        ],
+        rest="01 1 11110 size:2 0 Rm:5 1 000 S:1 1 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_three_same",
         "simd_3same",
@@ -1106,8 +1221,27 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:4 00 Rn:5 Rd:5",
     ),
-    ("SIMD_bitcount", "simd_bitcount", "0 Q:1 U:1 01110 size:2 10000 00101 10 Rn:5 Rd:5"),
-    ("SIMD_addlp", "simd_pairlong", "0 Q:1 U:1 01110 size:2 10000 00 op:1 10 10 Rn:5 Rd:5"),
+    *_split(
+        "SIMD_bitcount",
+        "simd_bitcount",
+        [
+            ("CNT_vec", "0 Q:1 U=0 01110 size=00 10000 00101 10 Rn:5 Rd:5"),
+            ("NOT_vec", "0 Q:1 U=1 01110 size=00 10000 00101 10 Rn:5 Rd:5"),
+            ("RBIT_vec", "0 Q:1 U=1 01110 size=01 10000 00101 10 Rn:5 Rd:5"),
+        ],
+        rest="0 Q:1 U:1 01110 size:2 10000 00101 10 Rn:5 Rd:5",
+    ),
+    *_split(
+        "SIMD_addlp",
+        "simd_pairlong",
+        [
+            ("SADDLP", "0 Q:1 U=0 01110 size:2 10000 00 op=0 10 10 Rn:5 Rd:5 !size=11"),
+            ("UADDLP", "0 Q:1 U=1 01110 size:2 10000 00 op=0 10 10 Rn:5 Rd:5 !size=11"),
+            ("SADALP", "0 Q:1 U=0 01110 size:2 10000 00 op=1 10 10 Rn:5 Rd:5 !size=11"),
+            ("UADALP", "0 Q:1 U=1 01110 size:2 10000 00 op=1 10 10 Rn:5 Rd:5 !size=11"),
+        ],
+        rest="0 Q:1 U:1 01110 size:2 10000 00 op:1 10 10 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_two_reg",
         "simd_2reg",
@@ -1349,7 +1483,14 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="01 U:1 111110 immh:4 immb:3 opcode:5 1 Rn:5 Rd:5",
     ),
-    ("SIMD_dot_elem", "simd_dot", "0 Q:1 U:1 01111 10 L:1 M:1 Rm:4 1110 H:1 0 Rn:5 Rd:5"),  # SDOT/UDOT (by element)
+    *_split(
+        "SIMD_dot_elem",
+        "simd_dot",
+        [
+            ("SDOT_elem", "0 Q:1 U=0 01111 10 L:1 M:1 Rm:4 1110 H:1 0 Rn:5 Rd:5"),
+            ("UDOT_elem", "0 Q:1 U=1 01111 10 L:1 M:1 Rm:4 1110 H:1 0 Rn:5 Rd:5"),
+        ],
+    ),
     *_split(
         "SIMD_elem",
         "simd_elem",

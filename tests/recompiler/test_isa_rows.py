@@ -114,7 +114,25 @@ OWN = {
     "FP_CMP_H",
     "FP_CCMP_H",
     "FP_INT_H",
+    # split in session 26 (arch-lift)
+    "FP_RINT_N",
+    "SIMD_frint_n",
+    "SIMD_fcvt_nl",
+    "SIMD_recip_est",
+    "SIMD_scalar_recip_est",
+    "SIMD_recip_step",
+    "SIMD_scalar_recip_step",
+    "SIMD_fp_across",
+    "SIMD_shift_ins",
+    "SIMD_scalar_shift_ins",
+    "SIMD_dot",
+    "SIMD_rdm",
+    "SIMD_scalar_rdm",
+    "SIMD_bitcount",
+    "SIMD_addlp",
+    "SIMD_dot_elem",
 }
+MNEMONICS["NOT_vec"] = {"mvn", "not"}  # NOT's preferred disassembly: MVN
 MNEMONICS.update(
     {
         f.name: {f.name.split("_")[0].lower(), f.name.split("_")[0].lower() + "2"}
