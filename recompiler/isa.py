@@ -17,10 +17,11 @@ UNPREDICTABLE, not UNDEFINED (Unicorn executes it as the canonical word, capston
 One row per form, as the Arm ARM's instruction pages name them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
 (``lift/forms.py``), the effects declarations (``lift/effects/``) and the fuzzers
 (``tests/recompiler/unicorn_harness.py``, ``effects_oracle.py``), which draw each form's free
-fields, all read the same row.  Rows that still cover several forms (their ``group`` is their
-own name) are the part of issue 33 not yet split (the FP16 and load/store classes); the forms
-split from one such row keep its name as their ``group`` (the analysis matches some patterns by
-group), and the row itself stays last as ``<group>_unlifted`` where its forms leave encodings
+fields, all read the same row.  A few rows still cover several forms (their ``group`` is their
+own name: CBZ/CBNZ, TBZ/TBNZ, the hint space, MOVI and its siblings, the FP16 conversions); the
+load/store groups are split by instruction page and addressing mode (STRB_uimm, LDURSW, LDP_pre,
+LDADDB, LD1R_post...).  The forms split from one class row keep its name as their ``group`` (the
+analysis, the emitter and the tests match some patterns by group: ``Insn.group``), and the row itself stays last as ``<group>_unlifted`` where its forms leave encodings
 (unallocated, reserved values, or an extension's instruction the lifter does not implement):
 they decode, so the analysis, which reads what decodes, is unchanged, and the lifter refuses
 each one (``lift/forms.h_unallocated``).  A form is added in one place.  Rows are
