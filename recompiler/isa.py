@@ -268,7 +268,8 @@ def _excl_rows() -> list[tuple[str, str]]:
         ("LDAXP", 1, 1, "Rs~11111"),
     ):
         rows.append((name, f"size=1x 001000 o2=0 L={L} o1=1 {rs} o0={o0} Rt2:5 Rn:5 Rt:5"))
-    rows.append(("CASP", "size=0x 001000 o2=0 L:1 o1=1 Rs:5 o0:1 Rt2=11111 Rn:5 Rt:5"))
+    # CASP: an odd Rs or Rt is UNDEFINED (a register pair starts even)
+    rows.append(("CASP", "size=0x 001000 o2=0 L:1 o1=1 Rs:5 o0:1 Rt2=11111 Rn:5 Rt:5 !Rs=xxxx1 !Rt=xxxx1"))
     return rows
 
 
@@ -396,13 +397,45 @@ _ROWS: list[tuple[str, ...]] = [
     # ---- branches, exceptions, system ----
     ("B", "branch", "0 00101 imm26:26"),
     ("BL", "branch", "1 00101 imm26:26"),
-    ("CBZ", "branch", "sf:1 011010 op:1 imm19:19 Rt:5"),
-    ("TBZ", "branch", "b5:1 011011 op:1 b40:5 imm14:14 Rt:5"),
+    *_split("CBZ", "branch", [("CBZ", "sf:1 011010 op=0 imm19:19 Rt:5"), ("CBNZ", "sf:1 011010 op=1 imm19:19 Rt:5")]),
+    *_split("TBZ", "branch", [("TBZ", "b5:1 011011 op=0 b40:5 imm14:14 Rt:5"), ("TBNZ", "b5:1 011011 op=1 b40:5 imm14:14 Rt:5")]),
     ("BCOND", "branch", "0101010 0 imm19:19 x cond:4"),  # bit 4: BC.cond (a hint only)
     ("SVC", "exception", "11010100 000 imm16:16 00001"),
     ("BRK", "exception", "11010100 001 imm16:16 00000"),
     ("UDF", "exception", "0000000000000000 imm16:16"),
-    ("HINT", "system", "11010101000000110010 CRm:4 op2:3 11111"),
+    *_split(
+        "HINT",
+        "system",
+        [
+            ("NOP", "11010101000000110010 CRm=0000 op2=000 11111"),
+            ("YIELD", "11010101000000110010 CRm=0000 op2=001 11111"),
+            ("WFE", "11010101000000110010 CRm=0000 op2=010 11111"),
+            ("WFI", "11010101000000110010 CRm=0000 op2=011 11111"),
+            ("SEV", "11010101000000110010 CRm=0000 op2=100 11111"),
+            ("SEVL", "11010101000000110010 CRm=0000 op2=101 11111"),
+            ("DGH", "11010101000000110010 CRm=0000 op2=110 11111"),
+            ("XPACLRI", "11010101000000110010 CRm=0000 op2=111 11111"),
+            ("PACIA1716", "11010101000000110010 CRm=0001 op2=000 11111"),
+            ("PACIB1716", "11010101000000110010 CRm=0001 op2=010 11111"),
+            ("AUTIA1716", "11010101000000110010 CRm=0001 op2=100 11111"),
+            ("AUTIB1716", "11010101000000110010 CRm=0001 op2=110 11111"),
+            ("ESB", "11010101000000110010 CRm=0010 op2=000 11111"),
+            ("PSB", "11010101000000110010 CRm=0010 op2=001 11111"),
+            ("TSB", "11010101000000110010 CRm=0010 op2=010 11111"),
+            ("CSDB", "11010101000000110010 CRm=0010 op2=100 11111"),
+            ("PACIAZ", "11010101000000110010 CRm=0011 op2=000 11111"),
+            ("PACIASP", "11010101000000110010 CRm=0011 op2=001 11111"),
+            ("PACIBZ", "11010101000000110010 CRm=0011 op2=010 11111"),
+            ("PACIBSP", "11010101000000110010 CRm=0011 op2=011 11111"),
+            ("AUTIAZ", "11010101000000110010 CRm=0011 op2=100 11111"),
+            ("AUTIASP", "11010101000000110010 CRm=0011 op2=101 11111"),
+            ("AUTIBZ", "11010101000000110010 CRm=0011 op2=110 11111"),
+            ("AUTIBSP", "11010101000000110010 CRm=0011 op2=111 11111"),
+            ("BTI", "11010101000000110010 CRm=0100 op2=xx0 11111"),
+            # HINT #imm: the rest of the hint space, which executes as a NOP (Arm ARM, HINT)
+            ("HINT", "11010101000000110010 CRm:4 op2:3 11111"),
+        ],
+    ),
     ("CLREX", "system", "11010101000000110011 CRm:4 010 11111"),
     *_split(
         "BARRIER",

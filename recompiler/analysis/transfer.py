@@ -409,7 +409,7 @@ def edge_refine(st: State, i: Insn, taken: bool) -> None:
         if b is not None and E.TOP not in E.leaves(x):
             k = E.strip(x)
             st.bounds[k] = min(b, st.bounds.get(k, b))
-    elif i.name == "CBZ" and taken != bool(i.f["op"]):
+    elif i.group == "CBZ" and taken != bool(i.f["op"]):
         v = E.strip(st.regs[i.f["Rt"]] if i.f["Rt"] != 31 else E.const(0))
         if E.cval(v) is None and E.TOP not in E.leaves(v):
             st.bounds[v] = 0

@@ -36,7 +36,7 @@ class WindowSearch:
         a = br_addr - 4
         for _ in range(24):
             i = self.insn(a)
-            if i is None or i.name in ENDS or i.name in ("BL", "BLR", "BCOND", "CBZ", "TBZ"):
+            if i is None or i.name in ENDS or i.group in ("BL", "BLR", "BCOND", "CBZ", "TBZ"):
                 break  # the index register is defined at the start of the block
             window.append(i)
             a -= 4

@@ -15,7 +15,7 @@ M64 = (1 << 64) - 1
 def branch_target(i: Insn) -> int | None:
     """Direct branch target of ``i`` (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ), else None."""
     f = i.f
-    n = i.name
+    n = i.group  # CBZ/CBNZ, TBZ/TBNZ: their groups
     if n in ("B", "BL"):
         return (i.addr + sext(f["imm26"], 26) * 4) & M64
     if n in ("CBZ", "BCOND"):

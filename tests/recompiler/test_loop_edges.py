@@ -31,7 +31,7 @@ def st(rt: int, rn: int) -> int:
 
 
 def cbz(rt: int, off: int, nz: int = 0) -> int:
-    return F["CBZ"].encode(sf=0, op=nz, imm19=(off // 4) & 0x7FFFF, Rt=rt)
+    return F["CBNZ" if nz else "CBZ"].encode(sf=0, imm19=(off // 4) & 0x7FFFF, Rt=rt)
 
 
 def bl(off: int) -> int:

@@ -49,13 +49,13 @@ EFFECTS: dict[str, Declare] = {
     **_each("EXTR", I.extr),
     "B": lambda i: NONE,
     "BL": I.bl,
-    "CBZ": I.cbz,
-    "TBZ": I.cbz,
+    **_each("CBZ", I.cbz),
+    **_each("TBZ", I.cbz),
     "BCOND": I.bcond,
     "SVC": lambda i: NONE,  # (an exit: every register, FunctionFacts.exit_effects)
     "BRK": lambda i: NONE,
     "UDF": lambda i: NONE,
-    "HINT": lambda i: NONE,
+    **_each("HINT", lambda i: NONE),
     "CLREX": lambda i: NONE,
     **_each("BARRIER", lambda i: NONE),
     **_each("MSR_imm", I.flagm),  # CFINV, XAFLAG, AXFLAG: NZCV from NZCV
