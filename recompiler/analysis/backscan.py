@@ -19,7 +19,7 @@ def loads(i: Insn) -> bool:
     f = i.f
     if "L" in f:
         return bool(f["L"])
-    return i.name in ("LDR_lit", "LDST_atomic") or f.get("opc", 1) != 0
+    return i.group in ("LDR_lit", "LDST_atomic") or f.get("opc", 1) != 0
 
 
 def const_before(insn: Callable[[int], Insn | None], reg: int, addr: int, limit: int = 256) -> int | None:
@@ -50,7 +50,7 @@ def const_before(insn: Callable[[int], Insn | None], reg: int, addr: int, limit:
         ):
             if i.name in ("ADRP", "ADR"):
                 return pcrel_value(i)
-            if i.name == "ADDSUB_imm" and not f["S"] and not f["op"] and f["Rn"] == reg:
+            if i.group == "ADDSUB_imm" and not f["S"] and not f["op"] and f["Rn"] == reg:
                 base = const_before(insn, reg, i.addr, 16)
                 return None if base is None else (base + (f["imm12"] << (12 if f["sh"] else 0))) & M64
             return None
@@ -77,9 +77,9 @@ def spilled_const(insn: Callable[[int], Insn | None], off: int, addr: int, limit
         if i is None:
             return None
         f = i.f
-        if i.name in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg") and f["Rd"] == 31 and not f["S"]:
+        if i.group in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg") and f["Rd"] == 31 and not f["S"]:
             return None
-        if i.name == "LDST_uimm" and not f["V"] and f["opc"] == 0 and f["size"] == 3 and f["Rn"] == 31 and f["imm12"] * 8 == off:
+        if i.group == "LDST_uimm" and not f["V"] and f["opc"] == 0 and f["size"] == 3 and f["Rn"] == 31 and f["imm12"] * 8 == off:
             return const_before(insn, f["Rt"], i.addr)
         a -= 4
     return None

@@ -61,7 +61,7 @@ def sweep_calls(an: Analyser) -> None:
 def _falls_through(i: Insn | None) -> bool:
     """``i`` is code that runs on into the next instruction: not a branch, call, return, trap,
     system call (``exit``'s ends a function) or hint (``nop`` pads between functions)."""
-    if i is None or i.form is None or i.name in ENDS or i.name in ("BL", "BLR", "HINT"):
+    if i is None or i.form is None or i.name in ENDS or i.group in ("BL", "BLR", "HINT"):
         return False
     return i.form.cls != "exception" and not (i.name == "BCOND" and i.f["cond"] >> 1 == 7)
 

@@ -33,7 +33,7 @@ def ifunc_slot(an: Analyser, br: Insn) -> int | None:
         if i is None or i.name in ENDS or branch_target(i) is not None or i.name in ("BL", "BLR"):
             return None
         f = i.f
-        if i.name == "LDST_uimm" and not f["V"] and f["size"] == 3 and f["opc"] == 1 and f["Rt"] == n:
+        if i.group == "LDST_uimm" and not f["V"] and f["size"] == 3 and f["opc"] == 1 and f["Rt"] == n:
             base = const_before(an.insn, f["Rn"], i.addr)
             return None if base is None else (base + f["imm12"] * 8) & M64
         if n in (f.get("Rd"), f.get("Rt"), f.get("Rt2")):
@@ -65,7 +65,7 @@ def ifunc_candidates(an: Analyser, resolver: int, funcs: dict[int, FunctionPlan]
         v = None
         if i.name == "ADR":
             v = pcrel_value(i)
-        elif i.name == "ADDSUB_imm" and not f["S"] and not f["op"] and f["Rd"] != 31:
+        elif i.group == "ADDSUB_imm" and not f["S"] and not f["op"] and f["Rd"] != 31:
             base = const_before(an.insn, f["Rn"], i.addr, 16)
             if base is not None:
                 v = (base + (f["imm12"] << (12 if f["sh"] else 0))) & M64

@@ -47,24 +47,24 @@ def built_addresses(mem, plan: FunctionPlan) -> dict[int, str]:
             out.setdefault(v, how)
 
     for k, i in enumerate(insns):
-        n = i.name
+        n, g = i.name, i.group  # g: the isa.py group, for the split class rows
         f = i.f
         if n in ("ADRP", "ADR"):
             v = pcrel_value(i)
             regs[f["Rd"]] = v
             if n == "ADR":
                 found(v, "adr")
-        elif n == "ADDSUB_imm" and not f["S"] and f["sf"] and f["Rn"] in regs and f["Rn"] != 31:
+        elif g == "ADDSUB_imm" and not f["S"] and f["sf"] and f["Rn"] in regs and f["Rn"] != 31:
             imm = f["imm12"] << (12 if f["sh"] else 0)
             v = (regs[f["Rn"]] + (-imm if f["op"] else imm)) & M64
             regs[f["Rd"]] = v
             found(v, "adrp+add")
-        elif n == "LDR_lit" and not f["V"] and f["opc"] == 1:
+        elif g == "LDR_lit" and not f["V"] and f["opc"] == 1:
             b = mem.read((i.addr + sext(f["imm19"], 19) * 4) & M64, 8)
             if b is not None:
                 regs[f["Rt"]] = v = int.from_bytes(b, "little")
                 found(v, "literal")
-        elif n == "LDST_uimm" and not f["V"] and f["size"] == 3 and f["opc"] == 1 and f["Rn"] in regs and f["Rn"] != 31:
+        elif g == "LDST_uimm" and not f["V"] and f["size"] == 3 and f["opc"] == 1 and f["Rn"] in regs and f["Rn"] != 31:
             a = regs[f["Rn"]] + f["imm12"] * 8
             b = mem.read(a, 8) if mem.is_read_only(a, 8) else None
             regs.pop(f["Rt"], None)
@@ -78,7 +78,7 @@ def built_addresses(mem, plan: FunctionPlan) -> dict[int, str]:
             nxt = insns[k + 1] if k + 1 < len(insns) else None
             if not (nxt is not None and nxt.group == "MOVW" and nxt.f["opc"] == 3 and nxt.f["Rd"] == f["Rd"]):
                 found(v, "movz/movk")  # (a chain is complete at its last movk)
-        elif n == "LOGIC_sreg" and f["opc"] == 1 and f["Rn"] == 31 and not f["N"] and f["imm6"] == 0 and f["sf"]:
+        elif g == "LOGIC_sreg" and f["opc"] == 1 and f["Rn"] == 31 and not f["N"] and f["imm6"] == 0 and f["sf"]:
             if f["Rm"] in regs:
                 regs[f["Rd"]] = regs[f["Rm"]]
             else:

@@ -172,7 +172,7 @@ class Transfer:
         f = i.f
         if "L" in f:
             return bool(f["L"])
-        return i.name in ("LDR_lit", "LDST_atomic") or f.get("opc", 1) != 0
+        return i.group in ("LDR_lit", "LDST_atomic") or f.get("opc", 1) != 0
 
     # ---- data processing --------------------------------------------------------------
     def _ADR(self, st, i, f):
@@ -409,7 +409,7 @@ def edge_refine(st: State, i: Insn, taken: bool) -> None:
         if b is not None and E.TOP not in E.leaves(x):
             k = E.strip(x)
             st.bounds[k] = min(b, st.bounds.get(k, b))
-    elif i.name == "CBZ" and taken != bool(i.f["op"]):
+    elif i.group == "CBZ" and taken != bool(i.f["op"]):
         v = E.strip(st.regs[i.f["Rt"]] if i.f["Rt"] != 31 else E.const(0))
         if E.cval(v) is None and E.TOP not in E.leaves(v):
             st.bounds[v] = 0

@@ -36,7 +36,7 @@ class WindowSearch:
         a = br_addr - 4
         for _ in range(24):
             i = self.insn(a)
-            if i is None or i.name in ENDS or i.name in ("BL", "BLR", "BCOND", "CBZ", "TBZ"):
+            if i is None or i.name in ENDS or i.group in ("BL", "BLR", "BCOND", "CBZ", "TBZ"):
                 break  # the index register is defined at the start of the block
             window.append(i)
             a -= 4
@@ -49,47 +49,47 @@ class WindowSearch:
 
         for i in window:
             f = i.f
-            n = i.name
+            n, g = i.name, i.group  # g: the isa.py group, for the split class rows
             rd = f.get("Rd", f.get("Rt"))
             val: tuple | None = None
             if n in ("ADRP", "ADR"):
                 val = ("const", pcrel_value(i))
-            elif n == "ADDSUB_imm" and not f["S"] and not f["op"]:
+            elif g == "ADDSUB_imm" and not f["S"] and not f["op"]:
                 val = ("add", get(f["Rn"]), ("const", f["imm12"] << (12 if f["sh"] else 0)))
-            elif n == "ADDSUB_ereg" and not f["S"] and not f["op"]:
+            elif g == "ADDSUB_ereg" and not f["S"] and not f["op"]:
                 val = ("add", get(f["Rn"]), ("shl", ("ext", f["option"], get(f["Rm"])), f["imm3"]))
-            elif n == "ADDSUB_sreg" and not f["S"] and not f["op"] and f["shift"] == 0:
+            elif g == "ADDSUB_sreg" and not f["S"] and not f["op"] and f["shift"] == 0:
                 val = ("add", get(f["Rn"]), ("shl", get(f["Rm"]), f["imm6"]))
-            elif n == "LDST_regoff" and not f["V"] and f["opc"] in (1, 2, 3):
+            elif g == "LDST_regoff" and not f["V"] and f["opc"] in (1, 2, 3):
                 sh = f["size"] if f["S"] else 0
                 addr = ("add", get(f["Rn"]), ("shl", ("ext", f["option"], get(f["Rm"])), sh))
                 val = ("load", 1 << f["size"], f["opc"] != 1, addr)
             elif (
-                n == "LOGIC_imm"
+                g == "LOGIC_imm"
                 and f["opc"] == 0
                 and f["immr"] == 0
                 and ((f["sf"] and f["N"] and f["imms"] < 63) or (not f["sf"] and not f["N"] and f["imms"] < 31))
             ):
                 val = ("mask", get(f["Rn"]), (1 << (f["imms"] + 1)) - 1)  # and xD, xN, #(2^k - 1)
-            elif n == "LOGIC_sreg" and f["opc"] == 1 and not f["N"] and f["Rn"] == 31 and f["imm6"] == 0:
+            elif g == "LOGIC_sreg" and f["opc"] == 1 and not f["N"] and f["Rn"] == 31 and f["imm6"] == 0:
                 val = get(f["Rm"]) if f["sf"] else ("ext", 2, get(f["Rm"]))  # mov xD, xM / mov wD, wM
             elif n == "MOVZ":
                 val = ("const", f["imm16"] << (16 * f["hw"]))
-            elif n == "LDST_uimm" and not f["V"] and f["opc"] == 1 and f["size"] == 3 and f["Rn"] == 31:
+            elif g == "LDST_uimm" and not f["V"] and f["opc"] == 1 and f["size"] == 3 and f["Rn"] == 31:
                 val = ("spill", f["imm12"] * 8)  # a table base spilled to the stack frame
-            elif n == "LDST_uimm" and not f["V"] and f["opc"] in (1, 2) and get(f["Rn"])[0] == "add":
+            elif g == "LDST_uimm" and not f["V"] and f["opc"] in (1, 2) and get(f["Rn"])[0] == "add":
                 # an entry of a table whose address this block computed (glibc's memcpy
                 # variants: adrp + add + add index + ldrsw + add + br)
                 addr = ("add", get(f["Rn"]), ("const", f["imm12"] << f["size"]))
                 val = ("load", 1 << f["size"], f["opc"] == 2, addr)
-            elif rd is not None and n in ("LDST_uimm", "LDST_imm9", "LDST_regoff") and not f["V"] and f["opc"]:
+            elif rd is not None and g in ("LDST_uimm", "LDST_imm9", "LDST_regoff") and not f["V"] and f["opc"]:
                 val = ("reg", rd)  # a value loaded here (a bytecode word): a candidate index
                 loaded.add(rd)
             elif rd is not None:
                 val = ("unknown",)
             if rd is not None and rd != 31:
                 regs[rd] = val if val is not None else ("unknown",)
-            if n == "LDST_pair" and f["L"] and f["Rt2"] != 31:
+            if g == "LDST_pair" and f["L"] and f["Rt2"] != 31:
                 regs[f["Rt2"]] = ("unknown",)
         target = get(self.insn(br_addr).f["Rn"])
         unknowns = set()
@@ -175,7 +175,7 @@ class WindowSearch:
             # what the symbolic pass does not follow: a base register's writeback, an
             # exclusive's status, an SVC's results
             if (
-                i.name in ("LDST_imm9", "LDST_pair", "LDST_multi_post", "LDST_single_post")
+                i.group in ("LDST_imm9", "LDST_pair", "LDST_multi_post", "LDST_single_post")
                 and f.get("idx", 1) in (1, 3)
                 and f["Rn"] in kept
             ):
@@ -291,7 +291,7 @@ class WindowSearch:
                 return None
             f = i.f
             if (
-                i.name == "ADDSUB_imm"
+                i.group == "ADDSUB_imm"
                 and f["S"]
                 and f["op"]
                 and f["Rd"] == 31
@@ -315,7 +315,7 @@ class WindowSearch:
         m = self.insn(at)
         return (
             m is not None
-            and m.name == "LOGIC_imm"
+            and m.group == "LOGIC_imm"
             and m.f["opc"] == 0
             and m.f["Rd"] == rk
             and m.f["Rn"] == reg
@@ -345,8 +345,8 @@ class WindowSearch:
                 return None
             if i.name == "BCOND":
                 return i
-            sets = (i.name in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg", "ADC") and i.f["S"]) or (
-                i.name in ("LOGIC_imm", "LOGIC_sreg") and i.f["opc"] == 3
+            sets = (i.group in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg", "ADC") and i.f["S"]) or (
+                i.group in ("LOGIC_imm", "LOGIC_sreg") and i.f["opc"] == 3
             )
             if sets or i.form.cls in ("condcmp", "fp_cmp", "branch", "branch_reg", "sysreg"):
                 return None

@@ -15,7 +15,7 @@ M64 = (1 << 64) - 1
 def branch_target(i: Insn) -> int | None:
     """Direct branch target of ``i`` (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ), else None."""
     f = i.f
-    n = i.name
+    n = i.group  # CBZ/CBNZ, TBZ/TBNZ: their groups
     if n in ("B", "BL"):
         return (i.addr + sext(f["imm26"], 26) * 4) & M64
     if n in ("CBZ", "BCOND"):
@@ -177,6 +177,25 @@ def h_barrier(em: FunctionEmitter, i: Insn) -> None:
 
 def h_msr_imm(em: FunctionEmitter, i: Insn) -> None:
     em.out(";")  # PSTATE fields (DAIF, SPSel, ...) have no effect in user mode here
+
+
+# FEAT_FlagM / FlagM2 (Arm ARM, CFINV, XAFLAG, AXFLAG): NZCV rewritten from its old values
+def h_cfinv(em: FunctionEmitter, i: Insn) -> None:
+    em.flags_touched()
+    em.out("C = !C;")
+
+
+def h_xaflag(em: FunctionEmitter, i: Insn) -> None:
+    """External (floating-point compare) format to Arm's: N = !C & !Z, Z = Z & C, C = C | Z,
+    V = !C & Z."""
+    em.flags_touched()
+    em.out("FLAGS_SET((u32)((!C && !Z) << 3 | (Z && C) << 2 | (C || Z) << 1 | (!C && Z)));")
+
+
+def h_axflag(em: FunctionEmitter, i: Insn) -> None:
+    """Arm's format to the external one: N = 0, Z = Z | V, C = C & !V, V = 0."""
+    em.flags_touched()
+    em.out("FLAGS_SET((u32)((Z || V) << 2 | (C && !V) << 1));")
 
 
 def h_sys(em: FunctionEmitter, i: Insn) -> None:

@@ -484,7 +484,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             if rec.writes >> rn & 1:
                 f = ins.f
                 ok = (
-                    ins.name == "LDST_regoff"
+                    ins.group == "LDST_regoff"
                     and (f["size"], f["V"], f["opc"], f["S"]) == (3, 0, 1, 1)
                     and f["option"] in (2, 3)
                     and f["Rt"] == rn

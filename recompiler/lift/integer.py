@@ -241,7 +241,7 @@ def h_ccmp(em: FunctionEmitter, i: Insn) -> None:
     sf = f["sf"]
     size = 64 if sf else 32
     a = em.x(f["Rn"], sf)
-    b = f"{f['imm5']}" if i.name == "CCMP_imm" else em.x(f["Rm"], sf)
+    b = f"{f['imm5']}" if i.group == "CCMP_imm" else em.x(f["Rm"], sf)
     em.flags_touched()
     if f["op"]:
         cmp = f"SUBC{size}(_r, {a}, {b})"

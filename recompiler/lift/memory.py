@@ -347,7 +347,7 @@ def h_simd_multi(em: FunctionEmitter, i: Insn) -> None:
                     parts.append(f"memcpy((void *)(_a + {(e * inter + k) * esize}), &v{r}.b[{e * esize}], {esize});")
     else:
         raise LiftError("unallocated SIMD load/store multiple")
-    if i.name == "LDST_multi_post":
+    if i.group == "LDST_multi_post":
         m = f["Rm"]
         inc = f"{total}" if m == 31 else em.x(m)
         parts.append(f"{base} = _a + {inc};")
@@ -395,7 +395,7 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
             else:
                 parts.append(f"memcpy((void *)(_a + {k * esize}), &v{r}.b[{idx * esize}], {esize});")
     total = selem * esize
-    if i.name == "LDST_single_post":
+    if i.group == "LDST_single_post":
         m = f["Rm"]
         parts.append(f"{base} = _a + {total if m == 31 else em.x(m)};")
     em.out("{ " + " ".join(parts) + " }")

@@ -40,7 +40,7 @@ from recompiler.lift.result import Mem
 
 # forms whose effects are the emitter's exits, not the form's own (every register: SVC, BRK,
 # UDF), or privileged PSTATE writes Unicorn runs at EL1 (MSR_imm; the harness skips it too)
-SKIPPED = {"SVC", "BRK", "UDF", "MSR_imm"}
+SKIPPED = {"SVC", "BRK", "UDF", "MSR_imm", "SYSL"}  # SYSL: lifted as a fatal trap (no SYSL operation at EL0)
 NREG = 64  # X0-X30, SP, V0-V31 as liveness bits
 
 
@@ -100,7 +100,7 @@ class Oracle:
         """The state after one step of ``insn`` from ``st`` and the bytes it wrote ((address,
         bytes) pairs, in order), or None if Unicorn raised an exception."""
         uc = self.uc
-        if insn.name == "LDSTX":  # no reservation left by an earlier run
+        if insn.group == "LDSTX":  # no reservation left by an earlier run
             uc.mem_write(insn.addr, (0xD503305F).to_bytes(4, "little"))  # CLREX
             uc.ctl_remove_cache(insn.addr, insn.addr + 4)
             uc.emu_start(insn.addr, insn.addr + 4, count=1)

@@ -84,7 +84,7 @@ def test_lifted_c_reads_only_the_declared_registers_heavy(cls, tmp_path):
     [
         ("MOVK", lambda e, i: dataclasses.replace(e, reads=0, kills=e.writes)),  # MOVK keeps Rd's other bits
         ("CSEL", lambda e, i: dataclasses.replace(e, flags_read=False)),
-        ("LDST_uimm", lambda e, i: dataclasses.replace(e, memory=Mem.NONE)),
+        ("LDR_uimm", lambda e, i: dataclasses.replace(e, memory=Mem.NONE)),
         ("UMOV", lambda e, i: dataclasses.replace(e, writes=0, kills=0)),
     ],
 )
@@ -184,7 +184,7 @@ def test_a_declaration_that_fails_is_on_the_safe_side(monkeypatch):
     def broken(i):
         raise KeyError("imm12")
 
-    monkeypatch.setitem(effects.EFFECTS, "ADDSUB_imm", broken)
+    monkeypatch.setitem(effects.EFFECTS, "ADD_imm", broken)
     insns = [decode(0x11000529, BASE)]  # add w9, w9, #1
     em = FunctionEmitter(FunctionPlan(BASE, insns), {BASE, BASE + 4}, trust_abi=True)
     em.emit(HANDLERS, defer=True)

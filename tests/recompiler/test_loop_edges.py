@@ -23,15 +23,15 @@ BASE = 0x400000
 
 
 def ldr(rt: int, rn: int) -> int:
-    return F["LDST_uimm"].encode(size=2, V=0, opc=1, imm12=0, Rn=rn, Rt=rt)
+    return F["LDR_uimm"].encode(size=2, imm12=0, Rn=rn, Rt=rt)
 
 
 def st(rt: int, rn: int) -> int:
-    return F["LDST_uimm"].encode(size=2, V=0, opc=0, imm12=0, Rn=rn, Rt=rt)
+    return F["STR_uimm"].encode(size=2, imm12=0, Rn=rn, Rt=rt)
 
 
 def cbz(rt: int, off: int, nz: int = 0) -> int:
-    return F["CBZ"].encode(sf=0, op=nz, imm19=(off // 4) & 0x7FFFF, Rt=rt)
+    return F["CBNZ" if nz else "CBZ"].encode(sf=0, imm19=(off // 4) & 0x7FFFF, Rt=rt)
 
 
 def bl(off: int) -> int:

@@ -49,6 +49,11 @@ NAMED = {
     0x0EE08820: "CMGT Vd.1D, #0 (size:Q = 110)",
     0x0EB1B820: "ADDV Sd, Vn.2S (size:Q = 100)",
     0x0F400420: "SSHR Vd.1D, #64 (immh<3>:Q = 10)",
+    # the load/store groups split in session 26 (each lifted before as its mode's neighbour)
+    0x3C036BF9: "STTR of a SIMD&FP register (V = 1 with the unprivileged idx 10)",
+    0x68405C00: "LDNP with opc = 01 (LDPSW has no no-allocate form)",
+    0x08B1E021: "CASB/CASLB with Rt2 != 11111",
+    0xD50337FF: "SB with CRm != 0000",
 }
 
 

@@ -33,13 +33,13 @@ def test_locals_follow_the_declarations(monkeypatch):
     # add w9, w9, #1 declared (on purpose, wrongly) to read X7 and write V3: the function gets
     # the locals and the write-back the declaration names although its C names neither
     assert disasm(0x11000529, BASE) == "add w9, w9, #1"
-    real = effects.EFFECTS["ADDSUB_imm"]
+    real = effects.EFFECTS["ADD_imm"]
 
     def wider(i):
         e = real(i)
         return effects.Effects(e.reads | L.xbit(7), e.kills, e.writes | L.vbit(3), e.flags_read, e.flags_set, e.memory)
 
-    monkeypatch.setitem(effects.EFFECTS, "ADDSUB_imm", wider)
+    monkeypatch.setitem(effects.EFFECTS, "ADD_imm", wider)
     c = _c([0x11000529])
     assert "x7 = s->x[7]" in c and "NxVec v3;" in c
     assert "s->v[3]" in _macro(c, "STORE_ALL") and "s->x[9] = x9;" in _macro(c, "STORE_ALL")

@@ -454,7 +454,7 @@ _SYSREGS_W = [(1, 3, 4, 2, 0), (1, 3, 4, 4, 0), (1, 3, 4, 4, 1), (1, 3, 13, 0, 2
 def sample_fields(form: Form, rng: random.Random) -> dict[str, int]:
     f = {n: rng.getrandbits(w) for n, _lsb, w in form.fields}
     n = form.name
-    if n == "LDR_lit":  # keep the literal inside the scratch area (code sits in its middle)
+    if form.group == "LDR_lit":  # keep the literal inside the scratch area (code sits in its middle)
         f["imm19"] = _sign(rng.randint(-0x4000, 0x4000), 19)
     elif n == "SYS":
         f["L"] = 0
@@ -834,7 +834,7 @@ def oracle_unreliable(insn: Insn, st: State, bg: bytes, base: int) -> str:
         fbits = 32 - ((f["immh"] << 3) | f["immb"])
         if val == val and (h >> 15 or val * 2.0**fbits >= 65535):
             return "Unicorn 2.1.4 writes scalar FP16 FCVTZ[SU] (fixed point) as 32 bits"
-    if insn.name == "LDST_atomic" and not f["V"] and not f["o3"] and f["opc"] in (4, 5) and f["size"] < 3:
+    if insn.group == "LDST_atomic" and not f["V"] and not f["o3"] and f["opc"] in (4, 5) and f["size"] < 3:
         size = 1 << f["size"]
         addr = st.sp if f["Rn"] == 31 else st.x[f["Rn"]]
         off = addr - base
@@ -880,17 +880,20 @@ def _draw_excl_pair(rng: random.Random, addr: int) -> tuple[list[Insn], Insn] | 
     """LDXR/LDAXR/LDXP then a STXR/STLXR/STXP of the same size and base: the store-exclusive
     that succeeds (a lone one always fails, in both).  Register choices avoid the
     CONSTRAINED UNPREDICTABLE overlaps (loaded register = base, status = data or base)."""
-    form = BY_NAME["LDSTX"]
     pair = rng.random() < 0.35
     size = rng.choice([2, 3]) if pair else rng.randrange(4)
+    acq, rel = rng.getrandbits(1), rng.getrandbits(1)
+    sfx = "P" if pair else ("B", "H", "", "")[size]
+    lform = BY_NAME[("LDAX" if acq else "LDX") + ("P" if pair else "R" + sfx)]
+    sform = BY_NAME[("STLX" if rel else "STX") + ("P" if pair else "R" + sfx)]
     rn = rng.choice([31] + list(range(31)))
     regs = [r for r in range(31) if r != rn]
     lt, lt2 = rng.sample(regs, 2)
     st, st2, rs = rng.sample(regs, 3)
-    load = form.encode(size=size, o2=0, L=1, o1=int(pair), Rs=31, o0=rng.getrandbits(1), Rt2=lt2 if pair else 31, Rn=rn, Rt=lt)
-    store = form.encode(size=size, o2=0, L=0, o1=int(pair), Rs=rs, o0=rng.getrandbits(1), Rt2=st2 if pair else 31, Rn=rn, Rt=st)
+    load = lform.encode(size=size, Rs=31, Rt2=lt2 if pair else 31, Rn=rn, Rt=lt)
+    store = sform.encode(size=size, Rs=rs, Rt2=st2 if pair else 31, Rn=rn, Rt=st)
     i0, i1 = decode(load, addr), decode(store, addr + 4)
-    if i0.form is not form or i1.form is not form:
+    if i0.form is not lform or i1.form is not sform:
         return None
     return [i0], i1
 

@@ -71,6 +71,11 @@ def cond_reads(f: dict) -> bool:
     return f["cond"] >> 1 != 7
 
 
+def flagm(i: Insn) -> Effects:
+    """CFINV, XAFLAG, AXFLAG (FEAT_FlagM/FlagM2): every flag written from the old ones."""
+    return E().flags(read=True, set_=True).done()
+
+
 def ccmp_reg(i: Insn) -> Effects:
     return E().r(i.f["Rn"], i.f["Rm"]).flags(read=cond_reads(i.f), set_=True).done()
 

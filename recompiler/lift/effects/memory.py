@@ -119,7 +119,7 @@ def ldst_multi(i: Insn) -> Effects:
     for r in simd_regs(f["Rt"], n):
         e.wv(r) if f["L"] else e.rv(r)
     e.load() if f["L"] else e.store()
-    if i.name == "LDST_multi_post":
+    if i.group == "LDST_multi_post":
         e.r(f["Rm"]).w(f["Rn"], sp=True)
     return e.done()
 
@@ -133,6 +133,6 @@ def ldst_single_lane(i: Insn) -> Effects:
         # a load of one lane keeps the others; LDnR writes every lane
         e.wv(r, part=not replicate) if f["L"] else e.rv(r)
     e.load() if f["L"] else e.store()
-    if i.name == "LDST_single_post":
+    if i.group == "LDST_single_post":
         e.r(f["Rm"]).w(f["Rn"], sp=True)
     return e.done()
