@@ -78,7 +78,10 @@ class TranslateError(NxError):
     pass
 
 
+# the SPIR-V instructions the driver writes while building: they end a basic block, or head a
+# structured construct (``ir.block.Term``, ``ir.block.Merge``)
 TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpKill", "OpUnreachable", "OpTerminateInvocation"}
+MERGES = {"OpSelectionMerge", "OpLoopMerge"}
 
 
 class _Count:
@@ -213,9 +216,7 @@ class LowerBase:
             self._ir("StoreVarU32" if t == Type.U32 else "StoreVarBool", (v,), {"var": args[0]})
         elif name in TERMINATORS:
             self.fn.current.term = Term(name, args)
-        elif name == "OpSelectionMerge":
-            self.fn.current.merge = Merge(name, args)
-        elif name == "OpLoopMerge":
+        elif name in MERGES:
             self.fn.current.merge = Merge(name, args)
         else:
             self._building(name)
