@@ -12,7 +12,7 @@ ness, so a block size read from c[0][0] never looks like a pointer.  Flow-insens
 
 from __future__ import annotations
 
-from shader_svc.reflection import ConstRange, GlobalPointer, Reflection  # noqa: F401  (this module's record)
+from shader_svc.reflection import ConstRange, GlobalPointer, Interface, Reflection, merge_ranges  # noqa: F401  (this module's record)
 from shader_svc.sm86.decode import Inst
 
 
@@ -108,52 +108,26 @@ def _cfg(insts: list[Inst]) -> tuple[list[list[Inst]], list[list[int]]]:
     return blocks, succ
 
 
-def _merge(reads: set[tuple[int, int, int]]) -> tuple[ConstRange, ...]:
-    out: list[ConstRange] = []
-    for bank, off, size in sorted(reads):
-        if out and out[-1].bank == bank and off <= out[-1].offset + out[-1].size:
-            last = out[-1]
-            out[-1] = ConstRange(bank, last.offset, max(last.offset + last.size, off + size) - last.offset)
-        else:
-            out.append(ConstRange(bank, off, size))
-    return tuple(out)
+# a bound texture instruction -> whether it names its dimension (TXQ does not)
+TEXTURES = {"TEX": True, "TLD": True, "TLD4": True, "TXQ": False}
+BINDLESS = {"TEX.B", "TLD.B", "TLD4.B", "TXQ.B"}
 
 
-def _graphics(insts: list[Inst], header) -> dict:
-    """Locations, textures and banks of a vertex/fragment program (the lowering's conventions)."""
-    from shader_svc.sph import GENERIC, POSITION
-
+def _graphics(insts: list[Inst]) -> Interface:
+    """Locations, textures and pools of a vertex/fragment program."""
     from shader_svc.sm86.table import TEX_DIM
 
-    inputs, outputs, textures = set(), set(), set()
-    position = pools = False
-    dims: dict[int, str] = {}  # slot -> dimension (TXQ alone: 2D)
+    names = dict(TEX_DIM.names)
+    use = Interface()
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
-            n = ins.mods.get("comps", 0) + 1
-            for a in range(ops["attr"]["attr"], ops["attr"]["attr"] + 4 * n, 4):
-                if a >= GENERIC and a < GENERIC + 0x200:
-                    (outputs if ir == "AST" else inputs).add((a - GENERIC) // 16)
-                elif ir == "AST" and POSITION <= a < POSITION + 16:
-                    position = True
-        elif ir in ("TEX", "TLD", "TLD4", "TXQ"):
-            textures.add(ops["slot"]["imm"])
-            if ir != "TXQ":
-                dims.setdefault(ops["slot"]["imm"], dict(TEX_DIM.names).get(ops["dim"]["sym"], "2D"))
-        elif ir in ("TEX.B", "TLD.B", "TLD4.B", "TXQ.B"):
-            pools = True
-    if header.stage == "fragment":
-        outputs = {t for t, m in enumerate(header.targets) if m}
-    return {
-        "stage": header.stage,
-        "textures": tuple(sorted(textures)),
-        "inputs": tuple(sorted(inputs)),
-        "outputs": tuple(sorted(outputs)),
-        "writes_position": position,
-        "texture_pools": pools,
-        "texture_dims": tuple(dims.get(t, "2D") for t in sorted(textures)),
-    }
+            use.attributes(ir == "AST", ops["attr"]["attr"], ins.mods.get("comps", 0) + 1)
+        elif ir in TEXTURES:
+            use.texture(ops["slot"]["imm"], names.get(ops["dim"]["sym"], "2D") if TEXTURES[ir] else None)
+        elif ir in BINDLESS:
+            use.pools = True
+    return use
 
 
 def reflect(insts: list[Inst], header=None) -> Reflection:
@@ -193,10 +167,8 @@ def reflect(insts: list[Inst], header=None) -> Reflection:
                 work.append(nb)
     ptrs = tuple(GlobalPointer(b, o, *u) for (b, o), u in sorted(use.items()))
     irs = {i.row.ir for i in insts}
-    ranges = _merge(reads)
-    gfx = _graphics(insts, header) if header is not None else {}
-    if gfx:
-        gfx["uniform_bindings"] = tuple(sorted({r.bank for r in ranges}))
+    ranges = merge_ranges(reads)
+    gfx = _graphics(insts).fields(header, ranges) if header is not None else {}
     surfaces = bool(irs & {"SULD", "SUST", "SUATOM", "SURED", "SUQUERY"})
     shared = bool(irs & {"LDS", "STS", "ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC"})
     return Reflection(ranges, ptrs, shared, "BAR" in irs, **gfx, surface_pool=surfaces)
