@@ -12,6 +12,8 @@ ness, so a block size read from c[0][0] never looks like a pointer.  Flow-insens
 
 from __future__ import annotations
 
+from typing import Callable
+
 from shader_svc.reflection import ConstRange, GlobalPointer, Interface, Reflection, merge_ranges  # noqa: F401  (this module's record)
 from shader_svc.sm86.decode import Inst
 
@@ -44,38 +46,52 @@ def _of(st: Taint, v: dict, pair: bool = False, const: bool = True) -> set:
     return s
 
 
+# a global access -> how it uses the pointer in its address (read, written, atomic)
+ACCESS = {
+    "LDG": (True, False, False),
+    "STG": (False, True, False),
+    "ATOMG": (True, True, True),
+    "ATOMG.CAS": (True, True, True),
+    "RED": (True, True, True),
+}
+
+
+def _carry_ops(ins: Inst, st: Taint) -> set:
+    """IADD3/LOP3/SEL: the pointers of any operand; a constant operand is half of a pointer
+    only in a 64-bit carry chain (IADD3 with .X or a carry out)."""
+    ops = ins.ops
+    carry = ins.row.ir == "IADD3" and (ins.mods.get("X") == 1 or ops["co0"]["pred"] != 7)
+    return set().union(*(_of(st, ops[n], const=carry) for n in ("a", "b", "c") if n in ops))
+
+
+# a register-writing instruction that carries pointers -> (the pointers reaching its
+# destination, how many registers of it they fill)
+FLOW: dict[str, Callable[[Inst, Taint], tuple[set, int]]] = {
+    "MOV": lambda ins, st: (_of(st, ins.ops["b"]), 1),
+    "ULDC": lambda ins, st: (_of(st, ins.ops["cb"]), 2 if ins.mods.get("size") == 5 else 1),
+    "IMAD": lambda ins, st: (_of(st, ins.ops["c"]), 1),  # only the addend: IMAD.MOV, pointer + a*b
+    "IMAD.WIDE": lambda ins, st: (_of(st, ins.ops["c"], pair=True), 2),  # the 64-bit addend; a*b is the index
+    "IADD3": lambda ins, st: (_carry_ops(ins, st), 1),
+    "LOP3": lambda ins, st: (_carry_ops(ins, st), 1),
+    "SEL": lambda ins, st: (_carry_ops(ins, st), 1),
+}
+
+
 def _step(ins: Inst, st: Taint, use: dict) -> None:
     """Apply one instruction to the pointer state; note the pointers its address may hold."""
     ir, ops = ins.row.ir, ins.ops
-    if ir in ("LDG", "STG", "ATOMG", "ATOMG.CAS", "RED"):
+    how = ACCESS.get(ir)
+    if how is not None:
         for src in _of(st, ops["addr"], pair=True):
             u = use.setdefault(src, [False, False, False])
-            if ir == "LDG":
-                u[0] = True
-            elif ir == "STG":
-                u[1] = True
-            else:
-                u[0] = u[1] = u[2] = True
+            for k, x in enumerate(how):
+                u[k] = u[k] or x
     d = ops.get("d")
     if d is None or not _regs(d):
         return
     dst = _regs(d)[0]
-    width = 1
-    srcs: set = set()
-    if ir == "MOV":
-        srcs = _of(st, ops["b"])
-    elif ir == "ULDC":
-        srcs = _of(st, ops["cb"])
-        width = 2 if ins.mods.get("size") == 5 else 1
-    elif ir == "IMAD":  # only the addend: IMAD.MOV and pointer + a*b
-        srcs = _of(st, ops["c"])
-    elif ir == "IMAD.WIDE":  # the 64-bit addend; a*b is the index
-        srcs = _of(st, ops["c"], pair=True)
-        width = 2
-    elif ir in ("IADD3", "LOP3", "SEL"):
-        # a constant operand is half of a pointer only in a 64-bit carry chain
-        carry = ir == "IADD3" and (ins.mods.get("X") == 1 or ops["co0"]["pred"] != 7)
-        srcs = set().union(*(_of(st, ops[n], const=carry) for n in ("a", "b", "c") if n in ops))
+    flow = FLOW.get(ir)
+    srcs, width = flow(ins, st) if flow is not None else (set(), 1)
     guarded = not (ins.pred == 7 and not ins.pred_not)
     for i in range(width):
         key = (dst[0], dst[1] + i)
