@@ -84,17 +84,6 @@ TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpKil
 MERGES = {"OpSelectionMerge", "OpLoopMerge"}
 
 
-class _Count:
-    """``len(lowering.body)``: how many instructions were written so far (some handlers name
-    their temporaries by it)."""
-
-    def __init__(self, lw: "LowerBase") -> None:
-        self.lw = lw
-
-    def __len__(self) -> int:
-        return self.lw._written
-
-
 @dataclass(frozen=True)
 class ComputeSpec:
     local_size: tuple[int, int, int] = (64, 1, 1)
@@ -124,7 +113,6 @@ class LowerBase:
         self.fn = Function()  # the program in IR, built by the driver (module docstring)
         self._out: list[tuple] | None = None  # the SPIR-V body while the IR is lowered
         self._scalars: dict[int, Type] = {}  # function variables of one u32/bool: IR-visible
-        self._written = 0
         self.interface: list[int] = []  # global variables the entry point lists
         self.vars_global: dict[str, tuple[int, int]] = {}  # shared memory, the warp exchange array
         self._setup()
@@ -186,17 +174,12 @@ class LowerBase:
         v &= 2**64 - 1
         return self.m.const(self.u64, v & 0xFFFFFFFF, v >> 32)
 
-    @property
-    def body(self) -> _Count:
-        return _Count(self)
-
     def op(self, name: str, ty: int, *args) -> int:
         if name in peephole.FOLDABLE and self.OPTIMIZE:
             k = peephole.fold(self.m, name, ty, args)
             if k is not None:
                 return k
         r = self.m.id()
-        self._written += 1
         if self._out is not None:
             self._out.append((name, ty, r) + args)
         elif name == "OpLoad" and len(args) == 1 and args[0] in self._scalars:
@@ -207,7 +190,6 @@ class LowerBase:
         return r
 
     def do(self, name: str, *args) -> None:
-        self._written += 1
         if self._out is not None:
             self._out.append((name,) + args)
         elif name == "OpStore" and len(args) == 2 and args[0] in self._scalars:
@@ -270,6 +252,10 @@ class LowerBase:
             elif ty_ptr == self.fn_bool:
                 self._scalars[vid] = Type.BOOL
         return self.vars[key][0]
+
+    def temp_var(self, ty_ptr: int) -> int:
+        """A new function variable of pointer type ``ty_ptr``, for one row's lowering."""
+        return self.var(f"tmp{len(self.vars)}", ty_ptr)
 
     def reg(self, n: int, file: str = "R") -> int:
         if (file == "R" and n == 255) or (file == "UR" and n == 63):

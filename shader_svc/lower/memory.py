@@ -280,7 +280,7 @@ class Memory(LowerBase):
         self.do("OpBranch", head)
         self.put_label(merge)
         fn_ty = self.fn_u32 if ty == self.u32 else self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), ty)
-        res = self.var(f"atom{len(self.body)}", fn_ty)
+        res = self.temp_var(fn_ty)
         self.do("OpStore", res, got)
         self.do("OpBranch", sel_merge)
         self.put_label(sel_merge)
