@@ -5,7 +5,9 @@ the graphics fields: shader_svc/README.md "Graphics-stage interface"."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from shader_svc.sph import GENERIC, POSITION
 
 
 @dataclass(frozen=True)
@@ -81,3 +83,61 @@ class Reflection:
             tuple(d.get("texture_dims", ())),
             d.get("surface_pool", False),
         )
+
+
+# --- what both ISAs' reflection passes share (``sm53/reflect.py``, ``sm86/reflect.py``) --------
+def merge_ranges(reads: set[tuple[int, int, int]]) -> tuple[ConstRange, ...]:
+    """The (bank, byte offset, size) words a program reads as ranges, touching ones merged."""
+    out: list[ConstRange] = []
+    for bank, off, size in sorted(reads):
+        if out and out[-1].bank == bank and off <= out[-1].offset + out[-1].size:
+            last = out[-1]
+            out[-1] = ConstRange(bank, last.offset, max(last.offset + last.size, off + size) - last.offset)
+        else:
+            out.append(ConstRange(bank, off, size))
+    return tuple(out)
+
+
+@dataclass
+class Interface:
+    """A graphics program's interface, gathered instruction by instruction (the lowering's
+    conventions: shader_svc/README.md "Graphics-stage interface"): the generic attribute
+    locations read and written, whether Position is written, the bound texture slots and their
+    dimensions, whether a bindless pool is used."""
+
+    inputs: set[int] = field(default_factory=set)
+    outputs: set[int] = field(default_factory=set)
+    textures: set[int] = field(default_factory=set)
+    dims: dict[int, str] = field(default_factory=dict)  # slot -> dimension (the first named)
+    position: bool = False
+    pools: bool = False
+
+    def attributes(self, store: bool, first: int, words: int) -> None:
+        """ALD/IPA (``store`` False) or AST of ``words`` attribute words from byte ``first``."""
+        for a in range(first, first + 4 * words, 4):
+            if GENERIC <= a < GENERIC + 0x200:
+                (self.outputs if store else self.inputs).add((a - GENERIC) // 16)
+            elif store and POSITION <= a < POSITION + 16:
+                self.position = True
+
+    def texture(self, slot: int, dim: str | None) -> None:
+        """A bound texture access to ``slot``; ``dim`` its dimension where the instruction
+        names one (TXQ does not; a slot never named is 2D)."""
+        self.textures.add(slot)
+        if dim is not None:
+            self.dims.setdefault(slot, dim)
+
+    def fields(self, header, ranges: tuple[ConstRange, ...]) -> dict:
+        """The ``Reflection`` fields of the program with shader program header ``header``
+        (``sph.Header``; a fragment program's outputs are its header's colour targets)."""
+        outputs = {t for t, m in enumerate(header.targets) if m} if header.stage == "fragment" else self.outputs
+        return {
+            "stage": header.stage,
+            "uniform_bindings": tuple(sorted({r.bank for r in ranges})),
+            "textures": tuple(sorted(self.textures)),
+            "inputs": tuple(sorted(self.inputs)),
+            "outputs": tuple(sorted(outputs)),
+            "writes_position": self.position,
+            "texture_pools": self.pools,
+            "texture_dims": tuple(self.dims.get(t, "2D") for t in sorted(self.textures)),
+        }

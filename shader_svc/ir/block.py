@@ -5,9 +5,9 @@ result a typed ``Value``; ``Block.emit`` checks the operation against its row in
 instructions' blocks, appended by the lowering driver) ended by one explicit ``Term``inator
 (branch, conditional branch, switch, return, kill, unreachable) and, at a structured construct's
 header, its merge (``Merge``: a selection's merge block, a loop's merge and continue blocks).
-A basic block may also hold ``Raw`` SPIR-V instructions: what a handler not yet written in IR
-emitted (memory, warp, texture operations), kept in order and opaque to the optimiser
-(``ir/optimize.py``), which works on the typed operations, register accesses included.
+A basic block holds nothing but typed operations: every instruction of both ISAs, graphics and
+compute, is lowered through them (the lowering refuses SPIR-V written while the function is
+built, ``lower/base.py``), so the optimiser (``ir/optimize.py``) sees the whole program.
 
 Values are numbered across the process (``Value.index``), so a value of one machine instruction's
 block can be used by a later one of the same function."""
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Union
+from typing import Any, NamedTuple
 
 from shader_svc.ir.ops import OPS, OpDef
 from shader_svc.ir.types import Type
@@ -102,13 +102,6 @@ def global_words_ir(b: Block, base: Value, off: int, n: int, reg: int, load: boo
             b.emit("StoreGlobal32", ptr, b.get_reg(reg + i) if reg != 255 else b.const_u32(0))
 
 
-class Raw(NamedTuple):
-    """One SPIR-V instruction as a not-yet-IR handler wrote it: ``(opname, [type], [result],
-    *operands)``; its id operands may name IR values through their placeholder ids."""
-
-    ins: tuple
-
-
 class Term(NamedTuple):
     """A basic block's terminator, named by its SPIR-V instruction: ``OpBranch`` (args: target
     label), ``OpBranchConditional`` (condition, true label, false label), ``OpSwitch``
@@ -137,13 +130,10 @@ class Merge(NamedTuple):
     args: tuple
 
 
-Item = Union[Op, Raw]
-
-
 @dataclass
 class BasicBlock:
     label: int  # its SPIR-V label id
-    items: list[Item] = field(default_factory=list)
+    items: list[Op] = field(default_factory=list)
     merge: Merge | None = None
     term: Term | None = None
 
@@ -151,15 +141,13 @@ class BasicBlock:
 @dataclass
 class Function:
     """The program: its basic blocks in emission order (the first is the entry); ``fixed``:
-    values that stand for an id a raw instruction computed (a register written from SPIR-V);
-    ``placeholders``: the ids handed to raw instructions for IR values (id -> value);
-    ``aliases``: values that are other values (a row lowered when built whose SPIR-V is an IR
-    read, e.g. of a variable)."""
+    values that stand for a module-level id (a constant the driver stores, e.g. the dispatcher's
+    first block number); ``placeholders``: the ids handed to the driver for IR values (id ->
+    value: a terminator's condition, a value the driver stores), resolved when lowered."""
 
     blocks: list[BasicBlock] = field(default_factory=list)
     fixed: dict[int, int] = field(default_factory=dict)
     placeholders: dict[int, Value] = field(default_factory=dict)
-    aliases: dict[int, Value] = field(default_factory=dict)  # a value that is another one
 
     @property
     def current(self) -> BasicBlock:
@@ -180,7 +168,7 @@ class Function:
         return Value(next(_numbers), ty)
 
     def fixed_value(self, spv_id: int, ty: Type) -> Value:
-        """The IR value of an id a raw instruction computed (or a placeholder's own value)."""
+        """The IR value of a module-level id (or a placeholder's own value)."""
         v = self.placeholders.get(spv_id)
         if v is not None:
             return v

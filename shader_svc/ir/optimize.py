@@ -22,9 +22,8 @@ after it, over the basic blocks and their explicit terminators:
    operation naming its instruction (``inst``: it may refuse it when lowered) stays, so does one
    this module does not list as pure (rows added later are kept until listed).
 
-Raw SPIR-V instructions (from handlers not yet in IR) are opaque: they reach IR values only
-through placeholder ids (kept alive by step 4) and variables only through IR operations; a
-variable a raw instruction names directly (``unpromotable``) is left alone.
+The driver reaches IR values only through placeholder ids (a terminator's condition or
+selector, a value it stores: kept alive by step 4, followed through step 1's replacements).
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from shader_svc.ir.block import Function, Op, Raw, Value
+from shader_svc.ir.block import Function, Op, Value
 from shader_svc.ir.ops import OPS
 from shader_svc.ir.types import Type
 
@@ -190,9 +189,7 @@ class _Folder:
         return None
 
 
-def optimize(
-    fn: Function, key: Callable[[Op], int], unpromotable: set[int] = frozenset()
-) -> tuple[dict[int, tuple[Type, int]], Stats]:
+def optimize(fn: Function, key: Callable[[Op], int]) -> tuple[dict[int, tuple[Type, int]], Stats]:
     """Optimise ``fn`` in place; the constants it folded (value index -> (type, bits): the
     lowering names them as module constants) and what changed.  ``key``: the variable a read or
     write op touches (its SPIR-V variable id, or ``ZERO`` for RZ/PT)."""
@@ -200,11 +197,11 @@ def optimize(
     consts: dict[int, tuple[Type, int]] = {}
     blocks = fn.blocks
     _split_negated_reads(fn)
-    st.before = sum(type(it) is Op for b in blocks for it in b.items)
+    st.before = sum(len(b.items) for b in blocks)
     index = {b.label: k for k, b in enumerate(blocks)}
     succ = [[index[s] for s in b.term.successors() if s in index] for b in blocks]
     keys: dict[int, int] = {}  # id(op) of a read/write -> its variable (promotable ones only)
-    repl = _forward(blocks, succ, key, unpromotable, consts, keys, st, dict(fn.aliases))
+    repl = _forward(blocks, succ, key, consts, keys, st)
     _dead_stores(blocks, succ, keys, st)
     roots = set()
     for pid, v in fn.placeholders.items():
@@ -213,7 +210,7 @@ def optimize(
         fn.placeholders[pid] = v
         roots.add(v.index)
     _dead_code(blocks, roots, st)
-    st.after = sum(type(it) is Op for b in blocks for it in b.items)
+    st.after = sum(len(b.items) for b in blocks)
     return consts, st
 
 
@@ -222,11 +219,11 @@ def _split_negated_reads(fn: Function) -> None:
     forwarded like any other."""
     get, lnot = OPS["GetPred"], OPS["LNot"]
     for b in fn.blocks:
-        if not any(type(it) is Op and it.op is get and it.attrs["not"] for it in b.items):
+        if not any(it.op is get and it.attrs["not"] for it in b.items):
             continue
         items = []
         for it in b.items:
-            if type(it) is Op and it.op is get and it.attrs["not"]:
+            if it.op is get and it.attrs["not"]:
                 u = fn.new_value(Type.BOOL)
                 items.append(Op(get, (), {**it.attrs, "not": False}, u))
                 items.append(Op(lnot, (u,), {}, it.result))
@@ -252,7 +249,8 @@ def _rpo(succ: list[list[int]]) -> list[int]:
     return order + [k for k in range(len(succ)) if k not in seen]
 
 
-def _forward(blocks, succ, key, unpromotable, consts, keys, st, repl: dict[int, Value]) -> dict[int, Value]:
+def _forward(blocks, succ, key, consts, keys, st) -> dict[int, Value]:
+    repl: dict[int, Value] = {}
     preds: list[list[int]] = [[] for _ in blocks]
     for k, ss in enumerate(succ):
         for s in ss:
@@ -268,9 +266,6 @@ def _forward(blocks, succ, key, unpromotable, consts, keys, st, repl: dict[int, 
             avail = {v: x for v, x in first.items() if all(out[p].get(v) == x for p in ps[1:])}
         items = []
         for it in blocks[k].items:
-            if type(it) is Raw:
-                items.append(it)
-                continue
             args = it.args
             for a in args:
                 if a.index in repl:
@@ -284,21 +279,19 @@ def _forward(blocks, succ, key, unpromotable, consts, keys, st, repl: dict[int, 
                     repl[it.result.index] = folder.const(it.result.type, int(it.result.type == Type.BOOL))
                     st.folded += 1
                     continue
-                if var not in unpromotable:
-                    known = avail.get(var)
-                    if known is not None:
-                        repl[it.result.index] = known
-                        st.reads_forwarded += 1
-                        continue
-                    avail[var] = it.result
-                    keys[id(it)] = var
+                known = avail.get(var)
+                if known is not None:
+                    repl[it.result.index] = known
+                    st.reads_forwarded += 1
+                    continue
+                avail[var] = it.result
+                keys[id(it)] = var
             elif name in WRITES:
                 var = key(it)
                 if var == ZERO:
                     continue
-                if var not in unpromotable:
-                    avail[var] = args[0]
-                    keys[id(it)] = var
+                avail[var] = args[0]
+                keys[id(it)] = var
             elif name in CONSTS:
                 consts[it.result.index] = (it.result.type, int(it.attrs["value"]))
                 continue
@@ -368,8 +361,6 @@ def _dead_code(blocks, roots: set[int], st: Stats) -> None:
     defs: dict[int, Op] = {}
     for b in blocks:
         for it in b.items:
-            if type(it) is Raw:
-                continue
             if it.result is not None:
                 defs[it.result.index] = it
             for a in it.args:

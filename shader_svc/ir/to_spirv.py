@@ -1,8 +1,8 @@
 """The one lowering of IR to SPIR-V, both ISAs.  ``emit``/``emit_value``: a handler's block
 joins the IR function the driver is building (``lower/base.py``'s build mode); after the
 optimiser (``ir/optimize.py``), ``emit_function`` lowers the whole function once: each basic
-block's label, its operations in order (each through its function in ``LOWER``, raw SPIR-V
-instructions with the IR values they name), its merge and its terminator.  The SPIR-V of an
+block's label, its operations in order (each through its function in ``LOWER``), its merge and
+its terminator.  The SPIR-V of an
 operation is the one ``lower/semantics.py`` defines for it (the exact FFMA, .FTZ, .SAT), so a
 machine instruction means the same on SM53 and SM86."""
 
@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from shader_svc.ir.block import Block, Function, IRError, Op, Raw, Value
+from shader_svc.ir.block import Block, Function, Op, Value
 from shader_svc.ir.ops import OPS
 from shader_svc.ir.types import Type
 from shader_svc.lower.base import GLSL
 from shader_svc.lower.semantics import Semantics
-from shader_svc.spirv.ids import id_slots
 
 
 ROUND = ("RoundEven", "Floor", "Ceil", "Trunc")  # an operation's ``rnd`` -> GLSL.std.450
@@ -178,37 +177,24 @@ _U64_OPS = frozenset(n for n, d in OPS.items() if d.result == Type.U64 or Type.U
 
 
 def emit(lw: Semantics, block: Block) -> None:
-    """``block``'s operations join the basic block the driver is building (lowered later, with
-    the whole function).  An operation that names its instruction (``inst``: its lowering may
-    refuse it, e.g. a constant bank the stage does not have) is lowered now, so refusals come
-    in program order, the first one reported; its result is then a fixed id.  Unless the
-    lowering's ``check_late(op)`` says it checked the operation now (refusing it in program
-    order) and it may be lowered with the function (``lower/base.py``, ``lower/graphics.py``)."""
-    fn = lw.fn
-    late = getattr(lw, "check_late", None)  # a lowering that checks such rows when built instead
+    """``block``'s operations join the basic block the driver is building; they are lowered
+    later, with the whole function (``emit_function``).  An operation that names its
+    instruction (``inst``: its lowering may refuse it, e.g. a constant bank the stage does not
+    have) is checked now by the lowering's ``check_late(op)``, so refusals come in program order,
+    the first one reported, whatever the optimiser later removes (``lower/base.py``,
+    ``lower/graphics.py``)."""
+    items = lw.fn.current.items
     for o in block.ops:
         if o.op.name in _U64_OPS:
             lw.u64  # noqa: B018 -- a stage without 64-bit integers refuses it here, in program order
-        if "inst" in o.op.attr_set and not (late is not None and late(o)):
-            r = LOWER[o.op.name](lw, o, [lw.placeholder(a) for a in o.args])
-            if o.result is not None:
-                if not isinstance(r, list) and r in fn.placeholders:
-                    fn.aliases[o.result.index] = fn.placeholders[r]  # it became an IR value
-                    continue
-                fn.fixed[o.result.index] = r
-                # variables handed on in a result (e.g. the words a load left in variables, read
-                # by later rows at emission): the optimiser sees none of those reads, so it
-                # leaves them alone
-                for x in r if isinstance(r, (tuple, list)) else (r,):
-                    if x in lw._scalars:
-                        lw._unpromotable.add(x)
-        else:
-            fn.current.items.append(o)
+        if "inst" in o.op.attr_set:
+            lw.check_late(o)
+        items.append(o)
 
 
 def emit_value(lw: Semantics, block: Block, v: Value) -> int:
-    """``emit``, and the id SPIR-V-writing code uses for ``v`` (an operand read by a handler not
-    yet written in IR)."""
+    """``emit``, and the id the driver uses for ``v`` (a terminator's condition, a value it
+    stores): a placeholder, resolved when the function is lowered."""
     emit(lw, block)
     return lw.placeholder(v)
 
@@ -217,9 +203,6 @@ class _Ids(dict):
     """Value index -> SPIR-V id; a folded constant becomes a module constant when first used."""
 
     def __missing__(self, k: int) -> int:
-        if k in self.aliases:
-            r = self[k] = self[self.aliases[k].index]
-            return r
         t, x = self.consts[k]
         lw = self.lw
         r = self[k] = lw.c(x) if t == Type.U32 else lw.c64(x) if t == Type.U64 else lw.m.const_bool(bool(x))
@@ -227,41 +210,30 @@ class _Ids(dict):
 
 
 def emit_function(lw: Semantics, fn: Function, consts: dict[int, tuple[Type, int]]) -> list[tuple]:
-    """The SPIR-V body of ``fn`` (after the optimiser: ``consts`` are the values it folded);
+    """The SPIR-V body of ``fn`` (after the optimiser: ``consts`` are the values it folded):
+    each basic block's label, its operations in order (each through its function in
+    ``LOWER``), its merge and its terminator (whose condition or selector may be a placeholder);
     the first block's label comes first."""
     ids = _Ids(fn.fixed)
-    ids.lw, ids.consts, ids.aliases = lw, consts, fn.aliases
+    ids.lw, ids.consts = lw, consts
     ph = fn.placeholders
     out = lw._out = []
     lower = LOWER
-
-    def sub(t: tuple) -> tuple:
-        """``t`` with the placeholders among its id operands resolved."""
-        if not any(a in ph for a in t[1:]):
-            return t
-        pos = id_slots(t)
-        if pos is None:
-            raise IRError(f"{t[0]}: operands the SPIR-V grammar does not read ({t[1:]})")
-        lst = list(t)
-        for p in pos:
-            a = lst[p]
-            if a in ph:
-                lst[p] = ids[ph[a].index]
-        return tuple(lst)
-
     try:
         for b in fn.blocks:
             out.append(("OpLabel", b.label))
             for it in b.items:
-                if type(it) is Raw:
-                    out.append(sub(it.ins))
-                else:
-                    r = lower[it.op.name](lw, it, [ids[a.index] for a in it.args])
-                    if it.result is not None:
-                        ids[it.result.index] = r
+                r = lower[it.op.name](lw, it, [ids[a.index] for a in it.args])
+                if it.result is not None:
+                    ids[it.result.index] = r
             if b.merge is not None:
                 out.append((b.merge.kind, *b.merge.args))
-            out.append(sub((b.term.kind, *b.term.args)))
+            t = b.term
+            # OpBranchConditional's condition, OpSwitch's selector: the one id operand that is a
+            # value (the others are labels and literals)
+            if t.kind in ("OpBranchConditional", "OpSwitch") and t.args[0] in ph:
+                t = t._replace(args=(ids[ph[t.args[0]].index], *t.args[1:]))
+            out.append((t.kind, *t.args))
     finally:
         lw._out = None
     return out

@@ -4,20 +4,22 @@ compute kernel (a read-only storage buffer, set 0 binding 0), the builtins, and 
 emission.  ISA-neutral: operands are read by the ISA parts (``sm86/to_spirv.py``,
 ``sm53/to_spirv.py``).
 
-Two modes.  While the driver (``lower/control.py``) lowers the program, everything goes into the
-IR function ``self.fn`` (``ir/block.py``): a handler's IR blocks are appended to the current basic
-block; a register or predicate read/write and a load/store of a scalar function variable become
-IR operations (their results handed to SPIR-V-writing code as placeholder ids); labels, merges
-and terminators open and close basic blocks; any other SPIR-V instruction is kept as ``Raw``.
-Then the optimiser (``ir/optimize.py``) runs and ``ir/to_spirv.emit_function`` lowers the IR:
-``self._out`` is the SPIR-V body and the same helpers write instructions into it."""
+Two modes.  While the driver (``lower/control.py``) lowers the program (build mode), everything
+goes into the IR function ``self.fn`` (``ir/block.py``): a handler's IR blocks are appended to
+the current basic block; the driver's own register, predicate and scalar-variable accesses
+become IR operations (their results handed out as placeholder ids); labels, merges and
+terminators open and close basic blocks; any other SPIR-V instruction is refused (``IRError``:
+every instruction is lowered through IR rows).  Then the optimiser (``ir/optimize.py``) runs and
+``ir/to_spirv.emit_function`` lowers the IR (emission mode): ``self._out`` is the SPIR-V body
+and the helpers below write instructions into it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from nxrecomp.common.errors import NxError
-from shader_svc.ir.block import Function, Merge, Op, Raw, Term, Value
+from shader_svc.ir.block import Function, IRError, Merge, Op, Term, Value
 from shader_svc.ir.ops import OPS
 from shader_svc.ir.types import Type
 from shader_svc.isa.inst import Inst
@@ -72,39 +74,14 @@ SHARED_WORDS = 8192  # 32 KiB of shared memory: lavapipe's limit (Maxwell has 48
 LOCAL_WORDS = 1024  # local memory per invocation: 4 KiB (addresses are taken modulo)
 
 
-# generic-memory rows lowered with the function (``LowerBase.check_late``)
-GENERIC_LATE = frozenset(
-    (
-        "GenericLoad",
-        "GenericStore32",
-        "GenericStore64",
-        "GenericStore128",
-        "GenericLoadSub",
-        "GenericStoreSub",
-        "GenericAtomic32",
-        "GenericAtomicF32",
-        "GenericAtomicCas32",
-        "GenericAtomic64",
-    )
-)
-
-
 class TranslateError(NxError):
     pass
 
 
+# the SPIR-V instructions the driver writes while building: they end a basic block, or head a
+# structured construct (``ir.block.Term``, ``ir.block.Merge``)
 TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpKill", "OpUnreachable", "OpTerminateInvocation"}
-
-
-class _Count:
-    """``len(lowering.body)``: how many instructions were written so far (some handlers name
-    their temporaries by it)."""
-
-    def __init__(self, lw: "LowerBase") -> None:
-        self.lw = lw
-
-    def __len__(self) -> int:
-        return self.lw._written
+MERGES = {"OpSelectionMerge", "OpLoopMerge"}
 
 
 @dataclass(frozen=True)
@@ -136,8 +113,6 @@ class LowerBase:
         self.fn = Function()  # the program in IR, built by the driver (module docstring)
         self._out: list[tuple] | None = None  # the SPIR-V body while the IR is lowered
         self._scalars: dict[int, Type] = {}  # function variables of one u32/bool: IR-visible
-        self._unpromotable: set[int] = set()  # ... that a raw instruction names (left alone)
-        self._written = 0
         self.interface: list[int] = []  # global variables the entry point lists
         self.vars_global: dict[str, tuple[int, int]] = {}  # shared memory, the warp exchange array
         self._setup()
@@ -199,28 +174,22 @@ class LowerBase:
         v &= 2**64 - 1
         return self.m.const(self.u64, v & 0xFFFFFFFF, v >> 32)
 
-    @property
-    def body(self) -> _Count:
-        return _Count(self)
-
     def op(self, name: str, ty: int, *args) -> int:
-        if name in peephole.FOLDABLE and self.OPTIMIZE:  # (raw SPIR-V while building too)
+        if name in peephole.FOLDABLE and self.OPTIMIZE:
             k = peephole.fold(self.m, name, ty, args)
             if k is not None:
                 return k
         r = self.m.id()
-        self._written += 1
         if self._out is not None:
             self._out.append((name, ty, r) + args)
         elif name == "OpLoad" and len(args) == 1 and args[0] in self._scalars:
             t = self._scalars[args[0]]
             return self._ir("LoadVarU32" if t == Type.U32 else "LoadVarBool", (), {"var": args[0]}, r)
         else:
-            self._raw((name, ty, r) + args, args)
+            self._building(name)
         return r
 
     def do(self, name: str, *args) -> None:
-        self._written += 1
         if self._out is not None:
             self._out.append((name,) + args)
         elif name == "OpStore" and len(args) == 2 and args[0] in self._scalars:
@@ -229,22 +198,17 @@ class LowerBase:
             self._ir("StoreVarU32" if t == Type.U32 else "StoreVarBool", (v,), {"var": args[0]})
         elif name in TERMINATORS:
             self.fn.current.term = Term(name, args)
-        elif name == "OpSelectionMerge":
-            self.fn.current.merge = Merge(name, args)
-        elif name == "OpLoopMerge":
+        elif name in MERGES:
             self.fn.current.merge = Merge(name, args)
         else:
-            self._raw((name,) + args, args)
+            self._building(name)
 
-    def _raw(self, t: tuple, args: tuple) -> None:
-        if self._scalars:
-            for a in args:
-                if a in self._scalars:
-                    self._unpromotable.add(a)  # (or a literal of the same number: no harm)
-        self.fn.current.items.append(Raw(t))
+    @staticmethod
+    def _building(name: str) -> None:
+        raise IRError(f"{name}: SPIR-V written while the IR function is built (a lowering bug: build IR rows)")
 
     # the IR function's control flow, as the driver writes it (build mode; ``do`` turns the same
-    # SPIR-V instructions of handlers not yet in IR into these)
+    # SPIR-V instructions into these)
     def end(self, kind: str, *args: int) -> None:
         """End the current basic block with its terminator (``ir.block.Term``)."""
         self.fn.current.term = Term(kind, args)
@@ -289,6 +253,10 @@ class LowerBase:
                 self._scalars[vid] = Type.BOOL
         return self.vars[key][0]
 
+    def temp_var(self, ty_ptr: int) -> int:
+        """A new function variable of pointer type ``ty_ptr``, for one row's lowering."""
+        return self.var(f"tmp{len(self.vars)}", ty_ptr)
+
     def reg(self, n: int, file: str = "R") -> int:
         if (file == "R" and n == 255) or (file == "UR" and n == 63):
             return self.c(0)
@@ -330,26 +298,17 @@ class LowerBase:
         return None
 
     def check_late(self, o: Op) -> bool:
-        """``ir/to_spirv.emit``: a constant-bank read is checked when built (a refusal raised in
-        program order) and lowered with the function, so no SPIR-V is written while building."""
-        n, at = o.op.name, o.attrs
-        if n == "CBankU32":
-            self.cbank_const(at["offset"], at["bank"], at["inst"])
-            return True
-        if n == "CBankDynU32":  # a word of bank 0 at a run-time address (lower/memory.py)
-            if at["bank"] != 0:
-                inst = at["inst"]
-                raise TranslateError(f"{inst.text()}: constant bank {at['bank']:#x} not supported", offset=inst.addr)
-            return True
-        if n in ("RoundDirectedF32", "RoundDirectedF32From64"):  # its one refusal (semantics._directed)
-            if n == "RoundDirectedF32From64" and at["signed"]:
-                inst = at["inst"]
-                raise TranslateError(f"{inst.text()}: directed rounding of S64 not translated", offset=inst.addr)
-            return True
-        # generic memory (lower/memory.py): no refusal at lowering (the sizes were checked when
-        # the row was built); its selection over the address spaces opens SPIR-V blocks inside
-        # the IR block, which is never a loop header (those hold only their merge and branch)
-        return n in GENERIC_LATE
+        """``ir/to_spirv.emit``: a row that names its instruction is checked when built (its
+        refusal raised in program order, whatever the optimiser removes later) and lowered with
+        the function.  ``LATE_CHECKS``: the rows that may be refused, by name; the others
+        (generic memory, surfaces: their sizes and forms were checked when the row was built)
+        have nothing to refuse here.  A generic access's selection over the address spaces
+        opens SPIR-V blocks inside its IR block when lowered, which is never a loop header
+        (those hold only their merge and branch)."""
+        check = LATE_CHECKS.get(o.op.name)
+        if check is not None:
+            check(self, o.attrs)
+        return True
 
     def cbank_word(self, off: int, bank: int, inst: Inst) -> int:
         k = self.cbank_const(off, bank, inst)
@@ -411,3 +370,29 @@ class LowerBase:
         ]
         self._entry(main)
         return m.binary()
+
+
+def _check_cbank(lw: LowerBase, at: dict) -> None:
+    lw.cbank_const(at["offset"], at["bank"], at["inst"])
+
+
+def _check_cbank_dyn(lw: LowerBase, at: dict) -> None:
+    """A word of bank 0 at a run-time address (``lower/memory.py``); no other bank."""
+    if at["bank"] != 0:
+        inst = at["inst"]
+        raise TranslateError(f"{inst.text()}: constant bank {at['bank']:#x} not supported", offset=inst.addr)
+
+
+def _check_directed64(lw: LowerBase, at: dict) -> None:
+    """Directed rounding's one refusal (``semantics._directed``): from S64."""
+    if at["signed"]:
+        inst = at["inst"]
+        raise TranslateError(f"{inst.text()}: directed rounding of S64 not translated", offset=inst.addr)
+
+
+# a row naming its instruction -> its check when built (``LowerBase.check_late``)
+LATE_CHECKS: dict[str, Callable[[LowerBase, dict], None]] = {
+    "CBankU32": _check_cbank,
+    "CBankDynU32": _check_cbank_dyn,
+    "RoundDirectedF32From64": _check_directed64,
+}

@@ -152,7 +152,7 @@ class ControlFlow(LowerBase):
         """The IR function optimised, then lowered: the SPIR-V body (its entry label first)."""
         if not self.OPTIMIZE:
             return ir_spirv.emit_function(self, self.fn, {})
-        consts, self.opt_stats = ir_opt.optimize(self.fn, self._var_of, self._unpromotable)
+        consts, self.opt_stats = ir_opt.optimize(self.fn, self._var_of)
         return ir_spirv.emit_function(self, self.fn, consts)
 
     def _var_of(self, o: Op) -> int:

@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from shader_svc.lower.control import ControlFlow
-from shader_svc.lower.memory import MemoryWarp
+from shader_svc.lower.memory import Memory
 from shader_svc.lower.semantics import Semantics
+from shader_svc.lower.warp import Warp
 
 
-class Lowering(ControlFlow, MemoryWarp, Semantics):
+class Lowering(ControlFlow, Memory, Warp, Semantics):
     """Registers, semantics, memory, warp and control flow; an ISA part adds its operand
     reading, its ``RULES`` table (lowering key -> handler method) and its control-flow hooks."""

@@ -1,23 +1,21 @@
-"""Memory and the warp, both ISAs, in two halves:
+"""Memory, both ISAs, in two halves (the warp and barriers: ``lower/warp.py``):
 
-- the IR both ISA parts build for their memory and warp instructions (module functions:
-  ``local_ir``, ``shared_ir``, ``ldc_ir``, ``generic_ir``, ``shfl_ir``, ``vote_ir`` and the
-  atomic-operation tables), so an SM53 and an SM86 instruction of the same meaning become the
-  same IR and each ISA part only reads its fields;
-- the SPIR-V of those IR operations (``MemoryWarp``, called from ``ir/to_spirv.py``'s rows):
-  shared memory (a workgroup array), local memory (a per-invocation array), constant bank 0 at
+- the IR both ISA parts build for their memory instructions (module functions: ``local_ir``,
+  ``shared_ir``, ``ldc_ir``, ``generic_ir`` and the atomic-operation tables), so an SM53 and an
+  SM86 instruction of the same meaning become the same IR and each ISA part only reads its
+  fields;
+- the SPIR-V of those IR operations (``Memory``, called from ``ir/to_spirv.py``'s rows): shared
+  memory (a workgroup array), local memory (a per-invocation array), constant bank 0 at
   run-time addresses, generic addresses split between the shared window and global memory,
-  atomics (a compare-exchange loop where SPIR-V has no instruction), and NVIDIA's 32-lane warp
-  emulated through a workgroup exchange array between barriers (SHFL, VOTE), so results do
-  not depend on the device's subgroup size.
+  atomics (a compare-exchange loop where SPIR-V has no instruction).
 
-The semantics of each IR operation are written in ``ir/ops.py``; PTX ISA (atom, shfl.sync,
-vote.sync) is the source of the atomic wrap rules and the shuffle's clamp/segment rule."""
+The semantics of each IR operation are written in ``ir/ops.py``; PTX ISA (atom) is the source
+of the atomic wrap rules."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
@@ -153,27 +151,9 @@ def sub_word_ir(b: Block, space: str, addr: Value, size: int, reg: int, load: bo
     return True
 
 
-def shfl_ir(b: Block, inst: Inst, pred: str) -> None:
-    """SHFL d, pred, a, b, c (``pred``: the ISA's name of the predicate result): b and c are
-    registers or immediates."""
-    ops = inst.ops
-    lane, clamp = (b.const_u32(ops[k]["imm"]) if "imm" in ops[k] else b.get_reg(ops[k]["reg"]) for k in ("b", "c"))
-    v = b.emit("ShflWarp", b.get_reg(ops["a"]["reg"]), lane, clamp, mode=inst.mods["mode"])
-    b.set_reg(ops["d"]["reg"], v)
-    b.set_pred(ops[pred]["pred"], b.op("ShflInRange", v))
-
-
-def vote_ir(b: Block, inst: Inst, p: Value, pred: str) -> None:
-    """VOTE d, pred, p: the ballot of ``p`` into d, the vote of the mode into ``pred``."""
-    ballot = b.op("WarpBallot", p)
-    r = b.emit("WarpVote", ballot, mode=inst.mods["mode"])
-    b.set_reg(inst.ops["d"]["reg"], ballot)
-    b.set_pred(inst.ops[pred]["pred"], r)
-
-
-class MemoryWarp(LowerBase):
-    """Mixin: the SPIR-V of the memory spaces, the atomics and the emulated warp (module
-    docstring); ``ir/to_spirv.py`` calls these for the IR rows."""
+class Memory(LowerBase):
+    """Mixin: the SPIR-V of the memory spaces and the atomics (module docstring);
+    ``ir/to_spirv.py`` calls these for the IR rows."""
 
     # --- shared, local and constant memory ----------------------------------------------------
     def shared_word(self, byte_addr: int) -> "int | Half":
@@ -300,7 +280,7 @@ class MemoryWarp(LowerBase):
         self.do("OpBranch", head)
         self.put_label(merge)
         fn_ty = self.fn_u32 if ty == self.u32 else self.m.type("OpTypePointer", self.m.E("StorageClass", "Function"), ty)
-        res = self.var(f"atom{len(self.body)}", fn_ty)
+        res = self.temp_var(fn_ty)
         self.do("OpStore", res, got)
         self.do("OpBranch", sel_merge)
         self.put_label(sel_merge)
@@ -650,154 +630,6 @@ class MemoryWarp(LowerBase):
         """``AtomicCastShared64``: ``AtomicCastShared32`` on a 64-bit word."""
         old = self.atomic64_cas_shared(byte_addr, cmp, new)
         return self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, old, cmp), self.c(1), self.c(0))
-
-    # --- barriers -----------------------------------------------------------------------------
-    def _barrier(self) -> None:
-        """BAR.SYNC / __syncthreads: PTX's bar.sync orders every memory access of the CTA's threads
-        before it against those after it (PTX ISA, "bar, barrier": membar.cta semantics), so the
-        barrier's memory semantics cover shared (WorkgroupMemory), global through buffer
-        addresses (UniformMemory: StorageBuffer / PhysicalStorageBuffer) and surfaces
-        (ImageMemory) at workgroup scope (shader-tex; SPIR-V "Memory Semantics")."""
-        E = self.m.E
-        wg = self.c(E("Scope", "Workgroup"))
-        sem = E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")
-        sem |= E("MemorySemantics", "UniformMemory") | E("MemorySemantics", "ImageMemory")
-        self.do("OpControlBarrier", wg, wg, self.c(sem))
-
-    def _fence(self) -> None:
-        """MEMBAR: emits nothing.  Each invocation's own accesses stay in program order, which is
-        all a single thread observes; ordering towards other invocations (__threadfence) is NOT
-        kept (a known gap).  The faithful OpMemoryBarrier (Device, AcquireRelease) stalls
-        lavapipe 22.3: once some invocations of a workgroup have exited, the others stop at any
-        memory barrier and write nothing (seen on -G code, which fences before every EXIT;
-        with or without WorkgroupMemory, and as an atomic with those semantics)."""
-
-    # --- the emulated 32-lane warp --------------------------------------------------------------
-    # NVIDIA's warp is 32 invocations; Vulkan subgroups may be smaller (lavapipe: 8), so a warp
-    # is emulated: invocation i of the workgroup is lane i % 32 of warp i / 32, and a warp-wide
-    # operation exchanges values through a workgroup array between two workgroup barriers.  No
-    # subgroup operation is used, so the result does not depend on the device's subgroup size;
-    # the barriers need every invocation to reach the operation (as ptxas code does outside
-    # divergent regions; predicated warp operations are refused).
-    def _lid(self) -> int:
-        x, y, _ = self.spec.local_size
-        v = self.op("OpLoad", self.v3, self.builtins["LocalInvocationId"])
-        ids = [self.op("OpCompositeExtract", self.u32, v, i) for i in range(3)]
-        r = self.op("OpIAdd", self.u32, ids[0], self.op("OpIMul", self.u32, ids[1], self.c(x)))
-        return self.op("OpIAdd", self.u32, r, self.op("OpIMul", self.u32, ids[2], self.c(x * y)))
-
-    def _xchg_ptr(self, idx: int) -> int:
-        if "xchg" not in self.vars_global:
-            m, E = self.m, self.m.E
-            wg = E("StorageClass", "Workgroup")
-            n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-            arr = m.type("OpTypeArray", self.u32, self.c(n))
-            v = m.id()
-            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
-            self.vars_global["xchg"] = (v, m.type("OpTypePointer", wg, self.u32))
-            self.interface.append(v)
-        v, ptr = self.vars_global["xchg"]
-        return self.op("OpAccessChain", ptr, v, idx)
-
-    def _warp_aux(self) -> dict[int, Any]:
-        """The second results of warp operations (SHFL's in-range predicate, a ballot's member
-        mask), by the SPIR-V id of the first, for ``ShflInRange`` / ``WarpVote``."""
-        return self.__dict__.setdefault("_warp_second", {})
-
-    def warp_second(self, first: int, what: str) -> Any:
-        got = self._warp_aux().get(first)
-        if got is None or got[0] != what:
-            raise TypeError(f"IR: {what} of a value that is not its operation's result")
-        return got[1]
-
-    def warp_ballot(self, p: int) -> int:
-        """``WarpBallot``: every lane publishes its predicate ``p``, then reads its warp's 32
-        slots (lanes past the workgroup's end count as absent)."""
-        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        lid, _lane, base = self._publish(self.op("OpSelect", self.u32, p, self.c(1), self.c(0)))
-        ballot, members = self.c(0), self.c(0)
-        for j in range(32):
-            at = self.op("OpIAdd", self.u32, base, self.c(j))
-            inside = self.op("OpULessThan", self.bool, at, self.c(n))
-            v = self.op("OpLoad", self.u32, self._xchg_ptr(self.op("OpSelect", self.u32, inside, at, lid)))
-            v = self.op("OpSelect", self.u32, inside, v, self.c(0))
-            ballot = self.op("OpBitwiseOr", self.u32, ballot, self.op("OpShiftLeftLogical", self.u32, v, self.c(j)))
-            members = self.op("OpBitwiseOr", self.u32, members, self.op("OpSelect", self.u32, inside, self.c(1 << j), self.c(0)))
-        self._warp_aux()[ballot] = ("WarpVote", members)
-        return ballot
-
-    def warp_reduce(self, v: int, op: int, signed: bool) -> int:
-        """``WarpReduce`` (REDUX): every lane publishes ``v``, then combines its warp's 32 slots
-        (lanes past the workgroup's end are absent) with ``op`` 0 AND, 1 OR, 2 XOR, 3 SUM
-        (modulo 2^32), 4 MIN, 5 MAX (``signed`` or unsigned)."""
-        u32, b_ = self.u32, self.bool
-        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        lid, _lane, base = self._publish(v)
-        ident = (0xFFFFFFFF, 0, 0, 0, 0x7FFFFFFF if signed else 0xFFFFFFFF, 0x80000000 if signed else 0)[op]
-        glsl = ("SMin" if signed else "UMin", "SMax" if signed else "UMax")
-        acc = self.c(ident)
-        for j in range(32):
-            at = self.op("OpIAdd", u32, base, self.c(j))
-            inside = self.op("OpULessThan", b_, at, self.c(n))
-            x = self.op("OpLoad", u32, self._xchg_ptr(self.op("OpSelect", u32, inside, at, lid)))
-            x = self.op("OpSelect", u32, inside, x, self.c(ident))
-            if op < 4:
-                acc = self.op(("OpBitwiseAnd", "OpBitwiseOr", "OpBitwiseXor", "OpIAdd")[op], u32, acc, x)
-            else:
-                acc = self.op("OpExtInst", u32, self.glsl, GLSL[glsl[op - 4]], acc, x)
-        return acc
-
-    def warp_vote(self, ballot: int, mode: int) -> int:
-        """``WarpVote``: 0 ALL, 1 ANY, 2 EQ (all or none) of the lanes present."""
-        members = self.warp_second(ballot, "WarpVote")
-        anyv = self.op("OpINotEqual", self.bool, ballot, self.c(0))
-        allv = self.op("OpIEqual", self.bool, ballot, members)
-        eq = self.op("OpLogicalOr", self.bool, allv, self.op("OpLogicalNot", self.bool, anyv))  # all three always (ids kept)
-        return (allv, anyv, eq)[mode]
-
-    def shfl_warp(self, mode: int, a: int, b: int, cv: int) -> int:
-        """SHFL on the emulated warp, as the PTX ISA defines shfl.sync (both ISAs encode it the
-        same way): ``a`` the value this lane offers, ``b`` the lane/offset, ``cv`` the clamp
-        (bits 0..4) and segment mask (bits 8..12), any of them run-time values (-G code passes
-        them through its shuffle helpers).  The source lane j is computed per mode (0 IDX, 1 UP,
-        2 DOWN, 3 BFLY); where it falls outside the segment (or, here, the workgroup) the lane
-        keeps its own value and the predicate (``ShflInRange``) is false."""
-        u32, b_, c = self.u32, self.bool, self.c
-        n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-        b = self.op("OpBitwiseAnd", u32, b, c(31))
-        clamp = self.op("OpBitwiseAnd", u32, cv, c(31))
-        seg = self.op("OpBitwiseAnd", u32, self.op("OpShiftRightLogical", u32, cv, c(8)), c(31))
-        lid, lane, base = self._publish(a)
-        nseg = self.op("OpNot", u32, seg)
-        min_lane = self.op("OpBitwiseAnd", u32, lane, seg)
-        max_lane = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, clamp, nseg))
-        if mode == 0:
-            j = self.op("OpBitwiseOr", u32, min_lane, self.op("OpBitwiseAnd", u32, b, nseg))
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        elif mode == 1:
-            j = self.op("OpISub", u32, lane, b)
-            ok = self.op("OpSGreaterThanEqual", b_, j, max_lane)
-        elif mode == 2:
-            j = self.op("OpIAdd", u32, lane, b)
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        else:
-            j = self.op("OpBitwiseXor", u32, lane, b)
-            ok = self.op("OpSLessThanEqual", b_, j, max_lane)
-        at = self.op("OpIAdd", u32, base, self.op("OpBitwiseAnd", u32, j, c(31)))
-        take = self.op("OpLogicalAnd", b_, ok, self.op("OpULessThan", b_, at, c(n)))
-        at = self.op("OpSelect", u32, take, at, lid)
-        val = self.op("OpLoad", u32, self._xchg_ptr(at))
-        self._warp_aux()[val] = ("ShflInRange", take)
-        return val
-
-    def _publish(self, value: int) -> tuple[int, int, int]:
-        """Write this invocation's value for its warp: (linear id, lane, warp base)."""
-        lid = self._lid()
-        self._barrier()  # earlier readers of the array are done
-        self.do("OpStore", self._xchg_ptr(lid), value)
-        self._barrier()
-        lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
-        return lid, lane, self.op("OpISub", self.u32, lid, lane)
 
 
 # --- 64-bit atomics, compare-and-store, address-space queries (issue 31; shader-mem) ---------

@@ -9,6 +9,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, global_words_ir
 from shader_svc.lower.base import TranslateError
+from shader_svc.lower.warp import shfl_ir, vote_ir
 from shader_svc.lower.memory import (
     FLOAT_ATOMIC_OPS,
     atomic64_op,
@@ -21,9 +22,7 @@ from shader_svc.lower.memory import (
     pair_ir,
     put_pair_ir,
     shared_ir,
-    shfl_ir,
     sub_word_ir,
-    vote_ir,
     words,
 )
 from shader_svc.sm53.decode import Inst

@@ -53,3 +53,13 @@ def translate_full(p: Program):
         return translate_graphics(insts, header, p.features), reflect_graphics(insts, header)
     insts = decode_program(p)
     return translate_compute(insts, ComputeSpec(p.local_size, p.banks)), reflect(insts)
+
+
+def translate(p: Program) -> bytes:
+    """The SPIR-V of an SM53 program (its reflection is made and dropped: it is cheap)."""
+    return translate_full(p)[0]
+
+
+def reflect_program(p: Program):
+    """What an SM53 program uses."""
+    return translate_full(p)[1]

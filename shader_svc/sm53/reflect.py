@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from shader_svc import sph
-from shader_svc.reflection import ConstRange, GlobalPointer, Reflection
+from shader_svc.reflection import GlobalPointer, Interface, Reflection, merge_ranges
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.table import TEX_DIM as TEX_DIM_PAIRS
 from shader_svc.sm53.table import TEXS_DIM, TLDS_DIM
@@ -51,53 +51,38 @@ def reflect(insts: list[dec.Inst]) -> Reflection:
             kind = {"LDG": "read", "STG": "written"}.get(ir, "atomic")
             for ptr in lo.get(r, set()) & hi.get(r + 1, set()):
                 use.setdefault(ptr, set()).add(kind)
-    ranges: list[ConstRange] = []
-    for bank, off in sorted(reads):
-        if ranges and ranges[-1].bank == bank and ranges[-1].offset + ranges[-1].size >= off:
-            last = ranges[-1]
-            ranges[-1] = ConstRange(bank, last.offset, max(last.size, off + 4 - last.offset))
-        else:
-            ranges.append(ConstRange(bank, off, 4))
+    ranges = merge_ranges({(bank, off, 4) for bank, off in reads})
     ptrs = tuple(GlobalPointer(b, o, "read" in k, "written" in k, "atomic" in k) for (b, o), k in sorted(use.items()))
     irs = {i.row.ir for i in insts}
     surfaces = bool(irs & {"SULD", "SUST", "SUATOM", "SURED"})
-    return Reflection(tuple(ranges), ptrs, bool(irs & {"LDS", "STS", "ATOMS"}), "BAR" in irs, surface_pool=surfaces)
+    return Reflection(ranges, ptrs, bool(irs & {"LDS", "STS", "ATOMS"}), "BAR" in irs, surface_pool=surfaces)
+
+
+# a bound texture instruction -> the names of its dimension field (None: it names none, 2D)
+TEXTURES = {
+    "TEXS": TEXS_DIM,
+    "TLDS": TLDS_DIM,
+    "TEX": dict(TEX_DIM_PAIRS),
+    "TLD": dict(TEX_DIM_PAIRS),
+    "TLD4": dict(TEX_DIM_PAIRS),
+    "TLD4S": None,
+    "TXQ": None,
+}
+BINDLESS = {"TEX.B", "TLD.B", "TLD4.B", "TXQ.B"}
 
 
 def reflect_graphics(insts: list[dec.Inst], header: sph.Header) -> Reflection:
     """Banks, texture slots, attribute locations of a vertex/fragment program (the lowering's
     conventions: shader_svc/README.md "Graphics-stage interface")."""
     base = reflect(insts)
-    inputs, outputs, textures = set(), set(), set()
-    position = pools = False
-    dims: dict[int, str] = {}  # slot -> dimension (TXQ and TLD4S alone: 2D)
+    use = Interface()
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
-            a0 = ops["attr"]["attr"]
-            for a in range(a0, a0 + 4 * (ins.mods.get("size", 0) + 1), 4):
-                if sph.GENERIC <= a < sph.GENERIC + 0x200:
-                    (outputs if ir == "AST" else inputs).add((a - sph.GENERIC) // 16)
-                elif ir == "AST" and sph.POSITION <= a < sph.POSITION + 16:
-                    position = True
-        elif ir in ("TEXS", "TLDS", "TLD4S", "TEX", "TLD", "TXQ", "TLD4"):
-            textures.add(ops["tid"]["imm"])
-            if ir in ("TEXS", "TLDS", "TEX", "TLD", "TLD4"):
-                names = dict(TEX_DIM_PAIRS) if ir in ("TEX", "TLD", "TLD4") else TEXS_DIM if ir == "TEXS" else TLDS_DIM
-                dims.setdefault(ops["tid"]["imm"], names.get(ops["dim"]["sym"], "2D"))
-        elif ir in ("TEX.B", "TLD.B", "TLD4.B", "TXQ.B"):
-            pools = True
-    if header.stage == "fragment":
-        outputs = {t for t, m in enumerate(header.targets) if m}
-    return dataclasses.replace(
-        base,
-        global_pointers=(),
-        stage=header.stage,
-        uniform_bindings=tuple(sorted({r.bank for r in base.const_ranges})),
-        textures=tuple(sorted(textures)),
-        inputs=tuple(sorted(inputs)),
-        outputs=tuple(sorted(outputs)),
-        writes_position=position,
-        texture_pools=pools,
-        texture_dims=tuple(dims.get(t, "2D") for t in sorted(textures)),
-    )
+            use.attributes(ir == "AST", ops["attr"]["attr"], ins.mods.get("size", 0) + 1)
+        elif ir in TEXTURES:
+            names = TEXTURES[ir]
+            use.texture(ops["tid"]["imm"], None if names is None else names.get(ops["dim"]["sym"], "2D"))
+        elif ir in BINDLESS:
+            use.pools = True
+    return dataclasses.replace(base, global_pointers=(), **use.fields(header, base.const_ranges))

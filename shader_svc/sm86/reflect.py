@@ -12,7 +12,9 @@ ness, so a block size read from c[0][0] never looks like a pointer.  Flow-insens
 
 from __future__ import annotations
 
-from shader_svc.reflection import ConstRange, GlobalPointer, Reflection  # noqa: F401  (this module's record)
+from typing import Callable
+
+from shader_svc.reflection import ConstRange, GlobalPointer, Interface, Reflection, merge_ranges  # noqa: F401  (this module's record)
 from shader_svc.sm86.decode import Inst
 
 
@@ -44,38 +46,52 @@ def _of(st: Taint, v: dict, pair: bool = False, const: bool = True) -> set:
     return s
 
 
+# a global access -> how it uses the pointer in its address (read, written, atomic)
+ACCESS = {
+    "LDG": (True, False, False),
+    "STG": (False, True, False),
+    "ATOMG": (True, True, True),
+    "ATOMG.CAS": (True, True, True),
+    "RED": (True, True, True),
+}
+
+
+def _carry_ops(ins: Inst, st: Taint) -> set:
+    """IADD3/LOP3/SEL: the pointers of any operand; a constant operand is half of a pointer
+    only in a 64-bit carry chain (IADD3 with .X or a carry out)."""
+    ops = ins.ops
+    carry = ins.row.ir == "IADD3" and (ins.mods.get("X") == 1 or ops["co0"]["pred"] != 7)
+    return set().union(*(_of(st, ops[n], const=carry) for n in ("a", "b", "c") if n in ops))
+
+
+# a register-writing instruction that carries pointers -> (the pointers reaching its
+# destination, how many registers of it they fill)
+FLOW: dict[str, Callable[[Inst, Taint], tuple[set, int]]] = {
+    "MOV": lambda ins, st: (_of(st, ins.ops["b"]), 1),
+    "ULDC": lambda ins, st: (_of(st, ins.ops["cb"]), 2 if ins.mods.get("size") == 5 else 1),
+    "IMAD": lambda ins, st: (_of(st, ins.ops["c"]), 1),  # only the addend: IMAD.MOV, pointer + a*b
+    "IMAD.WIDE": lambda ins, st: (_of(st, ins.ops["c"], pair=True), 2),  # the 64-bit addend; a*b is the index
+    "IADD3": lambda ins, st: (_carry_ops(ins, st), 1),
+    "LOP3": lambda ins, st: (_carry_ops(ins, st), 1),
+    "SEL": lambda ins, st: (_carry_ops(ins, st), 1),
+}
+
+
 def _step(ins: Inst, st: Taint, use: dict) -> None:
     """Apply one instruction to the pointer state; note the pointers its address may hold."""
     ir, ops = ins.row.ir, ins.ops
-    if ir in ("LDG", "STG", "ATOMG", "ATOMG.CAS", "RED"):
+    how = ACCESS.get(ir)
+    if how is not None:
         for src in _of(st, ops["addr"], pair=True):
             u = use.setdefault(src, [False, False, False])
-            if ir == "LDG":
-                u[0] = True
-            elif ir == "STG":
-                u[1] = True
-            else:
-                u[0] = u[1] = u[2] = True
+            for k, x in enumerate(how):
+                u[k] = u[k] or x
     d = ops.get("d")
     if d is None or not _regs(d):
         return
     dst = _regs(d)[0]
-    width = 1
-    srcs: set = set()
-    if ir == "MOV":
-        srcs = _of(st, ops["b"])
-    elif ir == "ULDC":
-        srcs = _of(st, ops["cb"])
-        width = 2 if ins.mods.get("size") == 5 else 1
-    elif ir == "IMAD":  # only the addend: IMAD.MOV and pointer + a*b
-        srcs = _of(st, ops["c"])
-    elif ir == "IMAD.WIDE":  # the 64-bit addend; a*b is the index
-        srcs = _of(st, ops["c"], pair=True)
-        width = 2
-    elif ir in ("IADD3", "LOP3", "SEL"):
-        # a constant operand is half of a pointer only in a 64-bit carry chain
-        carry = ir == "IADD3" and (ins.mods.get("X") == 1 or ops["co0"]["pred"] != 7)
-        srcs = set().union(*(_of(st, ops[n], const=carry) for n in ("a", "b", "c") if n in ops))
+    flow = FLOW.get(ir)
+    srcs, width = flow(ins, st) if flow is not None else (set(), 1)
     guarded = not (ins.pred == 7 and not ins.pred_not)
     for i in range(width):
         key = (dst[0], dst[1] + i)
@@ -108,52 +124,26 @@ def _cfg(insts: list[Inst]) -> tuple[list[list[Inst]], list[list[int]]]:
     return blocks, succ
 
 
-def _merge(reads: set[tuple[int, int, int]]) -> tuple[ConstRange, ...]:
-    out: list[ConstRange] = []
-    for bank, off, size in sorted(reads):
-        if out and out[-1].bank == bank and off <= out[-1].offset + out[-1].size:
-            last = out[-1]
-            out[-1] = ConstRange(bank, last.offset, max(last.offset + last.size, off + size) - last.offset)
-        else:
-            out.append(ConstRange(bank, off, size))
-    return tuple(out)
+# a bound texture instruction -> whether it names its dimension (TXQ does not)
+TEXTURES = {"TEX": True, "TLD": True, "TLD4": True, "TXQ": False}
+BINDLESS = {"TEX.B", "TLD.B", "TLD4.B", "TXQ.B"}
 
 
-def _graphics(insts: list[Inst], header) -> dict:
-    """Locations, textures and banks of a vertex/fragment program (the lowering's conventions)."""
-    from shader_svc.sph import GENERIC, POSITION
-
+def _graphics(insts: list[Inst]) -> Interface:
+    """Locations, textures and pools of a vertex/fragment program."""
     from shader_svc.sm86.table import TEX_DIM
 
-    inputs, outputs, textures = set(), set(), set()
-    position = pools = False
-    dims: dict[int, str] = {}  # slot -> dimension (TXQ alone: 2D)
+    names = dict(TEX_DIM.names)
+    use = Interface()
     for ins in insts:
         ir, ops = ins.row.ir, ins.ops
         if ir in ("ALD", "AST", "IPA"):
-            n = ins.mods.get("comps", 0) + 1
-            for a in range(ops["attr"]["attr"], ops["attr"]["attr"] + 4 * n, 4):
-                if a >= GENERIC and a < GENERIC + 0x200:
-                    (outputs if ir == "AST" else inputs).add((a - GENERIC) // 16)
-                elif ir == "AST" and POSITION <= a < POSITION + 16:
-                    position = True
-        elif ir in ("TEX", "TLD", "TLD4", "TXQ"):
-            textures.add(ops["slot"]["imm"])
-            if ir != "TXQ":
-                dims.setdefault(ops["slot"]["imm"], dict(TEX_DIM.names).get(ops["dim"]["sym"], "2D"))
-        elif ir in ("TEX.B", "TLD.B", "TLD4.B", "TXQ.B"):
-            pools = True
-    if header.stage == "fragment":
-        outputs = {t for t, m in enumerate(header.targets) if m}
-    return {
-        "stage": header.stage,
-        "textures": tuple(sorted(textures)),
-        "inputs": tuple(sorted(inputs)),
-        "outputs": tuple(sorted(outputs)),
-        "writes_position": position,
-        "texture_pools": pools,
-        "texture_dims": tuple(dims.get(t, "2D") for t in sorted(textures)),
-    }
+            use.attributes(ir == "AST", ops["attr"]["attr"], ins.mods.get("comps", 0) + 1)
+        elif ir in TEXTURES:
+            use.texture(ops["slot"]["imm"], names.get(ops["dim"]["sym"], "2D") if TEXTURES[ir] else None)
+        elif ir in BINDLESS:
+            use.pools = True
+    return use
 
 
 def reflect(insts: list[Inst], header=None) -> Reflection:
@@ -193,10 +183,8 @@ def reflect(insts: list[Inst], header=None) -> Reflection:
                 work.append(nb)
     ptrs = tuple(GlobalPointer(b, o, *u) for (b, o), u in sorted(use.items()))
     irs = {i.row.ir for i in insts}
-    ranges = _merge(reads)
-    gfx = _graphics(insts, header) if header is not None else {}
-    if gfx:
-        gfx["uniform_bindings"] = tuple(sorted({r.bank for r in ranges}))
+    ranges = merge_ranges(reads)
+    gfx = _graphics(insts).fields(header, ranges) if header is not None else {}
     surfaces = bool(irs & {"SULD", "SUST", "SUATOM", "SURED", "SUQUERY"})
     shared = bool(irs & {"LDS", "STS", "ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC"})
     return Reflection(ranges, ptrs, shared, "BAR" in irs, **gfx, surface_pool=surfaces)

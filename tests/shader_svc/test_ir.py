@@ -197,3 +197,30 @@ def test_translator_identity_covers_every_translator_folder():
 
     folders = {p.name for p in identity.PKG.iterdir() if p.is_dir() and any(p.glob("*.py"))}
     assert sorted(folders - set(identity.SOURCES)) == []
+
+
+def test_rows_are_lowered_with_the_function_and_spirv_while_building_is_refused():
+    """A handler's rows join the function as they are, those that name their instruction too
+    (surfaces, generic 64-bit compare-exchange: checked when built, nothing written; before,
+    rows without a check were lowered at once into raw SPIR-V items); SPIR-V written while the
+    function is built, by anything but the driver's control flow and variables, is an
+    ``IRError`` naming the SPIR-V instruction."""
+    from shader_svc.sm86.to_spirv import Compute86, ComputeSpec
+
+    lw = Compute86([], ComputeSpec())
+    lw.fn.start(lw.label())
+    b = Block()
+    z, a = b.const_u32(0), b.const_u64(0x1000)
+    v = b.emit("SurfaceLoad32", z, z, z, z, dim=3, ba=1, clamp=1, esize=4, word=0, signed=0, inst=None)
+    b.set_reg(1, v)
+    b.emit("GenericAtomicCas64", a, a, a, a, inst=None)
+    ir_spirv.emit(lw, b)
+    assert [o.op.name for o in lw.fn.current.items] == ["ConstU32", "ConstU64", "SurfaceLoad32", "SetReg", "GenericAtomicCas64"]
+    assert len(lw.fn.blocks) == 1  # no SPIR-V blocks, no pool, no variable: nothing lowered yet
+    assert "_surface_pools" not in vars(lw) and not any(k.startswith("gcas64") for k in lw.vars)
+    with pytest.raises(IRError, match="OpIAdd: SPIR-V written while the IR function is built"):
+        lw.op("OpIAdd", lw.u32, lw.c(1), lw.reg(1))
+    with pytest.raises(IRError, match="OpMemoryBarrier: SPIR-V written"):
+        lw.do("OpMemoryBarrier", lw.c(1), lw.c(0))
+    lw.do("OpReturn")  # the driver's control flow: the block's terminator
+    assert lw.fn.blocks[0].term.kind == "OpReturn"

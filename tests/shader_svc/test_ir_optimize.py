@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from shader_svc.ir import optimize as ir_opt
-from shader_svc.ir.block import BasicBlock, Block, Function, Merge, Op, Raw, Term
+from shader_svc.ir.block import BasicBlock, Block, Function, Merge, Op, Term, Value
 from shader_svc.ir.types import Type
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,12 +37,25 @@ def block(label: int, b: Block, term: Term, merge: Merge | None = None) -> Basic
 
 
 def names(bb: BasicBlock) -> list[str]:
-    return [it.op.name if isinstance(it, Op) else it.ins[0] for it in bb.items]
+    return [it.op.name for it in bb.items]
+
+
+def observe(b: Block, v: Value) -> None:
+    """An effect that uses ``v`` (a store to global memory): what the program shows."""
+    b.emit("StoreGlobal32", b.op("GlobalPtr", b.const_u64(0x1000)), v)
+
+
+def stored(fn: Function) -> list[Value]:
+    """The values the function's ``observe`` stores, in order (after the optimiser)."""
+    return [it.args[1] for bb in fn.blocks for it in bb.items if it.op.name == "StoreGlobal32"]
+
+
+OBSERVE = ["GlobalPtr", "StoreGlobal32"]
 
 
 def test_promotion_folding_dead_stores_and_dead_code():
-    """What a raw instruction names (through a placeholder) is what the program shows; the
-    registers themselves are dead when the function returns."""
+    """What the program stores is what it shows; the registers themselves are dead when the
+    function returns."""
     b0, b1 = Block(), Block()
     b0.set_reg(1, b0.const_u32(5))
     a = b0.get_reg(1)  # forwarded: 5
@@ -57,16 +70,18 @@ def test_promotion_folding_dead_stores_and_dead_code():
     b0.op("IMul32", x, b0.const_u32(2))  # nobody uses it: removed
     z = b0.get_reg(255)  # RZ: 0
     w = b0.op("IAdd32", z, x)  # 0 + x: x
+    observe(b0, sel)
+    observe(b0, w)
     y = b1.get_reg(2)  # forwarded across the block boundary: 8
-    first = BasicBlock(10, [*b0.ops, Raw(("OpStore", 77, 901)), Raw(("OpStore", 77, 902))], None, Term("OpBranch", (11,)))
-    second = BasicBlock(11, [*b1.ops, Raw(("OpStore", 77, 903))], None, Term("OpReturn"))
+    observe(b1, y)
+    first, second = block(10, b0, Term("OpBranch", (11,))), block(11, b1, Term("OpReturn"))
     fn = Function([first, second])
-    fn.placeholders = {901: sel, 902: w, 903: y}
     consts, st = ir_opt.optimize(fn, key)
-    assert names(first) == ["GetReg", "OpStore", "OpStore"] and names(second) == ["OpStore"]
+    assert names(first) == ["GetReg", *OBSERVE, *OBSERVE] and names(second) == OBSERVE
     r3 = first.items[0].result
-    assert fn.placeholders[901] == fn.placeholders[902] == r3 and r3 == x
-    assert consts[fn.placeholders[903].index] == (Type.U32, 8)
+    s1, s2, s3 = stored(fn)
+    assert s1 == s2 == r3 and r3 == x
+    assert consts[s3.index] == (Type.U32, 8)
     assert (st.reads_forwarded, st.stores_removed, st.removed_dead) == (2, 4, 1)
     assert st.folded >= 5  # 5 + 3, 8 == 8, select, x | 0, RZ, 0 + x
 
@@ -84,19 +99,20 @@ def test_values_do_not_cross_a_loop_back_edge_or_a_branch_that_writes():
     z = b_after.get_reg(0)  # two different values reach here: a read
     b_after.set_reg(1, z)  # never read: goes
     q = b_after.get_pred(0)
+    observe(b_after, z)
     fn = Function(
         [
             block(entry, b_entry, Term("OpBranch", (head,))),
             BasicBlock(head, [], Merge("OpLoopMerge", (merge, cont, 0)), Term("OpBranch", (body,))),
             block(body, b_body, Term("OpBranchConditional", (555, then, after)), Merge("OpSelectionMerge", (after, 0))),
             block(then, b_then, Term("OpBranch", (after,))),
-            BasicBlock(after, [*b_after.ops, Raw(("OpStore", 77, 557))], None, Term("OpBranch", (cont,))),
+            block(after, b_after, Term("OpBranch", (cont,))),
             BasicBlock(cont, [], None, Term("OpBranchConditional", (556, head, merge))),
             BasicBlock(merge, [], None, Term("OpReturn")),
         ]
     )
-    # the terminators' conditions and a raw store's value, as the driver hands them out
-    fn.placeholders = {555: p, 556: q, 557: z}
+    # the terminators' conditions, as the driver hands them out
+    fn.placeholders = {555: p, 556: q}
     consts, st = ir_opt.optimize(fn, key)
     reads = [it for bb in fn.blocks for it in bb.items if isinstance(it, Op) and it.op.name == "GetReg"]
     assert [r.result for r in reads] == [x, z]
@@ -107,21 +123,20 @@ def test_values_do_not_cross_a_loop_back_edge_or_a_branch_that_writes():
     assert st.stores_removed == 2
 
 
-def test_raw_instructions_keep_what_they_name_and_their_variables_alone():
+def test_a_value_only_the_driver_names_stays():
+    """A value only a terminator's condition names (through its placeholder) is kept and
+    followed through the forwarding; what nobody uses goes."""
     b = Block()
-    v = b.op("IAdd32", b.get_reg(1), b.const_u32(2))  # only a raw instruction uses it
-    b.op("IMul32", v, v)  # unused: goes
-    fn = Function([BasicBlock(1, [*b.ops, Raw(("OpStore", 77, 900))], None, Term("OpReturn"))])
-    fn.placeholders[900] = v
-    ir_opt.optimize(fn, key)
-    assert names(fn.blocks[0]) == ["GetReg", "IAdd32", "OpStore"]
-    # a variable a raw instruction names is not promoted: its reads stay, its writes stay
-    b = Block()
-    b.set_reg(1, b.const_u32(3))
-    b.set_reg(4, b.get_reg(1))
-    fn = Function([BasicBlock(1, list(b.ops), None, Term("OpReturn"))])
-    ir_opt.optimize(fn, key, unpromotable={1001, 1004})
-    assert names(fn.blocks[0]) == ["SetReg", "GetReg", "SetReg"]
+    b.set_pred(0, b.emit("ICmp32", b.get_reg(1), b.const_u32(2), cmp=1, unsigned=True))  # dead write
+    p = b.get_pred(0)  # forwarded: the comparison itself
+    b.op("IMul32", b.get_reg(1), b.const_u32(3))  # unused: goes (its R1 read forwarded)
+    done = [BasicBlock(k, [], None, Term("OpReturn")) for k in (2, 3)]
+    fn = Function([block(1, b, Term("OpBranchConditional", (900, 2, 3))), *done])
+    fn.placeholders[900] = p
+    _, st = ir_opt.optimize(fn, key)
+    assert names(fn.blocks[0]) == ["GetReg", "ICmp32"]
+    assert fn.placeholders[900] == fn.blocks[0].items[1].result
+    assert (st.reads_forwarded, st.stores_removed, st.removed_dead) == (2, 1, 1)
 
 
 @pytest.mark.parametrize(
@@ -140,14 +155,21 @@ def test_raw_instructions_keep_what_they_name_and_their_variables_alone():
 def test_constant_folding_follows_the_operations_meaning(op, args, attrs, want):
     b = Block()
     r = b.emit(op, *[b.const_u32(x) for x in args], **attrs)
-    fn = Function([BasicBlock(1, [*b.ops, Raw(("OpStore", 77, 900))], None, Term("OpReturn"))])
-    fn.placeholders[900] = r
-    consts, _ = ir_opt.optimize(fn, key)
-    got = consts.get(fn.placeholders[900].index)
-    if want is None:
-        assert got is None and names(fn.blocks[0])[-2:] == [op, "OpStore"]
+    if r.type == Type.BOOL:  # a comparison: a branch's condition holds it
+        fn = Function([block(1, b, Term("OpBranchConditional", (900, 2, 3)))])
+        fn.blocks += [BasicBlock(k, [], None, Term("OpReturn")) for k in (2, 3)]
+        fn.placeholders[900] = r
+        seen, held = [op], lambda: fn.placeholders[900]
     else:
-        assert got == (r.type, want) and names(fn.blocks[0]) == ["OpStore"]
+        observe(b, r)
+        fn = Function([block(1, b, Term("OpReturn"))])
+        seen, held = [op, *OBSERVE], lambda: stored(fn)[0]
+    consts, _ = ir_opt.optimize(fn, key)
+    got = consts.get(held().index)
+    if want is None:
+        assert got is None and names(fn.blocks[0]) == seen
+    else:
+        assert got == (r.type, want) and names(fn.blocks[0]) == seen[1:]
 
 
 def test_peephole_folds_while_writing_and_sweeps_unused_results():

@@ -13,8 +13,7 @@ import pytest
 
 from shader_svc.ir import optimize as ir_opt
 from shader_svc.ir import to_spirv as ir_spirv
-from shader_svc.ir.block import BasicBlock, Block, Function, IRError, Op, Raw, Term
-from shader_svc.ir.types import Type
+from shader_svc.ir.block import BasicBlock, Block, Function, IRError, Op, Term
 
 REAL_EMIT = ir_spirv.emit
 ROWS = ("TexSample", "TexFetch", "TexGather", "TexQueryDims")
@@ -90,19 +89,20 @@ def test_unread_components_local_reads_and_words_are_dropped():
     """A texel component, a local-memory read and a generic load's word that nobody reads go
     (their lowering has no effect); the texture access itself (it names its instruction) and
     what is read stay."""
-    b, fn = Block(), Function()
-    vec = fn.fixed_value(500, Type.TEXEL)  # a texel lowered when built
+    b = Block()
+    z = b.const_u32(0)
+    vec = b.emit("TexSample", z, z, z, z, z, z, dim="2D", arrayed=0, lod=0, dc=0, inst=None)
     used = b.emit("TexelWord", vec, comp=0, float=True)
     b.emit("TexelWord", vec, comp=1, float=True)  # unread
     p = b.emit("LocalPtr", b.get_reg(1), offset=0)
     b.op("LoadLocal32", p)  # unread
-    words = fn.fixed_value(501, Type.WORDS)
+    a = b.const_u64(0x1000)
+    words = b.emit("GenericLoad", a, a, words=4, inst=None)
     b.emit("Word", words, index=2)  # unread
-    bb = BasicBlock(10, [*b.ops, Raw(("OpStore", 77, 901))], None, Term("OpReturn"))
-    fn.blocks = [bb]
-    fn.placeholders[901] = used
+    b.emit("StoreGlobal32", b.op("GlobalPtr", a), used)  # the component read
+    fn = Function([BasicBlock(10, list(b.ops), None, Term("OpReturn"))])
     ir_opt.optimize(fn, _key)
-    assert [it.op.name if isinstance(it, Op) else it.ins[0] for it in bb.items] == ["TexelWord", "OpStore"]
+    assert [it.op.name for it in fn.blocks[0].items] == ["TexSample", "TexelWord", "GenericLoad", "GlobalPtr", "StoreGlobal32"]
 
 
 def test_sm53_and_sm86_attribute_loads_and_stores_build_the_same_rows(monkeypatch):

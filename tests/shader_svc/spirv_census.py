@@ -1,18 +1,18 @@
-"""Raw-item census of the shader translator (a tool, not a test): how many SPIR-V instructions
-each program's IR function still carries as ``Raw`` items (written by a handler not in IR), and
-the hash of its SPIR-V, to compare two trees.
+"""SPIR-V census of the shader translator (a tool, not a test): the hash of each program's
+SPIR-V and the IR rows its function holds after the optimiser, to compare two trees (a change of
+the lowering that must keep the output byte-identical, or explain each difference).
 
 1. Capture the programs a test run builds (this file as a pytest plugin: every lowering's
    inputs pickled into $RAW_CENSUS_DIR)::
 
-       RAW_CENSUS_DIR=/tmp/cap PYTHONPATH=$PWD:tests/shader_svc python -m pytest -p raw_census \\
+       SPIRV_CENSUS_DIR=/tmp/cap PYTHONPATH=$PWD:tests/shader_svc python -m pytest -p spirv_census \\
            tests/shader_svc/test_sm53_gfx.py tests/shader_svc/test_bindless.py ...
 
 2. Replay them on a tree (its code on PYTHONPATH), with the demo's programs of both ISAs::
 
-       PYTHONPATH=$TREE python tests/shader_svc/raw_census.py /tmp/cap out.json [spv-dir]
+       PYTHONPATH=$TREE python tests/shader_svc/spirv_census.py /tmp/cap out.json [spv-dir]
 
-   out.json: per program its class, Raw count, Raw opnames and SPIR-V hash; with ``spv-dir``
+   out.json: per program its class, IR row count and SPIR-V hash; with ``spv-dir``
    each module is written there (for spirv-val and diffs of the programs whose hash changed).
 """
 
@@ -26,19 +26,18 @@ import os
 import pickle
 import sys
 
-from shader_svc.ir.block import Raw
 from shader_svc.lower import base
 
 _emit = base.LowerBase._emit_function
 
 
-def _raw_ops(lw) -> collections.Counter:
-    return collections.Counter(it.ins[0] for b in lw.fn.blocks for it in b.items if type(it) is Raw)
+def _rows(lw) -> int:
+    return sum(len(b.items) for b in lw.fn.blocks)
 
 
 def pytest_configure(config) -> None:
     """Plugin mode: record each lowering's inputs (instructions, header, features, spec)."""
-    out = os.environ["RAW_CENSUS_DIR"]
+    out = os.environ["SPIRV_CENSUS_DIR"]
     os.makedirs(out, exist_ok=True)
 
     def capture(self, entry, body):
@@ -60,14 +59,14 @@ def replay(cap: str, spv_dir: str | None) -> dict:
     seen: dict = {}
 
     def count(self, entry, body):
-        seen["raw"] = _raw_ops(self)
+        seen["rows"] = _rows(self)
         return _emit(self, entry, body)
 
     base.LowerBase._emit_function = count
     res: dict = {}
 
     def record(key: str, cls: str, spv: bytes) -> None:
-        res[key] = dict(cls=cls, raw=sum(seen["raw"].values()), ops=dict(seen["raw"]), h=hashlib.sha1(spv).hexdigest()[:16])
+        res[key] = dict(cls=cls, rows=seen.get("rows", 0), h=hashlib.sha1(spv).hexdigest()[:16])
         if spv_dir:
             with open(os.path.join(spv_dir, key + ".spv"), "wb") as f:
                 f.write(spv)
@@ -100,14 +99,13 @@ def main(argv: list[str]) -> None:
     res = replay(argv[1], spv_dir)
     with open(argv[2], "w") as f:
         json.dump(res, f, indent=0)
-    by = collections.defaultdict(lambda: [0, 0, 0])
+    by = collections.defaultdict(lambda: [0, 0])
     for r in res.values():
         c = by[r["cls"]]
         c[0] += 1
-        c[1] += r.get("raw", 0)
-        c[2] += r.get("raw", 1) == 0
-    for cls, (n, raw, zero) in sorted(by.items()):
-        print(f"{cls:12} programs {n:4}  raw items {raw:6}  programs without raw {zero:4}")
+        c[1] += r.get("rows", 0)
+    for cls, (n, rows) in sorted(by.items()):
+        print(f"{cls:12} programs {n:4}  IR rows {rows:7}")
     print("refused:", sum("err" in r for r in res.values()))
 
 
