@@ -66,8 +66,11 @@ def make_texture(dev, levels: list[np.ndarray]) -> TexImage:
         blob += t.tobytes()
     staging = dev.buffer(len(blob))
     dev.write(staging, bytes(blob))
+    # destroyed with the device (ComputeDevice.close: owned handles in reverse: view, image, memory)
+    dev._own(vk.vkFreeMemory, mem)
+    dev._own(vk.vkDestroyImage, hd)
+    dev._own(vk.vkDestroyImageView, view)
     im = TexImage(hd, mem, view, at, staging)
-    dev.images.append(im)  # destroyed with the device's images (handle, view, memory)
     return im
 
 
