@@ -1037,7 +1037,7 @@ R(
         Row(
             "HMMA",
             0x23C,
-            (D, Reg("a", 24, neg=72), Reg("b", 32, neg=63), Reg("c", 64), MMA_UP),
+            (D, Reg("a", 24, neg=72, reuse="a"), Reg("b", 32, neg=63, reuse="b"), Reg("c", 64), MMA_UP),  # reuse: shader-mma
             (),
             (
                 Mod("shape", 75, 1, ((0, ".1688"), (1, ".16816"))),
@@ -1049,7 +1049,7 @@ R(
         Row(
             "IMMA.8816",
             0x237,
-            (D, Reg("a", 24, suffix=".ROW"), Reg("b", 32, suffix=".COL"), Reg("c", 64), MMA_UP),
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
             (),
             (
                 Mod("atype", 76, 2, ((0, ".U8"), (1, ".S8"))),
@@ -1621,7 +1621,7 @@ R(
         Row("LEPC", 0x34E, (D,), cls="ctrl"),
         Row("GETLMEMBASE", 0x3C0, (D,), cls="mem"),
         Row("SETLMEMBASE", 0x3C1, (Reg("a", 24),), cls="mem"),
-        Row("LDGDEPBAR", 0x9AF, (), cls="mem"),
+        Row("LDGDEPBAR", 0x9AF, (), cls="mem", ir="NOP"),  # shader-mma: copies are synchronous (lower_async)
         Row("B2R", 0x31C, (D, Imm("b", 54, 4, "u")), cls="ctrl"),
         Row("PMTRIG", 0x801, (P87H, Imm("b", 32, 16, "u")), cls="ctrl"),
         Row(
@@ -1798,6 +1798,7 @@ R(
                 Mod("mode", 78, 2, ((0, ".M88"), (1, ".MT88"), (2, ".M816"))),
                 Mod("n", 72, 2, ((0, ""), (1, ".2"), (2, ".4"))),
             ),
+            ir="LDSM",  # shader-mma
             cls="mem",
         ),
         Row(
@@ -1880,6 +1881,7 @@ R(
             0x23A,
             (D, A()),
             mods=(FIXED("w", ".16"), Mod("mode", 78, 2, ((0, ".MT88"), (1, ".M832"), (2, ".M864")))),
+            ir="MOVM",  # shader-mma
             cls="mem",
         ),
         Row(
@@ -2228,5 +2230,52 @@ R(
             ir="NOP",
             cls="ctrl",
         ),
+    ]
+)
+
+
+# --- shader-mma (issue 31): tensor-core and asynchronous-copy forms nvcc 13 emits for mma.sync /
+# cp.async, each layout found by flipping every bit of a compiled word under nvdisasm 13.5.
+# LDGSTS with bit 76 set: no uniform register added (bits 64..69 are then free: ptxas leaves
+# the memory descriptor's UR there, printed only with desc[] at bit 101).
+# IMMA's shape: bits 75 and 86 both clear .8816 (above), 86 alone .16816, both .16832.
+R(
+    [
+        Row(
+            "LDGSTS.E",
+            0xFAE,
+            (
+                Mem("dst", 16, off=(44, 20)),
+                Mem("src", 24, wide_bit=70, off=(32, 12), u32=True),
+                Pred("pp", 87, not_bit=90, hide_pt=True),
+            ),
+            (),
+            (
+                Mod("BYPASS", 81, 1, ((0, ".BYPASS"), (1, ""))),
+                SU_CACHE,
+                Mod("size", 73, 3, ((4, ""), (5, ".64"), (6, ".128"))),
+                Mod("ZFILL", 82, 1, ONOFF(".ZFILL")),
+            ),
+            1 << 91 | 4 << 73 | 1 << 76,
+            free=((64, 6),),
+            ir="LDGSTS",
+            cls="mem",
+        ),
+    ]
+    + [
+        Row(
+            f"IMMA.{shape}",
+            0x237,
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
+            (),
+            (
+                Mod("atype", 76, 2, ((0, ".U8"), (1, ".S8"))),
+                Mod("btype", 78, 2, ((0, ".U8"), (1, ".S8"))),
+                Mod("SAT", 82, 1, ONOFF(".SAT")),
+            ),
+            1 << 74 | bits,
+            ir="IMMA",
+        )
+        for shape, bits in (("16816", 1 << 86), ("16832", 1 << 86 | 1 << 75))
     ]
 )

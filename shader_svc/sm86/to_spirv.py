@@ -16,6 +16,8 @@ from shader_svc.sm86.lower_mem import Memory86
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.lower.surface import SURFACE_RULES, Surface
+from shader_svc.sm86.lower_async import ASYNC_RULES, Async86  # shader-mma
+from shader_svc.sm86.lower_mma import MMA_RULES, Mma86  # shader-mma
 
 EXT = {
     "LEA",
@@ -64,7 +66,7 @@ EXT = {
 }
 
 
-class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface):
+class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, Async86, Mma86):
     RULES = {
         **Lower86.RULES,
         "IADD3": "op_iadd3",
@@ -118,10 +120,21 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface):
         "REDUX": "op_redux",
         **ALU_RULES,
         **SURFACE_RULES,
+        **ASYNC_RULES,  # shader-mma
+        **MMA_RULES,  # shader-mma
     }
 
     def lowered(self, ir: str) -> bool:
-        return ir in LOWERED or ir in EXT or ir in HALF_RULES or ir in EXTRA_RULES or ir in ALU_RULES or ir in SURFACE_RULES
+        return (
+            ir in LOWERED
+            or ir in EXT
+            or ir in HALF_RULES
+            or ir in EXTRA_RULES
+            or ir in ALU_RULES
+            or ir in SURFACE_RULES
+            or ir in ASYNC_RULES
+            or ir in MMA_RULES
+        )
 
     def lower(self, inst: Inst) -> None:
         # the 64-bit integer type is declared when the first instruction is lowered, before its

@@ -418,6 +418,10 @@ cuda_corpus_more.define_shader_alu(case, Inputs)  # shader-alu's kernels (half c
 cuda_corpus_more.define_shader_alu_directed(case, Inputs)  # shader-alu: directed rounding at the edges
 cuda_corpus_surf.define(case, Inputs)
 cuda_corpus_more.define_shader_gaps2(case, Inputs)  # shader-gaps2: half constants beyond the 9-bit forms
+import cuda_corpus_mma  # noqa: E402  (shader-mma: cp.async, ldmatrix, movmatrix, mma.sync)
+
+cuda_corpus_mma.define(case, Inputs)  # shader-mma
+cuda_corpus_mma.define_mma(case, Inputs)  # shader-mma
 GROUPS = sorted({c.group for c in CASES})
 
 
