@@ -133,6 +133,8 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         s = text
         if o.suffix.startswith("@swz:") and ".reuse." in s:  # nvdisasm: 'R2.reuse.H0_H0'
             s = s.replace(".reuse.", ".", 1) + ".reuse"
+        if o.suffix and not o.suffix.startswith("@") and s.endswith(".reuse" + o.suffix):  # 'R8.reuse.ROW'
+            s = s[: -len(".reuse" + o.suffix)] + o.suffix + ".reuse"
         if s.endswith(".reuse"):
             if not o.reuse:
                 raise _NoMatch(s)

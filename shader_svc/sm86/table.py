@@ -2237,7 +2237,8 @@ R(
 # --- shader-mma (issue 31): tensor-core and asynchronous-copy forms nvcc 13 emits for mma.sync /
 # cp.async, each layout found by flipping every bit of a compiled word under nvdisasm 13.5.
 # LDGSTS with bit 76 set: no uniform register added (bits 64..69 are then free: ptxas leaves
-# the memory descriptor's UR there, printed only with desc[] at bit 101).
+# the memory descriptor's UR there, printed only with desc[] at bit 101); the source register is
+# then always a pair (nvdisasm refuses the word with bit 70 clear).
 # IMMA's shape: bits 75 and 86 both clear .8816 (above), 86 alone .16816, both .16832.
 R(
     [
@@ -2246,7 +2247,7 @@ R(
             0xFAE,
             (
                 Mem("dst", 16, off=(44, 20)),
-                Mem("src", 24, wide_bit=70, off=(32, 12), u32=True),
+                Mem("src", 24, wide_bit=-1, off=(32, 12)),
                 Pred("pp", 87, not_bit=90, hide_pt=True),
             ),
             (),
@@ -2256,7 +2257,7 @@ R(
                 Mod("size", 73, 3, ((4, ""), (5, ".64"), (6, ".128"))),
                 Mod("ZFILL", 82, 1, ONOFF(".ZFILL")),
             ),
-            1 << 91 | 4 << 73 | 1 << 76,
+            1 << 91 | 4 << 73 | 1 << 76 | 1 << 70,
             free=((64, 6),),
             ir="LDGSTS",
             cls="mem",

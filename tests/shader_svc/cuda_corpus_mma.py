@@ -26,6 +26,16 @@ GROUP_MMA = "mma_tensor"
 
 ASYNC_HELPERS = r"""
 #define SHA(p) ((unsigned)__cvta_generic_to_shared(p))
+#if __CUDA_ARCH__ < 800
+// the plain path: N bytes, the first SZ copied and zeros for the rest, a word at a time
+__device__ __forceinline__ void cpa_plain(void *d, const void *s, int sz, int N) {
+  for (int k = 0; k < N / 4; k++) {
+    int kb = sz - 4 * k;
+    uint32_t m = kb >= 4 ? 0xffffffffu : kb <= 0 ? 0u : (1u << (8 * kb)) - 1u;
+    ((uint32_t *)d)[k] = ((const uint32_t *)s)[k] & m;
+  }
+}
+#endif
 // cp.async of N bytes (4, 8, 16), the first SZ from global memory, zeros for the rest (.ca)
 __device__ __forceinline__ void cpa_ca(void *d, const void *s, int sz, const int N) {
 #if __CUDA_ARCH__ >= 800
@@ -33,7 +43,7 @@ __device__ __forceinline__ void cpa_ca(void *d, const void *s, int sz, const int
   else if (N == 8) asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" :: "r"(SHA(d)), "l"(s), "r"(sz) : "memory");
   else asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" :: "r"(SHA(d)), "l"(s), "r"(sz) : "memory");
 #else
-  for (int k = 0; k < N; k++) ((unsigned char *)d)[k] = k < sz ? ((const unsigned char *)s)[k] : 0;
+  cpa_plain(d, s, sz, N);
 #endif
 }
 // 16 bytes through L2 only (.cg), with a source size
@@ -41,7 +51,7 @@ __device__ __forceinline__ void cpa_cg(void *d, const void *s, int sz) {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(SHA(d)), "l"(s), "r"(sz) : "memory");
 #else
-  for (int k = 0; k < 16; k++) ((unsigned char *)d)[k] = k < sz ? ((const unsigned char *)s)[k] : 0;
+  cpa_plain(d, s, sz, 16);
 #endif
 }
 // 16 bytes, zeros where IGN (PTX's ignore-src predicate)
@@ -177,14 +187,17 @@ K(cpa_pipeline) {
 
 
 MMA_HELPERS = r"""
-#include <cuda_fp16.h>
 #define LANE ((int)(threadIdx.x & 31))
 #define WARP (TID >> 5)
 #define SHM(p) ((unsigned)__cvta_generic_to_shared(p))
 // element idx of an array of halves / bf16s / bytes held in 32-bit words
+// (conversions through PTX's cvt: NVRTC has no cuda_fp16.h)
 __device__ __forceinline__ float hf(const uint32_t *p, int idx) {
-  return __half2float(__ushort_as_half((unsigned short)(p[idx >> 1] >> (16 * (idx & 1)))));
+  unsigned short h = (unsigned short)(p[idx >> 1] >> (16 * (idx & 1))); float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
 }
+__device__ __forceinline__ unsigned short f2h(float f) { unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 __device__ __forceinline__ float bf(const uint32_t *p, int idx) { return __uint_as_float((p[idx >> 1] >> (16 * (idx & 1))) << 16); }
 __device__ __forceinline__ int s8(const uint32_t *p, int idx) { return (int)(signed char)(p[idx >> 2] >> (8 * (idx & 3))); }
 __device__ __forceinline__ int u8(const uint32_t *p, int idx) { return (int)(unsigned char)(p[idx >> 2] >> (8 * (idx & 3))); }
@@ -301,7 +314,7 @@ def define_mma(case, Inputs) -> None:
     for (int j = 0; j < 2; j++) {{
       int row = g + 8 * h, col = 2 * q + j; float acc = hf(C, row * 8 + col);
       for (int k = 0; k < 16; k++) acc += hf(A, row * 16 + k) * hf(Bt, col * 16 + k);
-      p[j] = __half_as_ushort(__float2half_rn(acc));
+      p[j] = f2h(acc);
     }}
     d[h] = p[0] | (uint32_t)p[1] << 16;
   }}
@@ -345,7 +358,9 @@ def define_mma(case, Inputs) -> None:
 #else
   for (int r = 0; r < {nc}; r++) {{
     int row = g + 8 * (r >> 1), col = 2 * q + (r & 1);
-    for (int k = 0; k < {k_dim}; k++) c[r] += {ga}(A, row * {k_dim} + k) * {gb}(Bt, col * {k_dim} + k);
+    // (mad.lo in PTX: nvcc would otherwise build dp4a / dp2a, which sm_53 lacks)
+    for (int k = 0; k < {k_dim}; k++)
+      asm("mad.lo.s32 %0, %1, %2, %0;" : "+r"(c[r]) : "r"({ga}(A, row * {k_dim} + k)), "r"({gb}(Bt, col * {k_dim} + k)));
   }}
 #endif
   for (int r = 0; r < {nc}; r++) o[w * {m * 8} + (g + 8 * (r >> 1)) * 8 + 2 * q + (r & 1)] = (uint32_t)c[r];
@@ -381,7 +396,7 @@ def define_mma(case, Inputs) -> None:
         r"""
   __shared__ __align__(16) uint32_t sm[2][192]; int v = (threadIdx.x >> 5) & 1;
   for (int k = l; k < 192; k += 32) sm[v][k] = a[w * 192 + k];
-  __syncwarp();
+  __syncthreads();  // (not __syncwarp: Maxwell's warps need none, so the emulated warp gets none)
   const unsigned short *H = (const unsigned short *)sm[v];
   uint32_t r[7];
 #if __CUDA_ARCH__ >= 800

@@ -23,6 +23,9 @@ CI_G = {"warp_reduce", "histogram", "int64_math"}
 # ISAs (one more NVRTC build per ISA: the atomic_mem group)
 CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
+# shader-mma (cuda_corpus_mma.py): cp.async of every size and fill, an HMMA, an IMMA, LDSM + MOVM; -O3
+# on both ISAs (SM53 runs the kernels' plain paths): two more NVRTC builds per ISA
+CI_MMA = {"cpa_sizes", "hmma_f16_k16", "imma_u8s8_16832", "ldsm_movm"}
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -43,7 +46,9 @@ def _params():
     for isa in (86, 53):
         for opt in ("O3", "G"):
             for c in cc.CASES:
-                ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (opt == "O3" and c.name in CI_MEM | CI_SURF)
+                ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_MMA
+                )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))
                 if why is not None:
