@@ -1,7 +1,8 @@
 """SM86 warp-wide matrix instructions (issue 31; shader-mma): LDSM (PTX ``ldmatrix``), MOVM
 (``movmatrix``), HMMA (``mma.sync`` with f16 / bf16 inputs, f32 or f16 accumulators, shapes
-m16n8k8 = ``.1688`` and m16n8k16 = ``.16816``) and IMMA (s8 / u8 inputs, s32 accumulators,
-m8n8k16 = ``.8816``, m16n8k16 = ``.16816``, m16n8k32 = ``.16832``), on the emulated 32-lane warp
+m16n8k8 = ``.1688`` and m16n8k16 = ``.16816``), IMMA (s8 / u8 inputs, s32 accumulators,
+m8n8k16 = ``.8816``, m16n8k16 = ``.16816``, m16n8k32 = ``.16832``), DMMA.884 (m8n8k4 f64) and
+BMMA (.b1 with .AND / .XOR and .POPC, m8n8k128, m16n8k128, m16n8k256), on the emulated 32-lane warp
 of ``lower/memory.py``: each value a lane needs from another lane's registers comes through
 ``ShflWarp`` (PTX shfl.sync idx), so no subgroup operation and no device tensor unit is used.
 
@@ -43,7 +44,7 @@ from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
 
-MMA_RULES = {"LDSM": "op_ldsm", "MOVM": "op_movm", "HMMA": "op_hmma", "IMMA": "op_imma"}
+MMA_RULES = {"LDSM": "op_ldsm", "MOVM": "op_movm", "HMMA": "op_hmma", "IMMA": "op_imma", "DMMA": "op_dmma", "BMMA": "op_bmma"}
 CLAMP_ALL = 0x1F  # ShflWarp's clamp 31, segment mask 0: the whole warp
 
 
@@ -213,6 +214,55 @@ class Mma86(Lower86):
                 acc = c[2 * h + j]
                 for k in range(k_dim):
                     acc = b.op("IAdd32", acc, b.op("IMul32", byte(*a_el(h, k), sa), byte(*b_el(j, k), sb)))
+                out.append(acc)
+        self._put(b, inst, out)
+        ir_spirv.emit(self, b)
+
+    def op_dmma(self, inst: Inst) -> None:
+        """DMMA.884 (m8n8k4 f64): A's element (g, t) and B's (t, g) one register pair a lane,
+        C / D (g, 2t + j) pairs j = 0, 1; each d = C then fused a_k b_k + d for k ascending
+        (``FFma64``, each rounded once to nearest even)."""
+        self._mma_checks(inst)
+        if any(inst.ops[n].get("abs") or inst.ops[n].get("neg") for n in "abc") or inst.mods["rnd"]:
+            raise TranslateError(f"{inst.text()}: form not translated", offset=inst.addr)
+        b = Block()
+        _, g, t = _lane(b)
+        a2, b2, c = self._regs(b, inst, "a", 2), self._regs(b, inst, "b", 2), self._regs(b, inst, "c", 4)
+
+        def f64_from(pair: list[Value], lane: Value) -> Value:
+            return b.op("PackF64", _from(b, pair[0], lane), _from(b, pair[1], lane))
+
+        g4 = b.op("IShl32", g, b.const_u32(2))
+        a_k = [f64_from(a2, b.op("IAdd32", g4, b.const_u32(k))) for k in range(4)]
+        out = []
+        for j in range(2):
+            col4 = b.op("IShl32", b.op("IAdd32", b.op("IShl32", t, b.const_u32(1)), b.const_u32(j)), b.const_u32(2))
+            acc = b.op("PackF64", c[2 * j], c[2 * j + 1])
+            for k in range(4):
+                acc = b.op("FFma64", a_k[k], f64_from(b2, b.op("IAdd32", col4, b.const_u32(k))), acc)
+            bits = b.op("BitcastU64", acc)
+            out += [b.op("Trunc32", bits), b.op("Trunc32", b.op("Shr64", bits, b.const_u64(32)))]
+        self._put(b, inst, out)
+        ir_spirv.emit(self, b)
+
+    def op_bmma(self, inst: Inst) -> None:
+        """BMMA (.b1, s32 accumulators): d = C + the population count of (A's row AND / XOR B's
+        column) over K bits; A's and B's fragments are IMMA's with 32-bit elements (one a
+        register): m8n8k128 (.88128), m16n8k128 (.168128), m16n8k256 (.168256)."""
+        self._mma_checks(inst)
+        shape = inst.row.mnemonic.split(".")[1] if "." in inst.row.mnemonic else ("88128", "168128")[inst.mods["shape"]]
+        m, kw = {"88128": (8, 4), "168128": (16, 4), "168256": (16, 8)}[shape]
+        b = Block()
+        _, g, t = _lane(b)
+        a_el, b_el = self._fragments(b, inst, m, kw, 1, g, t)
+        c = self._regs(b, inst, "c", m // 4)
+        op = "IAnd32" if inst.mods["op"] else "IXor32"
+        out = []
+        for h in range(m // 8):
+            for j in range(2):
+                acc = c[2 * h + j]
+                for k in range(kw):
+                    acc = b.op("IAdd32", acc, b.op("BitCount32", b.op(op, a_el(h, k)[0], b_el(j, k)[0])))
                 out.append(acc)
         self._put(b, inst, out)
         ir_spirv.emit(self, b)

@@ -1029,7 +1029,13 @@ R(
         Row(
             "DMMA.884",
             0x23F,
-            (D, Reg("a", 24, neg=72, abs=73), Reg("b", 32, neg=63, abs=62), Reg("c", 64, neg=75, abs=74), MMA_UP),
+            (
+                D,
+                Reg("a", 24, neg=72, abs=73, reuse="a"),
+                Reg("b", 32, neg=63, abs=62, reuse="b"),
+                Reg("c", 64, neg=75, abs=74),
+                MMA_UP,
+            ),
             (),
             (Mod("rnd", 78, 2, FRND),),
             ir="DMMA",
@@ -1062,7 +1068,7 @@ R(
         Row(
             "BMMA",
             0x23D,
-            (D, Reg("a", 24, suffix=".ROW"), Reg("b", 32, suffix=".COL"), Reg("c", 64), MMA_UP),
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
             (),
             (
                 Mod("shape", 75, 1, ((0, ".88128"), (1, ".168128"))),
@@ -2278,5 +2284,17 @@ R(
             ir="IMMA",
         )
         for shape, bits in (("16816", 1 << 86), ("16832", 1 << 86 | 1 << 75))
+    ]
+    + [
+        # BMMA m16n8k256: bit 76 (75 clear); .AND 78, .POPC 80 as the rows above
+        Row(
+            "BMMA.168256",
+            0x23D,
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
+            (),
+            (Mod("op", 78, 1, ((0, ".XOR"), (1, ".AND"))), Mod("POPC", 80, 1, ((1, ".POPC"),))),
+            1 << 74 | 1 << 80 | 1 << 76,
+            ir="BMMA",
+        )
     ]
 )

@@ -229,19 +229,19 @@ WARPS = 4  # 128 threads, 2 blocks of 64
 def define_mma(case, Inputs) -> None:
     first = [True]
 
-    def mma_case(name, body, inputs, ref):
+    def mma_case(name, body, inputs, ref, **kw):
         src = (MMA_HELPERS if first[0] else "") + f"\nK({name}) {{\n  int l = LANE, g = l >> 2, q = l & 3, w = WARP;{body}}}"
         first[0] = False
-        case(name=name, style="mma", group=GROUP_MMA, src=src, inputs=inputs, ref=ref)
+        case(name=name, style="mma", group=GROUP_MMA, src=src, inputs=inputs, ref=ref, **kw)
 
     # --- HMMA.16816.F32 / .F32.BF16 and HMMA.1688.F32: fragments loaded from global memory by
     # the PTX layout, C = (row - col) / 2, D stored row-major (16 x 8 f32 a warp)
-    def f32_case(name, ptx, k_dim, dtype, get):
+    def f32_case(name, ptx, k_dim, dtype, get, vals=(0.25, -16, 16), ulps=0):
         kw = k_dim // 2  # words a row of A / a column of B
 
         def inputs(r):
-            a = _halves(r, WARPS * 16 * k_dim, 0.25, -16, 16, dtype)
-            bt = _halves(r, WARPS * 8 * k_dim, 0.25, -16, 16, dtype)
+            a = _halves(r, WARPS * 16 * k_dim, *vals, dtype)
+            bt = _halves(r, WARPS * 8 * k_dim, *vals, dtype)
             return Inputs(a, bt, 0, 32 * WARPS, np.zeros(WARPS * 128, np.uint32))
 
         def ref(x):
@@ -250,7 +250,7 @@ def define_mma(case, Inputs) -> None:
                 am = _unhalves(x.a[w * 8 * k_dim : (w + 1) * 8 * k_dim], dtype).reshape(16, k_dim)
                 bm = _unhalves(x.b[w * 4 * k_dim : (w + 1) * 4 * k_dim], dtype).reshape(8, k_dim).T
                 c = (np.arange(16)[:, None] - np.arange(8)[None, :]) * 0.5
-                out.append((am @ bm + c).astype(np.float32).view(np.uint32).ravel())
+                out.append((am @ bm + c + (0 if not ulps else 64)).astype(np.float32).view(np.uint32).ravel())
             return np.concatenate(out)
 
         na = 4 if k_dim == 16 else 2
@@ -274,11 +274,20 @@ def define_mma(case, Inputs) -> None:
 #endif
   for (int r = 0; r < 4; r++) o[w * 128 + (g + 8 * (r >> 1)) * 8 + 2 * q + (r & 1)] = __float_as_uint(c[r]);
 """
-        mma_case(name, body, inputs, ref)
+        if ulps:  # C + 64: every term positive, no cancellation
+            body = body.replace("* 0.5f;", "* 0.5f + 64.0f;", 1)
+        mma_case(name, body, inputs, ref, kind="f32" if ulps else "u32", ulps=ulps)
 
     f32_case("hmma_f16_k16", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, np.float16, "hf")
     f32_case("hmma_f16_k8", "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32", 8, np.float16, "hf")
     f32_case("hmma_bf16_k16", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, "bf16", "bf")
+    # random halves in [1/2, 1] (multiples of 2^-10), C >= 64: not exact in f32 at every partial
+    # sum; within 16 ulp of the exact result (a 17-term sum of positive terms: our order's
+    # error is at most 16 roundings of half an ulp of the total; the tensor unit's order is
+    # not documented, so this case checks the bound, not NVIDIA's bits)
+    f32_case(
+        "hmma_f16_rand", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, np.float16, "hf", (2.0**-10, 512, 1024), 16
+    )
 
     # --- HMMA.16816.F16: f16 accumulators (two registers a lane), C from global; values kept
     # exact in f16 at every partial sum (A: halves in [-2, 2], B: integers in [-2, 2])
@@ -369,6 +378,85 @@ def define_mma(case, Inputs) -> None:
 
     imma_case("imma_s8_8816", "mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32", 8, 16, "s8", "s8")
     imma_case("imma_u8s8_16832", "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", 16, 32, "u8", "s8")
+    imma_case("imma_s8u8_16816", "mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32", 16, 16, "s8", "u8")
+
+    # --- BMMA: .b1 m8n8k128 .xor, m16n8k128 .and, m16n8k256 .xor (with .popc), random bits,
+    # C = 1000 row - col; d = C + popcount(row AND / XOR column) over K bits
+    def bmma_case(name, ptx, m, kw, op):
+        na, nb, nc = (m // 8) * (kw // 4), kw // 4, m // 4
+
+        def inputs(r):
+            return Inputs(_u32(r, WARPS * m * kw), _u32(r, WARPS * 8 * kw), 0, 32 * WARPS, np.zeros(WARPS * m * 8, np.uint32))
+
+        def ref(x):
+            out = []
+            for w in range(WARPS):
+                am = x.a[w * m * kw : (w + 1) * m * kw].reshape(m, 1, kw)
+                bm = x.b[w * 8 * kw : (w + 1) * 8 * kw].reshape(1, 8, kw)
+                v = (am & bm) if op == "&" else (am ^ bm)
+                pop = np.unpackbits(v.view(np.uint8), axis=-1).reshape(m, 8, -1).sum(axis=-1)
+                c = np.arange(m)[:, None] * 1000 - np.arange(8)[None, :]
+                out.append((pop + c).astype(np.int64).astype(np.uint32).ravel())
+            return np.concatenate(out)
+
+        d_regs = ", ".join(f"%{i}" for i in range(nc))
+        a_regs = ", ".join(f"%{nc + i}" for i in range(na))
+        b_regs = ", ".join(f"%{nc + na + i}" for i in range(nb))
+        body = rf"""
+  const uint32_t *A = a + w * {m * kw}, *Bt = b + w * {8 * kw};
+  int c[4]; for (int r = 0; r < {nc}; r++) c[r] = (g + 8 * (r >> 1)) * 1000 - (2 * q + (r & 1));
+#if __CUDA_ARCH__ >= 800
+  uint32_t x[4], y[2];
+  for (int r = 0; r < {na}; r++) x[r] = A[(g + 8 * (r & 1)) * {kw} + q + 4 * (r >> 1)];
+  for (int r = 0; r < {nb}; r++) y[r] = Bt[g * {kw} + q + 4 * r];
+  asm volatile("{ptx} {{{d_regs}}}, {{{a_regs}}}, {{{b_regs}}}, {{{d_regs}}};\n"
+    : {", ".join(f'"+r"(c[{i}])' for i in range(nc))} : {", ".join(f'"r"(x[{i}])' for i in range(na))}, {", ".join(f'"r"(y[{i}])' for i in range(nb))});
+#else
+  for (int r = 0; r < {nc}; r++) {{
+    int row = g + 8 * (r >> 1), col = 2 * q + (r & 1);
+    for (int k = 0; k < {kw}; k++) c[r] += __popc(A[row * {kw} + k] {op} Bt[col * {kw} + k]);
+  }}
+#endif
+  for (int r = 0; r < {nc}; r++) o[w * {m * 8} + (g + 8 * (r >> 1)) * 8 + 2 * q + (r & 1)] = (uint32_t)c[r];
+"""
+        mma_case(name, body, inputs, ref)
+
+    bmma_case("bmma_xor_88128", "mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc", 8, 4, "^")
+    bmma_case("bmma_and_168128", "mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.and.popc", 16, 4, "&")
+    bmma_case("bmma_xor_168256", "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc", 16, 8, "^")
+
+    # --- DMMA.884 (m8n8k4 f64): A 8 x 4 row-major, B stored column-major, C = (row - col) / 4;
+    # values multiples of 1/4 in [-8, 8]: every fused step exact
+    def dmma_inputs(r):
+        v = lambda n: (r.integers(-32, 33, n) * 0.25).view(np.uint32)  # noqa: E731
+        return Inputs(v(WARPS * 32), v(WARPS * 32), 0, 32 * WARPS, np.zeros(WARPS * 128, np.uint32))
+
+    def dmma_ref(x):
+        out = []
+        for w in range(WARPS):
+            am = x.a.view(np.float64)[w * 32 : (w + 1) * 32].reshape(8, 4)
+            bm = x.b.view(np.float64)[w * 32 : (w + 1) * 32].reshape(8, 4).T
+            c = (np.arange(8)[:, None] - np.arange(8)[None, :]) * 0.25
+            out.append((am @ bm + c).view(np.uint32).ravel())
+        return np.concatenate(out)
+
+    mma_case(
+        "dmma_884",
+        r"""
+  const double *A = (const double *)a + w * 32, *Bt = (const double *)b + w * 32;
+  double c[2] = {(g - 2 * q) * 0.25, (g - 2 * q - 1) * 0.25};
+#if __CUDA_ARCH__ >= 800
+  double x = A[g * 4 + q], y = Bt[g * 4 + q];
+  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n" : "+d"(c[0]), "+d"(c[1]) : "d"(x), "d"(y));
+#else
+  for (int j = 0; j < 2; j++)
+    for (int k = 0; k < 4; k++) c[j] = __fma_rn(A[g * 4 + k], Bt[(2 * q + j) * 4 + k], c[j]);
+#endif
+  for (int j = 0; j < 2; j++) ((double *)o)[w * 64 + g * 8 + 2 * q + j] = c[j];
+""",
+        dmma_inputs,
+        dmma_ref,
+    )
 
     # --- ldmatrix .x4 (A's fragment of a 16 x 16 b16 tile), .x2.trans (B's fragment of a 16 x 8
     # tile stored k-major) and movmatrix .trans of the first register; the registers stored

@@ -237,7 +237,7 @@ def test_decode_only_rows_every_bit_flipped():
 
 
 # translated since (shader-mma: sm86/lower_async.py, sm86/lower_mma.py): not refused any more
-TRANSLATED_SINCE = {"HMMA", "IMMA.8816", "LDGSTS.E"}
+TRANSLATED_SINCE = {"HMMA", "IMMA.8816", "LDGSTS.E", "DMMA.884", "BMMA"}
 
 
 @pytest.mark.parametrize("mnemonic", [m for m in DECODE_ONLY if m not in TRANSLATED_SINCE] + ["F2I.16", "F2I.F16"])
