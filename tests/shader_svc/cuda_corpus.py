@@ -422,6 +422,7 @@ import cuda_corpus_mma  # noqa: E402  (shader-mma: cp.async, ldmatrix, movmatrix
 
 cuda_corpus_mma.define(case, Inputs)  # shader-mma
 cuda_corpus_mma.define_mma(case, Inputs)  # shader-mma
+cuda_corpus_mma.define_pipeline(case, Inputs)  # shader-mma (heavy: nvcc's cuda_pipeline.h)
 GROUPS = sorted({c.group for c in CASES})
 
 

@@ -504,3 +504,43 @@ def define_mma(case, Inputs) -> None:
         ldsm_inputs,
         ldsm_ref,
     )
+
+
+def define_pipeline(case, Inputs) -> None:
+    """``__pipeline_memcpy_async`` / ``__pipeline_commit`` / ``__pipeline_wait_prior`` of CUDA's
+    ``cuda_pipeline.h`` (nvcc's header: NVRTC has none, so the kernel is heavy): the header's
+    own cp.async sequence, a 16-byte and an 8-byte copy with zero fill."""
+
+    def inputs(r):
+        return Inputs(_u32(r, 4 * 128), _u32(r, 2 * 128), 128, 128, np.zeros(6 * 128, np.uint32))
+
+    def ref(x):
+        i = np.arange(128)
+        m = (i // 64) * 64 + 63 - (i % 64)
+        w16 = x.a.reshape(-1, 4)[m]
+        w8 = _bytes_fill(x.b.reshape(-1, 2)[m], np.full(128, 4))
+        return np.concatenate([w16, w8], axis=1).ravel()
+
+    case(
+        name="cpa_pipeline_prims",
+        style="async_copy",
+        group="mma_pipeline",
+        heavy=True,
+        src=r"""
+#include <cuda_pipeline.h>
+K(cpa_pipeline_prims) {
+  __shared__ __align__(16) uint32_t s[64 * 6]; int t = threadIdx.x, i = TID;
+  __pipeline_memcpy_async(&s[4 * t], &a[4 * i], 16);
+  __pipeline_commit();
+  __pipeline_memcpy_async(&s[256 + 2 * t], &b[2 * i], 8, 4);
+  __pipeline_commit();
+  __pipeline_wait_prior(1);
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  int u = 63 - t;
+  for (int k = 0; k < 4; k++) o[6 * i + k] = s[4 * u + k];
+  o[6 * i + 4] = s[256 + 2 * u]; o[6 * i + 5] = s[257 + 2 * u];
+}""",
+        inputs=inputs,
+        ref=ref,
+    )
