@@ -459,13 +459,13 @@ def define_mma(case, Inputs) -> None:
     )
 
     # --- ldmatrix .x4 (A's fragment of a 16 x 16 b16 tile), .x2.trans (B's fragment of a 16 x 8
-    # tile stored k-major) and movmatrix .trans of the first register; the registers stored
-    # raw, 7 words a lane
+    # tile stored k-major), movmatrix .trans of the first register, .x1 (B's first 8 rows) and
+    # .x4.trans of the 16 x 16 tile; the registers stored raw, 12 words a lane
     def ldsm_inputs(r):
-        return Inputs(_u32(r, WARPS * 192), np.zeros(1, np.uint32), 0, 32 * WARPS, np.zeros(WARPS * 32 * 7, np.uint32))
+        return Inputs(_u32(r, WARPS * 192), np.zeros(1, np.uint32), 0, 32 * WARPS, np.zeros(WARPS * 32 * 12, np.uint32))
 
     def ldsm_ref(x):
-        out = np.zeros((WARPS, 32, 7), np.uint32)
+        out = np.zeros((WARPS, 32, 12), np.uint32)
         for w in range(WARPS):
             h = x.a[w * 192 : (w + 1) * 192].view(np.uint16)
             mt, bm = h[:256].reshape(16, 16), h[256:].reshape(16, 8)
@@ -477,6 +477,10 @@ def define_mma(case, Inputs) -> None:
                 for j in range(2):
                     out[w, lane, 4 + j] = int(bm[8 * j + 2 * q, g]) | int(bm[8 * j + 2 * q + 1, g]) << 16
                 out[w, lane, 6] = int(mt[2 * q, g]) | int(mt[2 * q + 1, g]) << 16  # matrix 0 transposed
+                out[w, lane, 7] = int(bm[g, 2 * q]) | int(bm[g, 2 * q + 1]) << 16  # .x1: B's rows 0..7
+                for j in range(4):  # .x4.trans of the 16 x 16 tile
+                    r0, c0 = 8 * (j & 1) + 2 * q, 8 * (j >> 1) + g
+                    out[w, lane, 8 + j] = int(mt[r0, c0]) | int(mt[r0 + 1, c0]) << 16
         return out.ravel()
 
     mma_case(
@@ -486,20 +490,26 @@ def define_mma(case, Inputs) -> None:
   for (int k = l; k < 192; k += 32) sm[v][k] = a[w * 192 + k];
   __syncthreads();  // (not __syncwarp: Maxwell's warps need none, so the emulated warp gets none)
   const unsigned short *H = (const unsigned short *)sm[v];
-  uint32_t r[7];
+  uint32_t r[12];
 #if __CUDA_ARCH__ >= 800
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(SHM(&H[(l & 15) * 16 + (l >> 4) * 8])));
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
     : "=r"(r[4]), "=r"(r[5]) : "r"(SHM(&H[256 + (l & 15) * 8])));
   asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(r[6]) : "r"(r[0]));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(r[7]) : "r"(SHM(&H[256 + (l & 7) * 8])));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+    : "=r"(r[8]), "=r"(r[9]), "=r"(r[10]), "=r"(r[11]) : "r"(SHM(&H[(l & 15) * 16 + (l >> 4) * 8])));
 #else
   for (int j = 0; j < 4; j++) { int r0 = 8 * (j & 1) + g, c0 = 8 * (j >> 1) + 2 * q;
     r[j] = H[r0 * 16 + c0] | (uint32_t)H[r0 * 16 + c0 + 1] << 16; }
   for (int j = 0; j < 2; j++) r[4 + j] = H[256 + (8 * j + 2 * q) * 8 + g] | (uint32_t)H[256 + (8 * j + 2 * q + 1) * 8 + g] << 16;
   r[6] = H[2 * q * 16 + g] | (uint32_t)H[(2 * q + 1) * 16 + g] << 16;
+  r[7] = H[256 + g * 8 + 2 * q] | (uint32_t)H[256 + g * 8 + 2 * q + 1] << 16;
+  for (int j = 0; j < 4; j++) { int r0 = 8 * (j & 1) + 2 * q, c0 = 8 * (j >> 1) + g;
+    r[8 + j] = H[r0 * 16 + c0] | (uint32_t)H[(r0 + 1) * 16 + c0] << 16; }
 #endif
-  for (int k = 0; k < 7; k++) o[(w * 32 + l) * 7 + k] = r[k];
+  for (int k = 0; k < 12; k++) o[(w * 32 + l) * 12 + k] = r[k];
 """,
         ldsm_inputs,
         ldsm_ref,
