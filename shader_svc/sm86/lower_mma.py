@@ -1,6 +1,7 @@
 """SM86 warp-wide matrix instructions (issue 31; shader-mma): LDSM (PTX ``ldmatrix``), MOVM
 (``movmatrix``), HMMA (``mma.sync`` with f16 / bf16 inputs, f32 or f16 accumulators, shapes
-m16n8k8 = ``.1688`` and m16n8k16 = ``.16816``), IMMA (s8 / u8 inputs, s32 accumulators,
+m16n8k8 = ``.1688`` and m16n8k16 = ``.16816``; tf32 inputs m16n8k8 into f32, one element a
+register, its low 13 significand bits not used), IMMA (s8 / u8 inputs, s32 accumulators,
 m8n8k16 = ``.8816``, m16n8k16 = ``.16816``, m16n8k32 = ``.16832``), DMMA.884 (m8n8k4 f64) and
 BMMA (.b1 with .AND / .XOR and .POPC, m8n8k128, m16n8k128, m16n8k256), on the emulated 32-lane warp
 of ``lower/memory.py``: each value a lane needs from another lane's registers comes through
@@ -158,17 +159,19 @@ class Mma86(Lower86):
     def op_hmma(self, inst: Inst) -> None:
         self._mma_checks(inst)
         src = inst.mods["src"]  # 0 f16, 1 bf16, 2 tf32
-        if src == 2:
-            raise TranslateError(f"{inst.text()}: TF32 inputs not translated", offset=inst.addr)
         k_dim = 16 if inst.mods["shape"] else 8
         f32acc = inst.mods["acc"] == 1
+        if src == 2 and (k_dim != 8 or not f32acc):  # PTX has tf32 only as m16n8k8 (and k4) into f32
+            raise TranslateError(f"{inst.text()}: form not translated", offset=inst.addr)
         b = Block()
         _, g, t = _lane(b)
-        a_el, b_el = self._fragments(b, inst, 16, k_dim, 2, g, t)
+        a_el, b_el = self._fragments(b, inst, 16, k_dim, 1 if src == 2 else 2, g, t)
 
         def widen(v: Value, sub: int) -> Value:
             if src == 0:
                 return b.emit("UnpackF16", v, lane=sub)
+            if src == 2:  # tf32: an f32 register whose low 13 significand bits are not used
+                return b.op("BitcastF32", b.op("IAnd32", v, b.const_u32(0xFFFFE000)))
             hi = b.op("IShl32", v, b.const_u32(16)) if sub == 0 else b.op("IAnd32", v, b.const_u32(0xFFFF0000))
             return b.op("BitcastF32", hi)
 

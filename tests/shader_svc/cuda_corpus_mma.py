@@ -289,6 +289,45 @@ def define_mma(case, Inputs) -> None:
         "hmma_f16_rand", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, np.float16, "hf", (2.0**-10, 512, 1024), 16
     )
 
+    # --- HMMA.1688.F32.TF32 (m16n8k8 tf32): one element a register (A: (g, t), (g + 8, t),
+    # (g, t + 4), (g + 8, t + 4); B: (t, g), (t + 4, g)); values multiples of 1/4 in [-4, 4]
+    # (tf32 exactly: low 13 bits zero), C = (row - col) / 2, every partial sum exact
+    def tf32_inputs(r):
+        v = lambda n: (r.integers(-16, 17, n) * 0.25).astype(np.float32).view(np.uint32)  # noqa: E731
+        return Inputs(v(WARPS * 128), v(WARPS * 64), 0, 32 * WARPS, np.zeros(WARPS * 128, np.uint32))
+
+    def tf32_ref(x):
+        out = []
+        for w in range(WARPS):
+            am = x.a.view(np.float32)[w * 128 : (w + 1) * 128].reshape(16, 8).astype(np.float64)
+            bm = x.b.view(np.float32)[w * 64 : (w + 1) * 64].reshape(8, 8).T.astype(np.float64)
+            c = (np.arange(16)[:, None] - np.arange(8)[None, :]) * 0.5
+            out.append((am @ bm + c).astype(np.float32).view(np.uint32).ravel())
+        return np.concatenate(out)
+
+    mma_case(
+        "hmma_tf32_k8",
+        r"""
+  const float *A = (const float *)a + w * 128, *Bt = (const float *)b + w * 64;
+  float c[4]; for (int r = 0; r < 4; r++) c[r] = (float)((g + 8 * (r >> 1)) - (2 * q + (r & 1))) * 0.5f;
+#if __CUDA_ARCH__ >= 800
+  uint32_t x[4], y[2];
+  for (int r = 0; r < 4; r++) x[r] = __float_as_uint(A[(g + 8 * (r & 1)) * 8 + q + 4 * (r >> 1)]);
+  for (int r = 0; r < 2; r++) y[r] = __float_as_uint(Bt[g * 8 + q + 4 * r]);
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
+#else
+  for (int r = 0; r < 4; r++) {
+    int row = g + 8 * (r >> 1), col = 2 * q + (r & 1);
+    for (int k = 0; k < 8; k++) c[r] += A[row * 8 + k] * Bt[col * 8 + k];
+  }
+#endif
+  for (int r = 0; r < 4; r++) o[w * 128 + (g + 8 * (r >> 1)) * 8 + 2 * q + (r & 1)] = __float_as_uint(c[r]);
+""",
+        tf32_inputs,
+        tf32_ref,
+    )
+
     # --- HMMA.16816.F16: f16 accumulators (two registers a lane), C from global; values kept
     # exact in f16 at every partial sum (A: halves in [-2, 2], B: integers in [-2, 2])
     def h16_inputs(r):
