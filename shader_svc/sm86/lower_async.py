@@ -41,7 +41,7 @@ class Async86(Lower86):
     def op_ldgsts(self, inst: Inst) -> None:
         nbytes = CP_BYTES.get(inst.mods["size"])
         if nbytes is None:
-            raise TranslateError(f"{inst.text()}: copy size not translated", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): copy size not translated", offset=inst.addr)
         pp = inst.ops["pp"]
         if pp["pred"] == 7 and not pp["not"]:
             b = Block()

@@ -78,7 +78,7 @@ class Mma86(Lower86):
     def op_ldsm(self, inst: Inst) -> None:
         mode, n = inst.mods["mode"], (1, 2, 4, None)[inst.mods["n"]]
         if mode not in (0, 1) or n is None:
-            raise TranslateError(f"{inst.text()}: form not translated", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): form not translated", offset=inst.addr)
         a = inst.ops["addr"]
         b = Block()
         own = b.op("IAdd32", b.get_reg(a["reg"]) if a["reg"] != 255 else b.const_u32(0), b.const_u32(a["off"] & 0xFFFFFFFF))
@@ -101,7 +101,7 @@ class Mma86(Lower86):
 
     def op_movm(self, inst: Inst) -> None:
         if inst.mods["mode"] != 0:
-            raise TranslateError(f"{inst.text()}: form not translated", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): form not translated", offset=inst.addr)
         b = Block()
         (a,) = self._regs(b, inst, "a", 1)
         _, g, t = _lane(b)
@@ -124,9 +124,11 @@ class Mma86(Lower86):
     def _mma_checks(self, inst: Inst) -> None:
         up = inst.ops["up"]
         if not (up["pred"] == 7 and not up["not"]):
-            raise TranslateError(f"{inst.text()}: predicated matrix multiply not translated", offset=inst.addr)
+            raise TranslateError(
+                f"{inst.text()} (word {inst.word:#x}): predicated matrix multiply not translated", offset=inst.addr
+            )
         if inst.ops["a"].get("neg") or inst.ops["b"].get("neg"):
-            raise TranslateError(f"{inst.text()}: negated matrix operand not translated", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): negated matrix operand not translated", offset=inst.addr)
 
     def _fragments(self, b: Block, inst: Inst, m: int, k_dim: int, e: int, g: Value, t: Value):
         """A's rows g and g+8 and B's columns 2t, 2t+1 as fetched registers: functions
@@ -162,7 +164,7 @@ class Mma86(Lower86):
         k_dim = 16 if inst.mods["shape"] else 8
         f32acc = inst.mods["acc"] == 1
         if src == 2 and (k_dim != 8 or not f32acc):  # PTX has tf32 only as m16n8k8 (and k4) into f32
-            raise TranslateError(f"{inst.text()}: form not translated", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): form not translated", offset=inst.addr)
         b = Block()
         _, g, t = _lane(b)
         a_el, b_el = self._fragments(b, inst, 16, k_dim, 1 if src == 2 else 2, g, t)
@@ -199,7 +201,7 @@ class Mma86(Lower86):
     def op_imma(self, inst: Inst) -> None:
         self._mma_checks(inst)
         if inst.mods["SAT"]:
-            raise TranslateError(f"{inst.text()}: .SAT not translated", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): .SAT not translated", offset=inst.addr)
         shape = inst.row.mnemonic.split(".")[1]
         m, k_dim = {"8816": (8, 16), "16816": (16, 16), "16832": (16, 32)}[shape]
         sa, sb = inst.mods["atype"] == 1, inst.mods["btype"] == 1
@@ -227,7 +229,7 @@ class Mma86(Lower86):
         (``FFma64``, each rounded once to nearest even)."""
         self._mma_checks(inst)
         if any(inst.ops[n].get("abs") or inst.ops[n].get("neg") for n in "abc") or inst.mods["rnd"]:
-            raise TranslateError(f"{inst.text()}: form not translated", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): form not translated", offset=inst.addr)
         b = Block()
         _, g, t = _lane(b)
         a2, b2, c = self._regs(b, inst, "a", 2), self._regs(b, inst, "b", 2), self._regs(b, inst, "c", 4)
