@@ -1,8 +1,9 @@
 """SM86 warp-wide matrix instructions (issue 31; shader-mma): LDSM (PTX ``ldmatrix``), MOVM
 (``movmatrix``), HMMA (``mma.sync`` with f16 / bf16 inputs, f32 or f16 accumulators, shapes
-m16n8k8 = ``.1688`` and m16n8k16 = ``.16816``; tf32 inputs m16n8k8 into f32, one element a
-register, its low 13 significand bits not used), IMMA (s8 / u8 inputs, s32 accumulators,
-m8n8k16 = ``.8816``, m16n8k16 = ``.16816``, m16n8k32 = ``.16832``), DMMA.884 (m8n8k4 f64) and
+m16n8k8 = ``.1688`` and m16n8k16 = ``.16816``; tf32 inputs m16n8k8 = ``.1688`` and m16n8k4 =
+``.1684`` into f32, one element a register, its low 13 significand bits not used), IMMA (s8 / u8 inputs, s32 accumulators,
+m8n8k16 = ``.8816``, m16n8k16 = ``.16816``, m16n8k32 = ``.16832``; s4 / u4 inputs m8n8k32 =
+``.8832``, m16n8k32 = ``.16832``, m16n8k64 = ``.16864``), DMMA.884 (m8n8k4 f64) and
 BMMA (.b1 with .AND / .XOR and .POPC, m8n8k128, m16n8k128, m16n8k256), on the emulated 32-lane warp
 of ``lower/memory.py``: each value a lane needs from another lane's registers comes through
 ``ShflWarp`` (PTX shfl.sync idx), so no subgroup operation and no device tensor unit is used.
@@ -161,9 +162,9 @@ class Mma86(Lower86):
     def op_hmma(self, inst: Inst) -> None:
         self._mma_checks(inst)
         src = inst.mods["src"]  # 0 f16, 1 bf16, 2 tf32
-        k_dim = 16 if inst.mods["shape"] else 8
+        k_dim = 4 if inst.row.mnemonic == "HMMA.1684" else 16 if inst.mods["shape"] else 8
         f32acc = inst.mods["acc"] == 1
-        if src == 2 and (k_dim != 8 or not f32acc):  # PTX has tf32 only as m16n8k8 (and k4) into f32
+        if src == 2 and (k_dim == 16 or not f32acc):  # PTX has tf32 only as m16n8k8 / k4 into f32
             raise TranslateError(f"{inst.text()} (word {inst.word:#x}): form not translated", offset=inst.addr)
         b = Block()
         _, g, t = _lane(b)
@@ -203,14 +204,17 @@ class Mma86(Lower86):
         if inst.mods["SAT"]:
             raise TranslateError(f"{inst.text()} (word {inst.word:#x}): .SAT not translated", offset=inst.addr)
         shape = inst.row.mnemonic.split(".")[1]
-        m, k_dim = {"8816": (8, 16), "16816": (16, 16), "16832": (16, 32)}[shape]
+        nib = bool(inst.row.base >> 83 & 1)  # .U4/.S4: eight elements a register
+        m, k_dim = {"8816": (8, 16), "16816": (16, 16), "16832": (16, 32), "8832": (8, 32), "16864": (16, 64)}[shape]
         sa, sb = inst.mods["atype"] == 1, inst.mods["btype"] == 1
+        e = 8 if nib else 4
         b = Block()
         _, g, t = _lane(b)
-        a_el, b_el = self._fragments(b, inst, m, k_dim, 4, g, t)
+        a_el, b_el = self._fragments(b, inst, m, k_dim, e, g, t)
 
         def byte(v: Value, sub: int, signed: bool) -> Value:
-            return b.op("SBitExtract32" if signed else "UBitExtract32", v, b.const_u32(8 * sub), b.const_u32(8))
+            w = 32 // e
+            return b.op("SBitExtract32" if signed else "UBitExtract32", v, b.const_u32(w * sub), b.const_u32(w))
 
         c = self._regs(b, inst, "c", m // 4)
         out = []

@@ -2286,6 +2286,36 @@ R(
         for shape, bits in (("16816", 1 << 86), ("16832", 1 << 86 | 1 << 75))
     ]
     + [
+        # 4-bit IMMA: bit 83 (A) and 84 (B) make the types .U4/.S4; shapes .8832 (85), .16832
+        # (75 and 86, as the 8-bit one), .16864 (85 and 86)
+        Row(
+            f"IMMA.{shape}",
+            0x237,
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
+            (),
+            (
+                Mod("atype", 76, 2, ((0, ".U4"), (1, ".S4"))),
+                Mod("btype", 78, 2, ((0, ".U4"), (1, ".S4"))),
+                Mod("SAT", 82, 1, ONOFF(".SAT")),
+            ),
+            1 << 74 | 1 << 83 | 1 << 84 | bits,
+            ir="IMMA",
+        )
+        for shape, bits in (("8832", 1 << 85), ("16832", 1 << 86 | 1 << 75), ("16864", 1 << 86 | 1 << 85))
+    ]
+    + [
+        # HMMA m16n8k4 (tf32 only in PTX): shape bit 78 (75 clear)
+        Row(
+            "HMMA.1684",
+            0x23C,
+            (D, Reg("a", 24, neg=72, reuse="a"), Reg("b", 32, neg=63, reuse="b"), Reg("c", 64), MMA_UP),
+            (),
+            (Mod("acc", 76, 1, ((1, ".F32"),)), Mod("src", 82, 2, ((2, ".TF32"),))),
+            1 << 78 | 1 << 76 | 2 << 82,
+            ir="HMMA",
+        )
+    ]
+    + [
         # BMMA m16n8k256: bit 76 (75 clear); .AND 78, .POPC 80 as the rows above
         Row(
             "BMMA.168256",

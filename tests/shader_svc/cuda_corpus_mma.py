@@ -201,6 +201,8 @@ __device__ __forceinline__ unsigned short f2h(float f) { unsigned short h; asm("
 __device__ __forceinline__ float bf(const uint32_t *p, int idx) { return __uint_as_float((p[idx >> 1] >> (16 * (idx & 1))) << 16); }
 __device__ __forceinline__ int s8(const uint32_t *p, int idx) { return (int)(signed char)(p[idx >> 2] >> (8 * (idx & 3))); }
 __device__ __forceinline__ int u8(const uint32_t *p, int idx) { return (int)(unsigned char)(p[idx >> 2] >> (8 * (idx & 3))); }
+__device__ __forceinline__ int u4(const uint32_t *p, int idx) { return (int)(p[idx >> 3] >> (4 * (idx & 7)) & 15); }
+__device__ __forceinline__ int s4(const uint32_t *p, int idx) { return (u4(p, idx) ^ 8) - 8; }
 """
 
 
@@ -289,44 +291,49 @@ def define_mma(case, Inputs) -> None:
         "hmma_f16_rand", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, np.float16, "hf", (2.0**-10, 512, 1024), 16
     )
 
-    # --- HMMA.1688.F32.TF32 (m16n8k8 tf32): one element a register (A: (g, t), (g + 8, t),
-    # (g, t + 4), (g + 8, t + 4); B: (t, g), (t + 4, g)); values multiples of 1/4 in [-4, 4]
-    # (tf32 exactly: low 13 bits zero), C = (row - col) / 2, every partial sum exact
-    def tf32_inputs(r):
-        v = lambda n: (r.integers(-16, 17, n) * 0.25).astype(np.float32).view(np.uint32)  # noqa: E731
-        return Inputs(v(WARPS * 128), v(WARPS * 64), 0, 32 * WARPS, np.zeros(WARPS * 128, np.uint32))
+    # --- HMMA.1688.F32.TF32 / HMMA.1684.F32.TF32 (m16n8k8 / m16n8k4 tf32): one element a
+    # register (k8 A: (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4); B: (t, g), (t + 4, g); k4
+    # the first two / the first); values multiples of 1/4 in [-4, 4] (tf32 exactly: low 13 bits
+    # zero), C = (row - col) / 2, every partial sum exact
+    def tf32_case(name: str, k_dim: int) -> None:
+        na, nb = k_dim // 2, k_dim // 4
 
-    def tf32_ref(x):
-        out = []
-        for w in range(WARPS):
-            am = x.a.view(np.float32)[w * 128 : (w + 1) * 128].reshape(16, 8).astype(np.float64)
-            bm = x.b.view(np.float32)[w * 64 : (w + 1) * 64].reshape(8, 8).T.astype(np.float64)
-            c = (np.arange(16)[:, None] - np.arange(8)[None, :]) * 0.5
-            out.append((am @ bm + c).astype(np.float32).view(np.uint32).ravel())
-        return np.concatenate(out)
+        def inputs(r):
+            v = lambda n: (r.integers(-16, 17, n) * 0.25).astype(np.float32).view(np.uint32)  # noqa: E731
+            return Inputs(v(WARPS * 16 * k_dim), v(WARPS * 8 * k_dim), 0, 32 * WARPS, np.zeros(WARPS * 128, np.uint32))
 
-    mma_case(
-        "hmma_tf32_k8",
-        r"""
-  const float *A = (const float *)a + w * 128, *Bt = (const float *)b + w * 64;
+        def ref(x):
+            out = []
+            for w in range(WARPS):
+                am = x.a.view(np.float32)[w * 16 * k_dim : (w + 1) * 16 * k_dim].reshape(16, k_dim).astype(np.float64)
+                bm = x.b.view(np.float32)[w * 8 * k_dim : (w + 1) * 8 * k_dim].reshape(8, k_dim).T.astype(np.float64)
+                c = (np.arange(16)[:, None] - np.arange(8)[None, :]) * 0.5
+                out.append((am @ bm + c).astype(np.float32).view(np.uint32).ravel())
+            return np.concatenate(out)
+
+        a_regs = ",".join(f"%{4 + i}" for i in range(na))
+        b_regs = ",".join(f"%{4 + na + i}" for i in range(nb))
+        body = rf"""
+  const float *A = (const float *)a + w * {16 * k_dim}, *Bt = (const float *)b + w * {8 * k_dim};
   float c[4]; for (int r = 0; r < 4; r++) c[r] = (float)((g + 8 * (r >> 1)) - (2 * q + (r & 1))) * 0.5f;
 #if __CUDA_ARCH__ >= 800
   uint32_t x[4], y[2];
-  for (int r = 0; r < 4; r++) x[r] = __float_as_uint(A[(g + 8 * (r & 1)) * 8 + q + 4 * (r >> 1)]);
-  for (int r = 0; r < 2; r++) y[r] = __float_as_uint(Bt[g * 8 + q + 4 * r]);
-  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
+  for (int r = 0; r < {na}; r++) x[r] = __float_as_uint(A[(g + 8 * (r & 1)) * {k_dim} + q + 4 * (r >> 1)]);
+  for (int r = 0; r < {nb}; r++) y[r] = __float_as_uint(Bt[g * {k_dim} + q + 4 * r]);
+  asm volatile("mma.sync.aligned.m16n8k{k_dim}.row.col.f32.tf32.tf32.f32 {{%0,%1,%2,%3}}, {{{a_regs}}}, {{{b_regs}}}, {{%0,%1,%2,%3}};\n"
+    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]) : {", ".join(f'"r"(x[{i}])' for i in range(na))}, {", ".join(f'"r"(y[{i}])' for i in range(nb))});
 #else
-  for (int r = 0; r < 4; r++) {
+  for (int r = 0; r < 4; r++) {{
     int row = g + 8 * (r >> 1), col = 2 * q + (r & 1);
-    for (int k = 0; k < 8; k++) c[r] += A[row * 8 + k] * Bt[col * 8 + k];
-  }
+    for (int k = 0; k < {k_dim}; k++) c[r] += A[row * {k_dim} + k] * Bt[col * {k_dim} + k];
+  }}
 #endif
   for (int r = 0; r < 4; r++) o[w * 128 + (g + 8 * (r >> 1)) * 8 + 2 * q + (r & 1)] = __float_as_uint(c[r]);
-""",
-        tf32_inputs,
-        tf32_ref,
-    )
+"""
+        mma_case(name, body, inputs, ref)
+
+    tf32_case("hmma_tf32_k8", 8)
+    tf32_case("hmma_tf32_k4", 4)
 
     # --- HMMA.16816.F16: f16 accumulators (two registers a lane), C from global; values kept
     # exact in f16 at every partial sum (A: halves in [-2, 2], B: integers in [-2, 2])
@@ -376,8 +383,16 @@ def define_mma(case, Inputs) -> None:
     # --- IMMA: m8n8k16 s8 x s8 (IMMA.8816) and m16n8k32 u8 x s8 (IMMA.16832), random bytes,
     # C = 1000 row - col; exact 32-bit sums
     def imma_case(name, ptx, m, k_dim, ga, gb):
-        kw = k_dim // 4
-        na, nc = (m // 8) * (k_dim // 16), m // 4
+        per = 8 if ga in ("s4", "u4") else 4  # elements a 32-bit word
+        kw, nb = k_dim // per, k_dim // (4 * per)
+        na, nc = (m // 8) * nb, m // 4
+
+        def elems(words, kind):
+            if per == 4:
+                return words.view(np.int8 if kind == "s8" else np.uint8).astype(np.int64)
+            by = words.view(np.uint8).astype(np.int64)
+            v = np.stack([by & 15, by >> 4], axis=-1).ravel()  # element 2j in the low nibble
+            return (v ^ 8) - 8 if kind == "s4" else v
 
         def inputs(r):
             return Inputs(_u32(r, WARPS * m * kw), _u32(r, WARPS * 8 * kw), 0, 32 * WARPS, np.zeros(WARPS * m * 8, np.uint32))
@@ -385,14 +400,14 @@ def define_mma(case, Inputs) -> None:
         def ref(x):
             out = []
             for w in range(WARPS):
-                ab = x.a[w * m * kw : (w + 1) * m * kw].view(np.int8 if ga == "s8" else np.uint8).astype(np.int64)
-                bb = x.b[w * 8 * kw : (w + 1) * 8 * kw].view(np.int8 if gb == "s8" else np.uint8).astype(np.int64)
+                ab = elems(x.a[w * m * kw : (w + 1) * m * kw], ga)
+                bb = elems(x.b[w * 8 * kw : (w + 1) * 8 * kw], gb)
                 c = np.arange(m)[:, None] * 1000 - np.arange(8)[None, :]
                 out.append((ab.reshape(m, k_dim) @ bb.reshape(8, k_dim).T + c).astype(np.int64).astype(np.uint32).ravel())
             return np.concatenate(out)
 
         a_regs = ", ".join(f"%{nc + i}" for i in range(na))
-        b_regs = ", ".join(f"%{nc + na + i}" for i in range(k_dim // 16))
+        b_regs = ", ".join(f"%{nc + na + i}" for i in range(nb))
         d_regs = ", ".join(f"%{i}" for i in range(nc))
         body = rf"""
   const uint32_t *A = a + w * {m * kw}, *Bt = b + w * {8 * kw};
@@ -400,9 +415,9 @@ def define_mma(case, Inputs) -> None:
 #if __CUDA_ARCH__ >= 800
   uint32_t x[4], y[2];
   for (int r = 0; r < {na}; r++) x[r] = A[(g + 8 * (r & 1)) * {kw} + q + 4 * (r >> 1)];
-  for (int r = 0; r < {k_dim // 16}; r++) y[r] = Bt[g * {kw} + q + 4 * r];
+  for (int r = 0; r < {nb}; r++) y[r] = Bt[g * {kw} + q + 4 * r];
   asm volatile("{ptx} {{{d_regs}}}, {{{a_regs}}}, {{{b_regs}}}, {{{d_regs}}};\n"
-    : {", ".join(f'"+r"(c[{i}])' for i in range(nc))} : {", ".join(f'"r"(x[{i}])' for i in range(na))}, {", ".join(f'"r"(y[{i}])' for i in range(k_dim // 16))});
+    : {", ".join(f'"+r"(c[{i}])' for i in range(nc))} : {", ".join(f'"r"(x[{i}])' for i in range(na))}, {", ".join(f'"r"(y[{i}])' for i in range(nb))});
 #else
   for (int r = 0; r < {nc}; r++) {{
     int row = g + 8 * (r >> 1), col = 2 * q + (r & 1);
@@ -418,6 +433,9 @@ def define_mma(case, Inputs) -> None:
     imma_case("imma_s8_8816", "mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32", 8, 16, "s8", "s8")
     imma_case("imma_u8s8_16832", "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32", 16, 32, "u8", "s8")
     imma_case("imma_s8u8_16816", "mma.sync.aligned.m16n8k16.row.col.s32.s8.u8.s32", 16, 16, "s8", "u8")
+    imma_case("imma_s4u4_8832", "mma.sync.aligned.m8n8k32.row.col.s32.s4.u4.s32", 8, 32, "s4", "u4")
+    imma_case("imma_u4s4_16832", "mma.sync.aligned.m16n8k32.row.col.s32.u4.s4.s32", 16, 32, "u4", "s4")
+    imma_case("imma_s4_16864", "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32", 16, 64, "s4", "s4")
 
     # --- BMMA: .b1 m8n8k128 .xor, m16n8k128 .and, m16n8k256 .xor (with .popc), random bits,
     # C = 1000 row - col; d = C + popcount(row AND / XOR column) over K bits

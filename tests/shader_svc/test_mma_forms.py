@@ -10,7 +10,7 @@ import pytest
 REFUSED = [
     "HMMA.16816.F32 R4, R8, R12, R4, UP0",  # a uniform predicate on the multiply
     "HMMA.16816.F32 R4, -R8, R12, R4",  # a negated A
-    "HMMA.16816.F32.TF32 R4, R8, R12, R4",  # tf32 is m16n8k8 only in PTX
+    "HMMA.16816.F32.TF32 R4, R8, R12, R4",  # tf32 is m16n8k8 / k4 only in PTX
     "IMMA.8816.S8.S8.SAT R4, R8.ROW, R12.COL, R4",
     "LDSM.16.M816.2 R4, [R8]",
     "MOVM.16.M832 R4, R8",
@@ -54,6 +54,9 @@ def test_translated_forms_make_modules():
         "IMMA.16832.S8.U8 R4, R8.ROW, R12.COL, RZ",
         "DMMA.884 R4, R8, R12, R16",
         "BMMA.168256.XOR.POPC R4, R8.ROW, R12.COL, R4",
+        "IMMA.8832.S4.U4 R4, R8.ROW, R12.COL, RZ",
+        "IMMA.16864.S4.S4 R4, R8.ROW, R12.COL, R4",
+        "HMMA.1684.F32.TF32 R4, R8, R12, RZ",
     ]
     for text in forms:
         insts = dec.decode_stream(asm.assemble_program(f"S2R R0, SR_TID.X\n{text}\nEXIT\n"))
