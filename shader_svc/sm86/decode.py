@@ -302,8 +302,10 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else ".U32" if o.u32 else "")
         if o.scale:
             s += dict(o.scale[2])[v["scale"]]
-        if o.ur is not None:
-            s += "+" + _reg_name(v["ur"], "UR")
+        # nvdisasm 13.5 (shader-mma): LDGSTS's source leaves out '+URZ'; ARRIVES's address
+        # leaves out an RZ register ('[URZ+0x100]')
+        if o.ur is not None and not (o.u32 and v["ur"] == 63):
+            s = _reg_name(v["ur"], "UR") if v["reg"] == 255 and not o.u32 else s + "+" + _reg_name(v["ur"], "UR")
         if v["off"]:
             s += "+" + _hex(v["off"])
         return f"[{s}]"
