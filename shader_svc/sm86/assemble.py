@@ -133,6 +133,8 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         s = text
         if o.suffix.startswith("@swz:") and ".reuse." in s:  # nvdisasm: 'R2.reuse.H0_H0'
             s = s.replace(".reuse.", ".", 1) + ".reuse"
+        if o.suffix and not o.suffix.startswith("@") and s.endswith(".reuse" + o.suffix):  # 'R8.reuse.ROW'
+            s = s[: -len(".reuse" + o.suffix)] + o.suffix + ".reuse"
         if s.endswith(".reuse"):
             if not o.reuse:
                 raise _NoMatch(s)
@@ -260,10 +262,17 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             text = "[RZ+" + text[1:]
         if o.ur is not None:  # '[R0.U32+UR4+0x10]': the uniform register read off first
             mu = re.fullmatch(r"(\[[^+\]]*)\+(URZ|UR\d+)(.*)", text)
-            if not mu:
+            mz = re.fullmatch(r"\[(URZ|UR\d+)(.*)", text)  # ARRIVES: an RZ register left out
+            if mz and not o.u32:
+                f.append((o.ur, 6, _regnum(mz.group(1), "UR")))
+                text = "[RZ" + mz.group(2)
+            elif not mu and o.u32 and ".U32" in text:  # LDGSTS's '+URZ' left out ('.64' without a
+                f.append((o.ur, 6, 63))  # UR is the form with bit 76, which ptxas emits)
+            elif not mu:
                 raise _NoMatch(text)
-            f.append((o.ur, 6, _regnum(mu.group(2), "UR")))
-            text = mu.group(1) + mu.group(3)
+            else:
+                f.append((o.ur, 6, _regnum(mu.group(2), "UR")))
+                text = mu.group(1) + mu.group(3)
             if o.u32 and ".U32" in text:
                 text = text.replace(".U32", "", 1)
             elif o.u32 and ".64" not in text:

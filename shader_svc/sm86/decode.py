@@ -252,14 +252,14 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         if o.suffix == "@hiderz" and v["reg"] == (255 if o.file == "R" else 63):
             return None
         s = _reg_name(v["reg"], o.file)
-        if o.suffix and not o.suffix.startswith("@"):
-            s += o.suffix
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
             s = (neg_sym if o.neg_sym == "-" else o.neg_sym) + s
         if o.reuse and get(w, REUSE_BIT[o.reuse], 1):
             s += ".reuse"
+        if o.suffix and not o.suffix.startswith("@"):  # after '.reuse': 'R8.reuse.ROW' (IMMA; shader-mma)
+            s += o.suffix
         if o.suffix.startswith("@swz:"):  # after '.reuse', as nvdisasm prints 'R2.reuse.H0_H0'
             s += SWZ[get(w, int(o.suffix[5:]), 2)]
         return s
@@ -302,8 +302,10 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else ".U32" if o.u32 else "")
         if o.scale:
             s += dict(o.scale[2])[v["scale"]]
-        if o.ur is not None:
-            s += "+" + _reg_name(v["ur"], "UR")
+        # nvdisasm 13.5 (shader-mma): LDGSTS's source leaves out '+URZ'; ARRIVES's address
+        # leaves out an RZ register ('[URZ+0x100]')
+        if o.ur is not None and not (o.u32 and v["ur"] == 63):
+            s = _reg_name(v["ur"], "UR") if v["reg"] == 255 and not o.u32 else s + "+" + _reg_name(v["ur"], "UR")
         if v["off"]:
             s += "+" + _hex(v["off"])
         return f"[{s}]"

@@ -1043,7 +1043,13 @@ R(
         Row(
             "DMMA.884",
             0x23F,
-            (D, Reg("a", 24, neg=72, abs=73), Reg("b", 32, neg=63, abs=62), Reg("c", 64, neg=75, abs=74), MMA_UP),
+            (
+                D,
+                Reg("a", 24, neg=72, abs=73, reuse="a"),
+                Reg("b", 32, neg=63, abs=62, reuse="b"),
+                Reg("c", 64, neg=75, abs=74),
+                MMA_UP,
+            ),
             (),
             (Mod("rnd", 78, 2, FRND),),
             ir="DMMA",
@@ -1051,7 +1057,7 @@ R(
         Row(
             "HMMA",
             0x23C,
-            (D, Reg("a", 24, neg=72), Reg("b", 32, neg=63), Reg("c", 64), MMA_UP),
+            (D, Reg("a", 24, neg=72, reuse="a"), Reg("b", 32, neg=63, reuse="b"), Reg("c", 64), MMA_UP),  # reuse: shader-mma
             (),
             (
                 Mod("shape", 75, 1, ((0, ".1688"), (1, ".16816"))),
@@ -1063,7 +1069,7 @@ R(
         Row(
             "IMMA.8816",
             0x237,
-            (D, Reg("a", 24, suffix=".ROW"), Reg("b", 32, suffix=".COL"), Reg("c", 64), MMA_UP),
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
             (),
             (
                 Mod("atype", 76, 2, ((0, ".U8"), (1, ".S8"))),
@@ -1076,7 +1082,7 @@ R(
         Row(
             "BMMA",
             0x23D,
-            (D, Reg("a", 24, suffix=".ROW"), Reg("b", 32, suffix=".COL"), Reg("c", 64), MMA_UP),
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
             (),
             (
                 Mod("shape", 75, 1, ((0, ".88128"), (1, ".168128"))),
@@ -1636,7 +1642,7 @@ R(
         Row("LEPC", 0x34E, (D,), cls="ctrl"),
         Row("GETLMEMBASE", 0x3C0, (D,), cls="mem"),
         Row("SETLMEMBASE", 0x3C1, (Reg("a", 24),), cls="mem"),
-        Row("LDGDEPBAR", 0x9AF, (), cls="mem"),
+        Row("LDGDEPBAR", 0x9AF, (), cls="mem", ir="NOP"),  # shader-mma: copies are synchronous (lower_async)
         Row("B2R", 0x31C, (D, Imm("b", 54, 4, "u")), cls="ctrl"),
         Row("PMTRIG", 0x801, (P87H, Imm("b", 32, 16, "u")), cls="ctrl"),
         Row(
@@ -1824,6 +1830,7 @@ R(
                 Mod("mode", 78, 2, ((0, ".M88"), (1, ".MT88"), (2, ".M816"))),
                 Mod("n", 72, 2, ((0, ""), (1, ".2"), (2, ".4"))),
             ),
+            ir="LDSM",  # shader-mma
             cls="mem",
         ),
         Row(
@@ -1906,6 +1913,7 @@ R(
             0x23A,
             (D, A()),
             mods=(FIXED("w", ".16"), Mod("mode", 78, 2, ((0, ".MT88"), (1, ".M832"), (2, ".M864")))),
+            ir="MOVM",  # shader-mma
             cls="mem",
         ),
         Row(
@@ -2360,3 +2368,91 @@ _KEYED = set(
     "I2I BMSK FSET IDP VABSDIFF4 P2R R2P I2IP".split()
 )
 ROWS[:] = [replace(r, ir=_lowering_key(r)) if not r.ir and r.mnemonic.split(".")[0] in _KEYED else r for r in ROWS]
+# --- shader-mma (issue 31): tensor-core and asynchronous-copy forms nvcc 13 emits for mma.sync /
+# cp.async, each layout found by flipping every bit of a compiled word under nvdisasm 13.5.
+# LDGSTS with bit 76 set: no uniform register added (bits 64..69 are then free: ptxas leaves
+# the memory descriptor's UR there, printed only with desc[] at bit 101); the source register is
+# then always a pair (nvdisasm refuses the word with bit 70 clear).
+# IMMA's shape: bits 75 and 86 both clear .8816 (above), 86 alone .16816, both .16832.
+R(
+    [
+        Row(
+            "LDGSTS.E",
+            0xFAE,
+            (
+                Mem("dst", 16, off=(44, 20)),
+                Mem("src", 24, wide_bit=-1, off=(32, 12)),
+                Pred("pp", 87, not_bit=90, hide_pt=True),
+            ),
+            (),
+            (
+                Mod("BYPASS", 81, 1, ((0, ".BYPASS"), (1, ""))),
+                SU_CACHE,
+                Mod("size", 73, 3, ((4, ""), (5, ".64"), (6, ".128"))),
+                Mod("ZFILL", 82, 1, ONOFF(".ZFILL")),
+            ),
+            1 << 91 | 4 << 73 | 1 << 76 | 1 << 70,
+            free=((64, 6),),
+            ir="LDGSTS",
+            cls="mem",
+        ),
+    ]
+    + [
+        Row(
+            f"IMMA.{shape}",
+            0x237,
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
+            (),
+            (
+                Mod("atype", 76, 2, ((0, ".U8"), (1, ".S8"))),
+                Mod("btype", 78, 2, ((0, ".U8"), (1, ".S8"))),
+                Mod("SAT", 82, 1, ONOFF(".SAT")),
+            ),
+            1 << 74 | bits,
+            ir="IMMA",
+        )
+        for shape, bits in (("16816", 1 << 86), ("16832", 1 << 86 | 1 << 75))
+    ]
+    + [
+        # 4-bit IMMA: bit 83 (A) and 84 (B) make the types .U4/.S4; shapes .8832 (85), .16832
+        # (75 and 86, as the 8-bit one), .16864 (85 and 86)
+        Row(
+            f"IMMA.{shape}",
+            0x237,
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
+            (),
+            (
+                Mod("atype", 76, 2, ((0, ".U4"), (1, ".S4"))),
+                Mod("btype", 78, 2, ((0, ".U4"), (1, ".S4"))),
+                Mod("SAT", 82, 1, ONOFF(".SAT")),
+            ),
+            1 << 74 | 1 << 83 | 1 << 84 | bits,
+            ir="IMMA",
+        )
+        for shape, bits in (("8832", 1 << 85), ("16832", 1 << 86 | 1 << 75), ("16864", 1 << 86 | 1 << 85))
+    ]
+    + [
+        # HMMA m16n8k4 (tf32 only in PTX): shape bit 78 (75 clear)
+        Row(
+            "HMMA.1684",
+            0x23C,
+            (D, Reg("a", 24, neg=72, reuse="a"), Reg("b", 32, neg=63, reuse="b"), Reg("c", 64), MMA_UP),
+            (),
+            (Mod("acc", 76, 1, ((1, ".F32"),)), Mod("src", 82, 2, ((2, ".TF32"),))),
+            1 << 78 | 1 << 76 | 2 << 82,
+            ir="HMMA",
+        )
+    ]
+    + [
+        # BMMA m16n8k256: bit 76 (75 clear); .AND 78, .POPC 80 as the rows above
+        Row(
+            "BMMA.168256",
+            0x23D,
+            (D, Reg("a", 24, suffix=".ROW", reuse="a"), Reg("b", 32, suffix=".COL", reuse="b"), Reg("c", 64), MMA_UP),
+            (),
+            (Mod("op", 78, 1, ((0, ".XOR"), (1, ".AND"))), Mod("POPC", 80, 1, ((1, ".POPC"),))),
+            1 << 74 | 1 << 80 | 1 << 76,
+            ir="BMMA",
+        )
+    ]
+)

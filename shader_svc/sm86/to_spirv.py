@@ -19,6 +19,8 @@ from shader_svc.lower.surface import SURFACE_RULES, Surface
 from shader_svc.lower.texture import TEXTURE_RULES, ComputeTextures
 from shader_svc.lower.match import MATCH_RULES, WarpMatch
 from shader_svc.sm86.lower_uniform import UNIFORM_RULES, Uniform86
+from shader_svc.sm86.lower_async import ASYNC_RULES, Async86  # shader-mma
+from shader_svc.sm86.lower_mma import MMA_RULES, Mma86  # shader-mma
 
 EXT = {
     "LEA",
@@ -67,7 +69,7 @@ EXT = {
 }
 
 
-class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTextures, WarpMatch, Uniform86):
+class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTextures, WarpMatch, Uniform86, Async86, Mma86):
     RULES = {
         **Lower86.RULES,
         "IADD3": "op_iadd3",
@@ -124,6 +126,8 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
         **TEXTURE_RULES,  # shader-tex
         **MATCH_RULES,  # shader-tex
         **UNIFORM_RULES,  # shader-u
+        **ASYNC_RULES,  # shader-mma
+        **MMA_RULES,  # shader-mma
     }
 
     def lowered(self, ir: str) -> bool:
@@ -137,6 +141,8 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
             or ir in TEXTURE_RULES
             or ir in MATCH_RULES
             or ir in UNIFORM_RULES
+            or ir in ASYNC_RULES
+            or ir in MMA_RULES
         )
 
     def lower(self, inst: Inst) -> None:

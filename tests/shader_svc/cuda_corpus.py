@@ -428,6 +428,11 @@ cuda_corpus_tex.define(case, Inputs)
 cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated warp
 cuda_corpus_more.define_shader_u(case, Inputs)  # shader-u: SM86's uniform datapath, the last vector ALU rows
 cuda_corpus_more.define_shader_u_wide(case, Inputs)  # shader-u: uniform carries, ULEA.HI.X.SX32
+import cuda_corpus_mma  # noqa: E402  (shader-mma: cp.async, ldmatrix, movmatrix, mma.sync)
+
+cuda_corpus_mma.define(case, Inputs)  # shader-mma
+cuda_corpus_mma.define_mma(case, Inputs)  # shader-mma
+cuda_corpus_mma.define_pipeline(case, Inputs)  # shader-mma (heavy: nvcc's cuda_pipeline.h)
 GROUPS = sorted({c.group for c in CASES})
 
 

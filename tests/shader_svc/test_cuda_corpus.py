@@ -26,6 +26,9 @@ CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf
 CI_TEX = {"tex_grad", "tex_bound"}  # shader-tex (cuda_corpus_tex.py): TXD/TEX/TXQ, bindless and bound
 # shader-u: SM86's uniform datapath and the last vector ALU rows, -O3 on both ISAs (the shader_u group)
 CI_U = {"uni_alu_0", "uni_more_0", "uni_wide_0", "vec_alu_forms", "fcmp_pset_mad"}
+# shader-mma (cuda_corpus_mma.py): cp.async of every size and fill, an HMMA, an IMMA, LDSM + MOVM; -O3
+# on both ISAs (SM53 runs the kernels' plain paths): two more NVRTC builds per ISA
+CI_MMA = {"cpa_sizes", "hmma_f16_k16", "imma_u8s8_16832", "ldsm_movm"}
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -47,7 +50,7 @@ def _params():
         for opt in ("O3", "G"):
             for c in cc.CASES:
                 ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
-                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA
                 )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))

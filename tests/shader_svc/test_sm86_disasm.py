@@ -196,6 +196,8 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
     from shader_svc.sm86.lower_half import HALF_RULES
     from shader_svc.lower.surface import SURFACE_RULES  # surfaces (shader-surf); DEPBAR waits: NOP
     from shader_svc.sm86.lower_uniform import UNIFORM_RULES  # the uniform datapath (shader-u)
+    from shader_svc.sm86.lower_async import ASYNC_RULES  # shader-mma: LDGSTS
+    from shader_svc.sm86.lower_mma import MMA_RULES  # shader-mma: LDSM, MOVM, HMMA, IMMA
 
     mem = {"ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC", "QSPC", "ATOMG.CAS"}  # shader-mem's rows: sm86/lower_mem.py
     mem |= {"LDG", "STG", "NOP"}  # shader-gaps2's Volta-style LD/ST (sm86/lower_mem.py), WARPSYNC.EXCLUSIVE
@@ -213,6 +215,8 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
         or r.ir in SURFACE_RULES
         or r.ir in TEX_RULES
         or r.ir in UNIFORM_RULES
+        or r.ir in ASYNC_RULES
+        or r.ir in MMA_RULES
         or r.mnemonic == "DEPBAR"
         for r in ROWS[MORE_FROM:]
     )
@@ -241,7 +245,13 @@ def test_decode_only_rows_every_bit_flipped():
 
 
 # lowered since: UF2FP.PACK_AB (shader-u; its .MERGE_C is refused by name)
-@pytest.mark.parametrize("mnemonic", [m for m in DECODE_ONLY if m != "UF2FP"] + ["F2I.16", "F2I.F16"])
+# translated since (shader-mma: sm86/lower_async.py, sm86/lower_mma.py): not refused any more
+TRANSLATED_SINCE = {"HMMA", "IMMA.8816", "LDGSTS.E", "DMMA.884", "BMMA"}
+
+
+@pytest.mark.parametrize(
+    "mnemonic", [m for m in DECODE_ONLY if m != "UF2FP" and m not in TRANSLATED_SINCE] + ["F2I.16", "F2I.F16"]
+)
 def test_decoded_but_untranslated_is_refused_naming_offset_word_and_form(mnemonic):
     """A form the table decodes but no lowering rule handles: the translator refuses it naming
     the offset, the instruction word and its text."""
