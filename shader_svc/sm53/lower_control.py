@@ -10,6 +10,8 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import DONE, TranslateError
+from shader_svc.lower.indirect import INDIRECT, IndirectBranch
+from shader_svc.lower.memory import ldc_ir
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import BRANCHES, Lower53
 from shader_svc.spirv.structure import RET, Unstructured
@@ -38,12 +40,13 @@ def _target(ins: Inst, base: int) -> int:
     return _entry_addr(ins.ops["t"]["target"], base)
 
 
-def _blocks(insts: list[Inst]) -> list[list[Inst]]:
-    leaders = {insts[0].addr} if insts else set()
+def _blocks(insts: list[Inst], extra: set[int] = frozenset()) -> list[list[Inst]]:
+    """Basic blocks; ``extra``: more leaders (an indirect branch's bounded targets)."""
+    leaders = ({insts[0].addr} if insts else set()) | set(extra)
     base = _code_base(insts)
     for i, ins in enumerate(insts):
         ir = ins.row.ir
-        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "JCAL", "KIL", "BPT") and i + 1 < len(insts):
+        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "JCAL", "KIL", "BPT", *INDIRECT) and i + 1 < len(insts):
             leaders.add(insts[i + 1].addr)
         if ir in ("BRA", "SSY", "PBK", "CAL", "JCAL"):
             leaders.add(_target(ins, base))
@@ -58,7 +61,7 @@ def _blocks(insts: list[Inst]) -> list[list[Inst]]:
     return blocks
 
 
-class Control53(Lower53):
+class Control53(IndirectBranch, Lower53):
     """Mixin of ``to_spirv.Compute53``: blocks, the reconvergence stack, branches."""
 
     # --- control flow: the run-time stack in IR (``StackLoad`` / ``StackStore``, ir/ops.py) ---
@@ -134,8 +137,37 @@ class Control53(Lower53):
                 )
         return super().build()
 
+    INST_BYTES = 8  # BRX's base: the next 8-byte slot
+
+    def lowered(self, ir: str) -> bool:
+        return ir in INDIRECT or super().lowered(ir)
+
     def block_list(self) -> list[list[Inst]]:
-        return _blocks(self.insts)
+        base = _code_base(self.insts)
+        addrs = {ins.addr for ins in self.insts}
+
+        def entry(raw: int) -> int | None:
+            a = _entry_addr(raw, base)
+            return a if a in addrs else None
+
+        self._indirect = {}  # BRX address -> its bounded targets (lower/indirect.py)
+        for i, ins in enumerate(self.insts):
+            if ins.row.ir in INDIRECT:
+                self._indirect[ins.addr] = self.jump_targets(self.insts, i, entry)
+        blocks = _blocks(self.insts, {a for ts in self._indirect.values() for _, a in ts})
+        self._starts = [b[0].addr for b in blocks]
+        return blocks
+
+    def op_ldc(self, inst: Inst) -> None:
+        """An indexed LDC of a constant bank that is part of the program (the jump table of a
+        BRX, ``lower/indirect.py``); other banks: the memory lowering's."""
+        cv = inst.ops["c"]
+        n = {4: 1, 5: 2}.get(inst.mods["size"])
+        if cv["bank"] == 0 or self._program_bank(cv["bank"]) is None or inst.mods["mode"] or n is None:
+            return super().op_ldc(inst)
+        b = Block()
+        ldc_ir(b, inst, cv["reg"], cv["off"], cv["bank"], n, inst.ops.get("d", {}).get("reg", 255))
+        ir_spirv.emit(self, b)
 
     STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK", "CAL", "JCAL", "RET", "BPT")
 
@@ -161,6 +193,8 @@ class Control53(Lower53):
                     stack = stack + ((kinds[ins.row.ir], target(ins)),)
             last = blocks[i][-1]
             ir = last.row.ir
+            if ir in INDIRECT:
+                self.indirect_step(last)
             guarded = not self._unconditional(last)
             if ir in ("CAL", "JCAL"):
                 if nxt == RET:
@@ -214,6 +248,9 @@ class Control53(Lower53):
         if ir in ("SSY", "PBK"):
             self._push(target(ins) | ENTRY_KIND[ir] << 28)
             return nxt
+        if ir in INDIRECT:
+            tgt = self.indirect_next(ins, self._indirect[ins.addr], lambda a: self._starts.index(a))
+            return tgt if self._unconditional(ins) else self.select_ids(self._branch_guard(ins), tgt, nxt)
         if ir not in BRANCHES:
             return None
         if ir in ("CAL", "JCAL"):

@@ -1788,8 +1788,8 @@ R(
 # printed after the register ('BRX P0, R2 0x10'; left out while 0); .INC/.DEC held 0
 R(
     [
-        Row(m, opc, (Pred("pp", 87, not_bit=90, hide_pt=True), Reg("a", 24), Imm("rt", 34, 48, "x4")), cls="branch")
-        for m, opc in (("BRX", 0x949), ("JMX", 0x94C))
+        Row(m, opc, (Pred("pp", 87, not_bit=90, hide_pt=True), Reg("a", 24), Imm("rt", 34, 48, "x4")), cls="branch", ir=ir)
+        for m, opc, ir in (("BRX", 0x949, "BRX"), ("JMX", 0x94C, ""))  # shader-ctl: BRX lowered (lower/indirect.py)
     ]
 )
 # shared-memory atomics: the address as LDS/STS's ([Ra.X4+off]), op 87..90, type 73..74

@@ -18,6 +18,7 @@ from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.lower.surface import SURFACE_RULES, Surface
 from shader_svc.lower.texture import TEXTURE_RULES, ComputeTextures
 from shader_svc.lower.match import MATCH_RULES, WarpMatch
+from shader_svc.lower.indirect import INDIRECT_RULES
 
 EXT = {
     "LEA",
@@ -122,6 +123,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
         **SURFACE_RULES,
         **TEXTURE_RULES,  # shader-tex
         **MATCH_RULES,  # shader-tex
+        **INDIRECT_RULES,  # shader-ctl
     }
 
     def lowered(self, ir: str) -> bool:
@@ -134,6 +136,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
             or ir in SURFACE_RULES
             or ir in TEXTURE_RULES
             or ir in MATCH_RULES
+            or ir in INDIRECT_RULES
         )
 
     def lower(self, inst: Inst) -> None:

@@ -426,6 +426,9 @@ import cuda_corpus_tex  # noqa: E402  (shader-tex: texture objects, the texture 
 
 cuda_corpus_tex.define(case, Inputs)
 cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated warp
+import cuda_corpus_ctl  # noqa: E402  (shader-ctl: indirect branches, dense switches)
+
+cuda_corpus_ctl.define(case, Inputs)
 GROUPS = sorted({c.group for c in CASES})
 
 

@@ -1,0 +1,118 @@
+"""Control-flow kernels of the issue-31 corpus (shader-ctl): indirect branches and dense switches.
+
+nvcc 13 lowers a C ``switch`` to a tree of compares and branches at -O3 and -G alike (seen for
+9 and 24 dense cases), so the jump-table form comes from PTX ``brx.idx`` in inline assembly:
+ptxas puts the table in constant bank 2 and emits ``LDC Rt, c[0x2][Ri]`` + ``BRX Rt off``
+on sm_86 and sm_53 (``shader_svc/lower/indirect.py``).  The PTX labels live in the asm block, so
+each kernel holds one copy of it (``#pragma unroll 1`` keeps a loop from duplicating it).
+
+References: plain numpy of what each case computes (uint32 wrap-around).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+GROUP = "ctl_switch"
+N = 200
+_C1 = [(0x9E3779B9 * (k + 1)) & 0xFFFFFFFF for k in range(8)]  # per-case constants (no multiply:
+# ptxas -O0 turns mad with an immediate into an SM53 IMAD form the decoder does not know yet)
+
+
+def _brx_asm(n: int, idx: str, pre: str = "SW") -> str:
+    """A PTX block: ``%0 = case[idx](%1)`` with case k = (x ^ C1[k]) + k * k + 1, through
+    ``brx.idx`` over ``n`` labels (``idx`` a PTX expression computing ix from %1 / %2)."""
+    body = "".join(f"{pre}_L{k}: xor.b32 %0, %1, {_C1[k]}; add.u32 %0, %0, {k * k + 1}; bra.uni {pre}_END;\\n" for k in range(n))
+    return (
+        "{\\n .reg .u32 ix;\\n "
+        + f"{pre}_T: .branchtargets "
+        + ", ".join(f"{pre}_L{k}" for k in range(n))
+        + f";\\n {idx}\\n brx.idx ix, {pre}_T;\\n"
+        + body
+        + f"{pre}_END:\\n}}"
+    )
+
+
+def _case_ref(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    x, k = x.astype(np.uint64), k.astype(np.uint64)
+    c1 = np.array(_C1, np.uint64)[k.astype(int)]
+    return (((x ^ c1) + k * k + 1) & 0xFFFFFFFF).astype(np.uint32)
+
+
+def _switch_ref(x: np.ndarray) -> np.ndarray:
+    """The C switch of ``sw_dense``."""
+    x = x.astype(np.uint64)
+    k = x % 9
+    out = np.full(len(x), 42, np.uint64)
+    forms = [x * 3, x ^ 0x55, x + 7, x >> 3, x * x, ~x, x - 100, x << 5]
+    for j, f in enumerate(forms):
+        out = np.where(k == j, f, out)
+    return (out & 0xFFFFFFFF).astype(np.uint32)
+
+
+def define(case, Inputs) -> None:
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, np.zeros(1, np.uint32), N, 256, np.zeros(256, np.uint32))
+
+    # an 8-way jump table, the index divergent across the warp
+    case(
+        name="brx_dense",
+        style="switch",
+        group=GROUP,
+        src=r"""
+K(brx_dense) { int i = TID; if (i < n) { uint32_t x = a[i], r;
+  asm volatile("""
+        + '"'
+        + _brx_asm(8, "and.b32 ix, %1, 7;", "BD")
+        + '"'
+        + r""" : "=r"(r) : "r"(x));
+  o[i] = r; } }""",
+        inputs=ins,
+        ref=lambda x: np.concatenate([_case_ref(x.a[: x.n], x.a[: x.n] & 7), np.zeros(256 - x.n, np.uint32)]),
+    )
+
+    # a jump table inside a loop: four dispatches per thread, a 5-way table (index x % 5 of
+    # the running value), the result fed back
+    case(
+        name="brx_loop",
+        style="switch",
+        group=GROUP,
+        src=r"""
+K(brx_loop) { int i = TID; if (i < n) { uint32_t x = a[i], r;
+  #pragma unroll 1
+  for (int j = 0; j < 4; j++) {
+    asm volatile("""
+        + '"'
+        + _brx_asm(5, "shr.u32 ix, %1, 7; and.b32 ix, ix, 3; add.u32 ix, ix, 1; min.u32 ix, ix, 4;", "BL")
+        + '"'
+        + r""" : "=r"(r) : "r"(x));
+    x = r ^ (x >> 11);
+  }
+  o[i] = x; } }""",
+        inputs=ins,
+        ref=lambda x: np.concatenate([_loop_ref(x.a[: x.n]), np.zeros(256 - x.n, np.uint32)]),
+    )
+
+    # a dense C switch (a compare tree from nvcc at -O3 and -G)
+    case(
+        name="sw_dense",
+        style="switch",
+        group=GROUP,
+        src=r"""
+K(sw_dense) { int i = TID; if (i < n) { uint32_t x = a[i], r;
+  switch (x % 9u) { case 0: r = x * 3u; break; case 1: r = x ^ 0x55u; break; case 2: r = x + 7u; break;
+  case 3: r = x >> 3; break; case 4: r = x * x; break; case 5: r = ~x; break; case 6: r = x - 100u; break;
+  case 7: r = x << 5; break; default: r = 42u; }
+  o[i] = r; } }""",
+        inputs=ins,
+        ref=lambda x: np.concatenate([_switch_ref(x.a[: x.n]), np.zeros(256 - x.n, np.uint32)]),
+    )
+
+
+def _loop_ref(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.uint32)
+    for _ in range(4):
+        k = np.minimum(((x >> 7) & 3) + 1, 4)
+        x = _case_ref(x, k) ^ (x >> 11)
+    return x
