@@ -24,6 +24,7 @@ CI_G = {"warp_reduce", "histogram", "int64_math"}
 CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
 CI_TEX = {"tex_grad", "tex_bound"}  # shader-tex (cuda_corpus_tex.py): TXD/TEX/TXQ, bindless and bound
+CI_CTL = {"brx_dense"}  # shader-ctl (cuda_corpus_ctl.py): BRX through ptxas's jump table in c[0x2]
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -45,7 +46,7 @@ def _params():
         for opt in ("O3", "G"):
             for c in cc.CASES:
                 ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
-                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_CTL
                 )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))
