@@ -18,8 +18,13 @@ from shader_svc.spirv.structure import RET, Unstructured
 
 STACK = 64  # entries of the emulated reconvergence stack (the machine spills its own to memory)
 ENTRY_KIND = {"SSY": 1, "SYNC": 1, "PBK": 2, "BRK": 2, "CAL": 3, "JCAL": 3, "RET": 3}  # run-time stack entries' kinds
+# shader-ctl: PCNT pushes a continue entry, CONT unwinds to the innermost one and goes there (as
+# PBK/BRK; Ryujinx's decoder treats PCNT as a push op with PBK/SSY and CONT as a branch)
+ENTRY_KIND.update({"PCNT": 4, "CONT": 4})
+PUSHES = ("SSY", "PBK", "PCNT")  # push their target
+POPS = ("SYNC", "BRK", "CONT", "RET")  # unwind to their kind's innermost entry
 WARP = {"VOTE", "SHFL"}
-STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT")
+STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT", "CONT")
 
 
 def _entry_addr(t: int, base: int = 0) -> int:
@@ -46,9 +51,9 @@ def _blocks(insts: list[Inst], extra: set[int] = frozenset()) -> list[list[Inst]
     base = _code_base(insts)
     for i, ins in enumerate(insts):
         ir = ins.row.ir
-        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "JCAL", "KIL", "BPT", *INDIRECT) and i + 1 < len(insts):
+        if ir in ("BRA", "EXIT", *POPS, "CAL", "JCAL", "KIL", "BPT", *INDIRECT) and i + 1 < len(insts):
             leaders.add(insts[i + 1].addr)
-        if ir in ("BRA", "SSY", "PBK", "CAL", "JCAL"):
+        if ir in ("BRA", *PUSHES, "CAL", "JCAL"):
             leaders.add(_target(ins, base))
     blocks, cur = [], []
     for ins in insts:
@@ -140,7 +145,7 @@ class Control53(IndirectBranch, Lower53):
     INST_BYTES = 8  # BRX's base: the next 8-byte slot
 
     def lowered(self, ir: str) -> bool:
-        return ir in INDIRECT or super().lowered(ir)
+        return ir in INDIRECT or ir in ("PCNT", "CONT") or super().lowered(ir)
 
     def block_list(self) -> list[list[Inst]]:
         base = _code_base(self.insts)
@@ -169,9 +174,9 @@ class Control53(IndirectBranch, Lower53):
         ldc_ir(b, inst, cv["reg"], cv["off"], cv["bank"], n, inst.ops.get("d", {}).get("reg", 255))
         ir_spirv.emit(self, b)
 
-    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK", "CAL", "JCAL", "RET", "BPT")
+    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK", "CAL", "JCAL", "RET", "BPT", "CONT")
 
-    STRUCT_SKIP = ("SSY", "PBK")
+    STRUCT_SKIP = PUSHES
 
     def _step(self, blocks: list[list[Inst]], target):
         """The reconvergence stack as the state ``spirv.expand`` walks, its entries typed as on
@@ -183,13 +188,13 @@ class Control53(IndirectBranch, Lower53):
         unwind that finds no entry of its kind on the path, or a stack deeper than STACK
         entries (recursion), is refused: the dispatcher loop's run-time stack runs it."""
         n = len(blocks)
-        kinds = {"SSY": "S", "PBK": "B", "CAL": "C", "JCAL": "C"}
-        pops = {"SYNC": "S", "BRK": "B", "RET": "C"}
+        kinds = {"SSY": "S", "PBK": "B", "PCNT": "N", "CAL": "C", "JCAL": "C"}
+        pops = {"SYNC": "S", "BRK": "B", "CONT": "N", "RET": "C"}
 
         def step(i: int, stack: tuple) -> list:
             nxt = i + 1 if i + 1 < n else RET
             for ins in blocks[i]:
-                if ins.row.ir in ("SSY", "PBK"):
+                if ins.row.ir in PUSHES:
                     stack = stack + ((kinds[ins.row.ir], target(ins)),)
             last = blocks[i][-1]
             ir = last.row.ir
@@ -245,13 +250,13 @@ class Control53(IndirectBranch, Lower53):
         """SSY/PBK push their target; BRA/CAL/EXIT/SYNC/BRK/RET pick the next block (CAL pushes
         its return block; SYNC/BRK/RET pop, only when taken, hence a selection, not OpSelect)."""
         ir = ins.row.ir
-        if ir in ("SSY", "PBK"):
+        if ir in PUSHES:
             self._push(target(ins) | ENTRY_KIND[ir] << 28)
             return nxt
         if ir in INDIRECT:
             tgt = self.indirect_next(ins, self._indirect[ins.addr], lambda a: self._starts.index(a))
             return tgt if self._unconditional(ins) else self.select_ids(self._branch_guard(ins), tgt, nxt)
-        if ir not in BRANCHES:
+        if ir not in BRANCHES and ir != "CONT":
             return None
         if ir in ("CAL", "JCAL"):
             self._push(i + 1 | ENTRY_KIND["CAL"] << 28)
@@ -275,4 +280,4 @@ class Control53(IndirectBranch, Lower53):
             return self.c(DONE)
         if ir in ("BRA", "CAL", "JCAL"):
             return self.c(target(ins))
-        return self._stack_unwind(ENTRY_KIND[ir])  # SYNC, BRK, RET
+        return self._stack_unwind(ENTRY_KIND[ir])  # SYNC, BRK, CONT, RET
