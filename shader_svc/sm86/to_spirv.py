@@ -18,6 +18,7 @@ from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.lower.surface import SURFACE_RULES, Surface
 from shader_svc.lower.texture import TEXTURE_RULES, ComputeTextures
 from shader_svc.lower.match import MATCH_RULES, WarpMatch
+from shader_svc.lower.cache import CACHE_RULES
 from shader_svc.lower.indirect import INDIRECT_RULES
 
 EXT = {
@@ -124,6 +125,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
         **TEXTURE_RULES,  # shader-tex
         **MATCH_RULES,  # shader-tex
         **INDIRECT_RULES,  # shader-ctl
+        **CACHE_RULES,  # shader-ctl
     }
 
     def lowered(self, ir: str) -> bool:
@@ -137,6 +139,7 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
             or ir in TEXTURE_RULES
             or ir in MATCH_RULES
             or ir in INDIRECT_RULES
+            or ir in CACHE_RULES
         )
 
     def lower(self, inst: Inst) -> None:

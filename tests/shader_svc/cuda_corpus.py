@@ -429,6 +429,7 @@ cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated 
 import cuda_corpus_ctl  # noqa: E402  (shader-ctl: indirect branches, dense switches)
 
 cuda_corpus_ctl.define(case, Inputs)
+cuda_corpus_ctl.define_cache(case, Inputs)  # shader-ctl: cache control (CCTL)
 GROUPS = sorted({c.group for c in CASES})
 
 

@@ -116,3 +116,39 @@ def _loop_ref(x: np.ndarray) -> np.ndarray:
         k = np.minimum(((x >> 7) & 3) + 1, 4)
         x = _case_ref(x, k) ^ (x >> 11)
     return x
+
+
+# --- cache control (shader-ctl, lower/cache.py): prefetches, an eviction priority and a discard
+# (sm_80 PTX: compiled for sm_86 only; sm_53's PTX comes from compute_75) around ordinary loads
+# and stores; each thread discards its own 128-byte line before writing all of it
+def define_cache(case, Inputs) -> None:
+    threads = 64
+
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, np.zeros(1, np.uint32), threads, threads, np.zeros(32 * threads, np.uint32))
+
+    def ref(x):
+        k = np.arange(32, dtype=np.uint64)
+        v = (x.a[:threads, None].astype(np.uint64) ^ ((k * 0x9E3779B9) & 0xFFFFFFFF)) + k
+        return (v & 0xFFFFFFFF).astype(np.uint32).ravel()
+
+    case(
+        name="cache_hints",
+        style="cache",
+        group="ctl_cache",
+        src=r"""
+K(cache_hints) { int i = TID; if (i < n) {
+  asm volatile("prefetch.global.L1 [%0];" :: "l"(a + i + 64));
+  asm volatile("prefetch.global.L2 [%0];" :: "l"(a + i + 128));
+  uint32_t x = a[i];
+#if __CUDA_ARCH__ >= 800
+  asm volatile("prefetch.global.L2::evict_last [%0];" :: "l"(a + i + 32));
+  asm volatile("applypriority.global.L2::evict_normal [%0], 128;" :: "l"(a + (i & ~31)));
+  asm volatile("discard.global.L2 [%0], 128;" :: "l"(o + 32 * i));
+#endif
+  for (int k = 0; k < 32; k++) o[32 * i + k] = (x ^ ((uint32_t)k * 0x9E3779B9u)) + (uint32_t)k;
+} }""",
+        inputs=ins,
+        ref=ref,
+    )
