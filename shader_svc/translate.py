@@ -19,7 +19,7 @@ def translate(p: Program) -> bytes:
     from shader_svc.sm86.to_spirv import ComputeSpec
     from shader_svc.sm86.to_spirv import translate_compute
 
-    return translate_compute(_decode(p), ComputeSpec(p.local_size, p.banks))
+    return translate_compute(_decode(p), ComputeSpec(p.local_size, p.banks, p.features))
 
 
 def reflect(p: Program):
@@ -50,7 +50,7 @@ def translate_full(p: Program):
     from shader_svc.sm86.to_spirv import translate_compute
 
     insts = _decode(p)
-    return translate_compute(insts, ComputeSpec(p.local_size, p.banks)), rf.reflect(insts)
+    return translate_compute(insts, ComputeSpec(p.local_size, p.banks, p.features)), rf.reflect(insts)
 
 
 def translate_worker(serialized: bytes) -> tuple[str, bytes, bytes, float]:

@@ -24,10 +24,13 @@ applypriority, discard") gives their meaning:
 
 from __future__ import annotations
 
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import LowerBase, TranslateError
 
 CACHE_RULES = {"CCTL": "op_cctl", "CCTLL": "op_cctl"}
+FENCE_RULES53 = {"MEMBAR": "op_membar"}  # SM53 (SM86's MEMBAR: sm86/lower_mem.py, the same IR row)
 NO_EFFECT = {"PF1", "PF1.5", "PF2", "PML2", "DML2", "RML2"}
 
 
@@ -41,7 +44,13 @@ def cctl_op(inst: Inst) -> str:
 
 
 class CacheControl(LowerBase):
-    """Mixin of the compute lowerings: CCTL/CCTLL (module docstring)."""
+    """Mixin of the compute lowerings: CCTL/CCTLL (module docstring); SM53's MEMBAR, the IR row
+    ``MemoryFence`` (``lower/fence.py``: a barrier where the device has memory_barrier)."""
+
+    def op_membar(self, inst: Inst) -> None:
+        b = Block()
+        b.emit("MemoryFence")
+        ir_spirv.emit(self, b)
 
     def op_cctl(self, inst: Inst) -> None:
         op = cctl_op(inst)

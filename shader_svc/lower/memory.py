@@ -22,6 +22,7 @@ from typing import Any, Callable
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import GLSL, LOCAL_WORDS, SHARED_WORDS, LowerBase, TranslateError
+from shader_svc.lower.fence import device_fence
 
 SIZES = {4: 1, 5: 2, 6: 4}  # both ISAs' LD*/ST* size field (.32, .64, .128) -> words
 # the atomic operation field, numbered the same in both ISAs' tables -> the IR ``op``
@@ -670,7 +671,9 @@ class MemoryWarp(LowerBase):
         kept (a known gap).  The faithful OpMemoryBarrier (Device, AcquireRelease) stalls
         lavapipe 22.3: once some invocations of a workgroup have exited, the others stop at any
         memory barrier and write nothing (seen on -G code, which fences before every EXIT;
-        with or without WorkgroupMemory, and as an atomic with those semantics)."""
+        with or without WorkgroupMemory, and as an atomic with those semantics).  Where the
+        device has the feature memory_barrier: OpMemoryBarrier (lower/fence.py, shader-ctl)."""
+        device_fence(self)
 
     # --- the emulated 32-lane warp --------------------------------------------------------------
     # NVIDIA's warp is 32 invocations; Vulkan subgroups may be smaller (lavapipe: 8), so a warp

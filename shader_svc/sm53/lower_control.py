@@ -146,7 +146,7 @@ class Control53(IndirectBranch, CacheControl, Lower53):
     INST_BYTES = 8  # BRX's base: the next 8-byte slot
 
     def lowered(self, ir: str) -> bool:
-        return ir in INDIRECT or ir in ("PCNT", "CONT") or ir in CACHE_RULES or super().lowered(ir)
+        return ir in INDIRECT or ir in ("PCNT", "CONT") or ir in CACHE_RULES or ir == "MEMBAR" or super().lowered(ir)
 
     def block_list(self) -> list[list[Inst]]:
         base = _code_base(self.insts)

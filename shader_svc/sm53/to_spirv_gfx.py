@@ -132,7 +132,7 @@ class Gfx53(Tex53):
     def lowered(self, ir: str) -> bool:
         # compute-only and geometry instructions pass here so that lower() names the stage
         return (
-            ir in GFX_LOWERED or ir in NOT_IN_GRAPHICS or ir == "OUT" or ir in ("PCNT", "CONT")
+            ir in GFX_LOWERED or ir in NOT_IN_GRAPHICS or ir == "OUT" or ir in ("PCNT", "CONT", "MEMBAR")
         )  # (shader-ctl: the stack's continue entries)
 
     @property
