@@ -144,6 +144,9 @@ class Control53(IndirectBranch, CacheControl, Lower53):
         return super().build()
 
     INST_BYTES = 8  # BRX's base: the next 8-byte slot
+    # rows the control flow lowers (block ends, the stack, ``_control``) rather than a RULES
+    # handler: the coverage table counts them translated (tests/shader_svc/isa_coverage.py)
+    CONTROL_KEYS = tuple(sorted(BRANCHES | {"PCNT", "CONT"}))
 
     def lowered(self, ir: str) -> bool:
         return ir in INDIRECT or ir in ("PCNT", "CONT") or ir in CACHE_RULES or ir == "MEMBAR" or super().lowered(ir)

@@ -23,6 +23,10 @@ WARP = {"SHFL", "VOTE"}
 class Control86(IndirectBranch, CacheControl, Lower86):
     """Mixin of ``to_spirv.Compute86``: the blocks and control instructions of compute kernels."""
 
+    # rows the control flow lowers (block ends, ``_control``) rather than a RULES handler: the
+    # coverage table counts them translated (tests/shader_svc/isa_coverage.py)
+    CONTROL_KEYS = ("BRA", "EXIT", "CALL", "CALL.ABS", "RET", "RET.ABS", "BPT", "BREAK")
+
     # --- calls inlined for the structuriser (spirv/expand.py) ----------------------------------
     STRUCT_BRANCH = ("BRA", "EXIT", "BPT", "CALL", "CALL.ABS", "RET", "RET.ABS")
 
