@@ -42,6 +42,32 @@ def _ldc_bank(ins: Inst) -> int | None:
     return None if cb is None else cb.get("bank")
 
 
+def last_writer(insts: list[Inst], at: int, reg: int) -> Inst | None:
+    """The unguarded instruction that last wrote R``reg`` before ``insts[at]`` on the straight
+    line of code leading to it (no branch in between, no branch target after it: every path to
+    ``insts[at]`` ran it); None where there is none or the writer is guarded.  (SM53: a branch
+    to a group's control word enters the instruction after it.)"""
+    entered = {t["target"] + e for i in insts for t in i.ops.values() if isinstance(t, dict) and "target" in t for e in (0, 8)}
+    if insts[at].addr in entered:
+        return None
+    for prev in reversed(insts[:at]):
+        d = prev.ops.get("d", {})
+        if d.get("reg") == reg and d.get("file", "R") == "R":
+            return prev if prev.pred == 7 and not prev.pred_not else None
+        if prev.row.ir in ENDS or prev.addr in entered:  # another path joins here
+            return None
+    return None
+
+
+def const_reg(insts: list[Inst], at: int, reg: int) -> int | None:
+    """R``reg``'s value before ``insts[at]`` where ``last_writer`` is a move of an immediate
+    (SM86 MOV, SM53 MOV32I: how compilers materialise a constant operand), else None."""
+    w = last_writer(insts, at, reg) if reg != 255 else None
+    if w is not None and w.row.ir == "MOV" and "imm" in w.ops.get("b", {}):
+        return w.ops["b"]["imm"] & 0xFFFFFFFF
+    return None
+
+
 class IndirectBranch(LowerBase):
     """Mixin of the compute lowerings (before the memory mixins): BRX bounded by its jump table."""
 
@@ -58,19 +84,8 @@ class IndirectBranch(LowerBase):
         bounded (module docstring)."""
         ins = insts[at]
         reg = ins.ops["a"]["reg"]
-        # direct branch targets: the table read must reach the BRX on straight-line code
-        # (SM53: a target on a group's control word enters the instruction after it)
-        entered = {
-            t["target"] + e for i in insts for t in i.ops.values() if isinstance(t, dict) and "target" in t for e in (0, 8)
-        }
-        bank = None
-        for prev in reversed(insts[: at if ins.addr not in entered else 0]):
-            d = prev.ops.get("d", {})
-            if d.get("reg") == reg and d.get("file", "R") == "R":
-                bank = _ldc_bank(prev) if prev.pred == 7 and not prev.pred_not else None
-                break
-            if prev.row.ir in ENDS or prev.addr in entered:  # another path joins: not bounded
-                break
+        prev = last_writer(insts, at, reg)
+        bank = _ldc_bank(prev) if prev is not None else None
         data = self._program_bank(bank) if bank is not None else None
         if data is None:
             raise TranslateError(

@@ -430,6 +430,7 @@ import cuda_corpus_ctl  # noqa: E402  (shader-ctl: indirect branches, dense swit
 
 cuda_corpus_ctl.define(case, Inputs)
 cuda_corpus_ctl.define_cache(case, Inputs)  # shader-ctl: cache control (CCTL)
+cuda_corpus_ctl.define_tex(case, Inputs)  # shader-ctl: TXD .AOFFI (constant offsets)
 GROUPS = sorted({c.group for c in CASES})
 
 

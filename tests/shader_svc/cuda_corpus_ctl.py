@@ -152,3 +152,63 @@ K(cache_hints) { int i = TID; if (i < n) {
         inputs=ins,
         ref=ref,
     )
+
+
+# --- TXD .AOFFI (shader-ctl, lower/texture.py): PTX tex.grad with constant texel offsets (as
+# GLSL's textureGradOffset requires), the texture object read from memory (TXD.B.AOFFI on sm_86
+# and sm_53); cuda_corpus_tex.py's pools, points, gradients and LOD model, the nearest texel of the
+# level moved by the offsets (Vulkan "Texel Coordinate Systems": the offset is added to the
+# unnormalised coordinates before the floor), clamped to the edge
+AOFFI = ((-3, 2), (7, -8))
+
+
+def define_tex(case, Inputs) -> None:
+    import cuda_corpus_tex as ct
+
+    n = ct.N
+
+    def inputs(r):
+        u, v = ct._points(r, n)
+        k = r.integers(-3, 7, (2, n)).astype(np.float64)
+        frac = r.integers(0, 2, (2, n)) * np.log2(1.5)
+        g = (2.0 ** (k + frac) / ct.W0).astype(np.float32)
+        a = np.concatenate([ct._f(u), ct._f(v), ct._f(g[0]), ct._f(g[1])])
+        return Inputs(a, ct._handles(), n, n, np.zeros(8 * n, np.uint32), textures=ct._pools(r))
+
+    def ref(x):
+        u, v, gx, gy = (x.a[k * n : (k + 1) * n].view(np.float32) for k in range(4))
+        lam = np.log2(np.maximum(gx.astype(np.float64) * ct.W0, gy.astype(np.float64) * ct.H0))
+        d = ct._level(lam)
+        out = np.zeros((n, 2, 4), np.float32)
+        for i in range(n):
+            lv = x.textures[3][int(d[i])]
+            h, w = lv.shape[:2]
+            for j, (ox, oy) in enumerate(AOFFI):
+                tx = min(max(int(np.floor(u[i] * w)) + ox, 0), w - 1)
+                ty = min(max(int(np.floor(v[i] * h)) + oy, 0), h - 1)
+                out[i, j] = lv[ty, tx]
+        return ct._f(out.ravel())
+
+    tex = (
+        'asm volatile("tex.grad.2d.v4.f32.f32 {%0, %1, %2, %3}, [%4, {%5, %6}], {%7, %8}, {%9, %10}, {OX, OY};"\n'
+        '    : "=f"(x0), "=f"(x1), "=f"(x2), "=f"(x3) : "l"(t), "f"(f[i]), "f"(f[i + n]), "f"(f[i + 2 * n]), "f"(0.0f),\n'
+        '      "f"(0.0f), "f"(f[i + 3 * n]));\n'
+        "  of[8 * i + J] = x0; of[8 * i + J + 1] = x1; of[8 * i + J + 2] = x2; of[8 * i + J + 3] = x3;\n"
+    )
+    body = "".join(tex.replace("OX", str(ox)).replace("OY", str(oy)).replace("J", str(4 * j)) for j, (ox, oy) in enumerate(AOFFI))
+    case(
+        name="tex_grad_aoffi",
+        style="texture",
+        group="ctl_tex",
+        src=r"""
+K(tex_grad_aoffi) {
+  int i = TID; if (i >= n) return;
+  unsigned long long t = ((const unsigned long long *)b)[0];
+  const float *f = (const float *)a; float *of = (float *)o;
+  float x0, x1, x2, x3;
+  """
+        + body
+        + "}",
+        inputs=inputs,
+        ref=ref,
+    )
