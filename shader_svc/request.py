@@ -89,7 +89,10 @@ class Program:
 # Program.features bits (shader.proto).  descriptor_indexing: non-uniform indexing of arrays of
 # sampled images and samplers (lower/graphics.py: bindless instructions index the pools).
 FEATURES = {"descriptor_indexing": 0x1}
-KNOWN_FEATURES = 0x1
+# memory_barrier: OpMemoryBarrier runs correctly (MEMBAR / __threadfence translated as one,
+# lower/fence.py; lavapipe 22.3 stalls on it, so its GPU process leaves the bit out)
+FEATURES["memory_barrier"] = 0x2
+KNOWN_FEATURES = 0x1 | 0x2
 
 
 def feature_bits(names) -> int:

@@ -547,3 +547,9 @@ OPS.update({d.name: d for d in (OpDef("BindlessSampleGrad", TEXEL, (U32,) * 7),)
 #   of the lanes whose value equals this lane's, 1 the member mask where all are equal else 0;
 #   ``wide`` compares the pair (lo, hi), else lo alone.  Exchanges through workgroup barriers.
 OPS.update({d.name: d for d in (OpDef("WarpMatch", U32, (U32, U32), ("all", "wide")),)})
+# --- shader-ctl ---------------------------------------------------------------------------------
+# - ``BindlessSampleGradOffset`` (handle, x, y, dxx, dyx, dxy, dyy, off): ``BindlessSampleGrad``
+#   moved by TXD .AOFFI's texel offsets (signed 4-bit x at bits 16..19, y at 20..23 of ``off``,
+#   as ptxas packs them); ``word`` the constant a move gave it (None: ``off`` must fold to one;
+#   lowered by lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleGradOffset", TEXEL, (U32,) * 8, ("word", "inst")),)})

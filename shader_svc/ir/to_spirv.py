@@ -375,3 +375,8 @@ LOWER.update(
 )
 LOWER.update({"BindlessSampleGrad": lambda lw, o, a: lw.bindless_sample_grad(*a)})
 LOWER.update({"WarpMatch": lambda lw, o, a: lw.warp_match(*a, o.attrs["all"], o.attrs["wide"])})
+
+# --- shader-ctl: TXD .AOFFI in kernels (lower/texture.py) ---------------------------------------
+LOWER.update(
+    {"BindlessSampleGradOffset": lambda lw, o, a: lw.bindless_sample_grad(*a, word=o.attrs["word"], inst=o.attrs["inst"])}
+)

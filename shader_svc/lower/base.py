@@ -90,6 +90,7 @@ class ComputeSpec:
     # constant banks that are part of the program, (bank, contents): ptxas's literal pool for
     # SM5x (c[0x2], the cubin's .nv.constant2.<kernel>), read as constants of the module
     banks: tuple[tuple[int, bytes], ...] = ()
+    features: int = 0  # request.Program.features (lower/fence.py: memory_barrier)
 
 
 class LowerBase:

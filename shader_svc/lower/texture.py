@@ -34,6 +34,7 @@ from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import LowerBase, TranslateError
 from shader_svc.lower.graphics import TXQ_KNOWN, GraphicsLowering
+from shader_svc.lower.indirect import const_reg
 
 TEXTURE_RULES = {
     "TEX": "op_tex_compute",
@@ -98,8 +99,10 @@ class ComputeTextures(LowerBase):
         kind = ir.split(".")[0]
         if kind != "TXQ" and ops["dim"]["sym"] != 1:
             self._tex_refuse(inst, "a texture other than 2D")
-        if mods.get("DC") or mods.get("AOFFI") or mods.get("LC"):
-            self._tex_refuse(inst, ".DC/.AOFFI/.LC")
+        if mods.get("DC") or mods.get("LC"):
+            self._tex_refuse(inst, ".DC/.LC")
+        if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
+            self._tex_refuse(inst, ".AOFFI other than TXD.B's")
         if ops.get("fault", {"pred": 7})["pred"] != 7:
             self._tex_refuse(inst, "a texture fault predicate")
         a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
@@ -136,7 +139,12 @@ class ComputeTextures(LowerBase):
         elif kind == "TXD":
             point = [val(reg(a, first)), val(reg(a, first + 1))]
             grads = [val(reg(b, k)) for k in range(4)]
-            vec = blk.emit("BindlessSampleGrad", handle, *point, *grads)
+            if mods.get("AOFFI"):
+                off = reg(a, first + 2)
+                known = const_reg(self.insts, self.insts.index(inst), off) if off is not None else 0
+                vec = blk.emit("BindlessSampleGradOffset", handle, *point, *grads, val(off), word=known, inst=inst)
+            else:
+                vec = blk.emit("BindlessSampleGrad", handle, *point, *grads)
             fl = True
         else:
             if ops["query"]["sym"] != 0:
@@ -155,13 +163,53 @@ class ComputeTextures(LowerBase):
         ir_spirv.emit(self, blk)
 
     # --- SPIR-V -----------------------------------------------------------------------------
-    def bindless_sample_grad(self, handle: int, x: int, y: int, dxx: int, dyx: int, dxy: int, dyy: int) -> int:
-        """``BindlessSampleGrad``: OpImageSampleExplicitLod with the Grad operand."""
+    def bindless_sample_grad(
+        self,
+        handle: int,
+        x: int,
+        y: int,
+        dxx: int,
+        dyx: int,
+        dxy: int,
+        dyy: int,
+        off: int | None = None,
+        word: int | None = None,
+        inst=None,
+    ) -> int:
+        """``BindlessSampleGrad``: OpImageSampleExplicitLod with the Grad operand.
+        ``BindlessSampleGradOffset`` (``off`` given; shader-ctl): TXD .AOFFI's texel offsets,
+        signed 4-bit x at bits 16..19 and y at 20..23 of the word (ptxas's packing, read off
+        ``tex.grad`` with an offset vector: ``{-3, 2}`` gives ``MOV R19, 0xf2d0000``), as the
+        ConstOffset operand: Vulkan takes a non-constant Offset on gathers only, so the word must
+        be a constant (GLSL's textureGradOffset requires constant offsets): ``word``, the value a
+        move of an immediate gave the register on the straight line to the TXD
+        (``indirect.const_reg``), or a value the IR folded; a run-time one is refused, naming
+        the instruction."""
         coord = self._coord2f(x, y)
         dx, dy = self._coord2f(dxx, dxy), self._coord2f(dyx, dyy)
-        grad = self.m.E("ImageOperands", "Grad")
+        E, m = self.m.E, self.m
+        mask, extra = E("ImageOperands", "Grad"), []
+        if off is not None:
+            if word is None and off in m.const_values:
+                word = m.const_values[off][1]
+            if word is None:
+                raise TranslateError(
+                    f"{inst.text()} (word {inst.word:#x}): .AOFFI offsets computed at run time not translated "
+                    f"(Vulkan allows a non-constant Offset on gathers only)",
+                    offset=inst.addr,
+                )
+            i32 = m.type("OpTypeInt", 32, 1)
+            v2i = m.type("OpTypeVector", i32, 2)
+            xy = [m.const(i32, (((word >> s) & 15) ^ 8) - 8 & 0xFFFFFFFF) for s in (16, 20)]
+            co = m.id()
+            m.emit("types", "OpConstantComposite", v2i, co, *xy)
+            mask |= E("ImageOperands", "ConstOffset")
+            extra = [co]
         return self.bindless(
-            handle, True, self.v4f, lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy)
+            handle,
+            True,
+            self.v4f,
+            lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, mask, dx, dy, *extra),
         )
 
 
@@ -190,8 +238,10 @@ class ComputeTextures53(ComputeTextures):
         kind = ir.split(".")[0]
         if kind != "TXQ" and ops["dim"]["sym"] != 2:
             self._tex_refuse(inst, "a texture other than 2D")
-        if mods.get("DC") or mods.get("AOFFI") or mods.get("LC") or mods.get("NDV"):
-            self._tex_refuse(inst, ".DC/.AOFFI/.LC/.NDV")
+        if mods.get("DC") or mods.get("LC") or mods.get("NDV"):
+            self._tex_refuse(inst, ".DC/.LC/.NDV")
+        if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
+            self._tex_refuse(inst, ".AOFFI other than TXD.B's")
         if ops.get("pd", {"pred": 7})["pred"] != 7:
             self._tex_refuse(inst, "a texture predicate result")
         a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
@@ -220,7 +270,13 @@ class ComputeTextures53(ComputeTextures):
             fl = True
         elif kind == "TXD":
             point = [val(reg(a, first)), val(reg(a, first + 1))]
-            vec = blk.emit("BindlessSampleGrad", handle, *point, *[val(reg(b, k)) for k in range(4)])
+            grads = [val(reg(b, k)) for k in range(4)]
+            if mods.get("AOFFI"):
+                off = reg(a, first + 2)
+                known = const_reg(self.insts, self.insts.index(inst), off) if off is not None else 0
+                vec = blk.emit("BindlessSampleGradOffset", handle, *point, *grads, val(off), word=known, inst=inst)
+            else:
+                vec = blk.emit("BindlessSampleGrad", handle, *point, *grads)
             fl = True
         else:
             if ops["query"]["sym"] != 1:  # SM53's TEX_HEADER_DIMENSION

@@ -11,6 +11,7 @@ from typing import Any
 
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
+from shader_svc.lower.fence import device_fence
 from shader_svc.lower.base import GLSL, LowerBase
 
 
@@ -64,7 +65,9 @@ class Warp(LowerBase):
         kept (a known gap).  The faithful OpMemoryBarrier (Device, AcquireRelease) stalls
         lavapipe 22.3: once some invocations of a workgroup have exited, the others stop at any
         memory barrier and write nothing (seen on -G code, which fences before every EXIT;
-        with or without WorkgroupMemory, and as an atomic with those semantics)."""
+        with or without WorkgroupMemory, and as an atomic with those semantics).  Where the
+        device has the feature memory_barrier: OpMemoryBarrier (lower/fence.py, shader-ctl)."""
+        device_fence(self)
 
     # --- the emulated 32-lane warp --------------------------------------------------------------
     # NVIDIA's warp is 32 invocations; Vulkan subgroups may be smaller (lavapipe: 8), so a warp

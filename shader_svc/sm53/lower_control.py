@@ -10,14 +10,22 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import DONE, TranslateError
+from shader_svc.lower.cache import CACHE_RULES, CacheControl
+from shader_svc.lower.indirect import INDIRECT, IndirectBranch
+from shader_svc.lower.memory import ldc_ir
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import BRANCHES, Lower53
 from shader_svc.spirv.structure import RET, Unstructured
 
 STACK = 64  # entries of the emulated reconvergence stack (the machine spills its own to memory)
 ENTRY_KIND = {"SSY": 1, "SYNC": 1, "PBK": 2, "BRK": 2, "CAL": 3, "JCAL": 3, "RET": 3}  # run-time stack entries' kinds
+# shader-ctl: PCNT pushes a continue entry, CONT unwinds to the innermost one and goes there (as
+# PBK/BRK; Ryujinx's decoder treats PCNT as a push op with PBK/SSY and CONT as a branch)
+ENTRY_KIND.update({"PCNT": 4, "CONT": 4})
+PUSHES = ("SSY", "PBK", "PCNT")  # push their target
+POPS = ("SYNC", "BRK", "CONT", "RET")  # unwind to their kind's innermost entry
 WARP = {"VOTE", "SHFL"}
-STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT")
+STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT", "CONT")
 
 
 def _entry_addr(t: int, base: int = 0) -> int:
@@ -38,14 +46,15 @@ def _target(ins: Inst, base: int) -> int:
     return _entry_addr(ins.ops["t"]["target"], base)
 
 
-def _blocks(insts: list[Inst]) -> list[list[Inst]]:
-    leaders = {insts[0].addr} if insts else set()
+def _blocks(insts: list[Inst], extra: set[int] = frozenset()) -> list[list[Inst]]:
+    """Basic blocks; ``extra``: more leaders (an indirect branch's bounded targets)."""
+    leaders = ({insts[0].addr} if insts else set()) | set(extra)
     base = _code_base(insts)
     for i, ins in enumerate(insts):
         ir = ins.row.ir
-        if ir in ("BRA", "EXIT", "SYNC", "BRK", "RET", "CAL", "JCAL", "KIL", "BPT") and i + 1 < len(insts):
+        if ir in ("BRA", "EXIT", *POPS, "CAL", "JCAL", "KIL", "BPT", *INDIRECT) and i + 1 < len(insts):
             leaders.add(insts[i + 1].addr)
-        if ir in ("BRA", "SSY", "PBK", "CAL", "JCAL"):
+        if ir in ("BRA", *PUSHES, "CAL", "JCAL"):
             leaders.add(_target(ins, base))
     blocks, cur = [], []
     for ins in insts:
@@ -58,7 +67,7 @@ def _blocks(insts: list[Inst]) -> list[list[Inst]]:
     return blocks
 
 
-class Control53(Lower53):
+class Control53(IndirectBranch, CacheControl, Lower53):
     """Mixin of ``to_spirv.Compute53``: blocks, the reconvergence stack, branches."""
 
     # --- control flow: the run-time stack in IR (``StackLoad`` / ``StackStore``, ir/ops.py) ---
@@ -134,12 +143,44 @@ class Control53(Lower53):
                 )
         return super().build()
 
+    INST_BYTES = 8  # BRX's base: the next 8-byte slot
+    # rows the control flow lowers (block ends, the stack, ``_control``) rather than a RULES
+    # handler: the coverage table counts them translated (tests/shader_svc/isa_coverage.py)
+    CONTROL_KEYS = tuple(sorted(BRANCHES | {"PCNT", "CONT"}))
+
+    def lowered(self, ir: str) -> bool:
+        return ir in INDIRECT or ir in ("PCNT", "CONT") or ir in CACHE_RULES or ir == "MEMBAR" or super().lowered(ir)
+
     def block_list(self) -> list[list[Inst]]:
-        return _blocks(self.insts)
+        base = _code_base(self.insts)
+        addrs = {ins.addr for ins in self.insts}
 
-    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK", "CAL", "JCAL", "RET", "BPT")
+        def entry(raw: int) -> int | None:
+            a = _entry_addr(raw, base)
+            return a if a in addrs else None
 
-    STRUCT_SKIP = ("SSY", "PBK")
+        self._indirect = {}  # BRX address -> its bounded targets (lower/indirect.py)
+        for i, ins in enumerate(self.insts):
+            if ins.row.ir in INDIRECT:
+                self._indirect[ins.addr] = self.jump_targets(self.insts, i, entry)
+        blocks = _blocks(self.insts, {a for ts in self._indirect.values() for _, a in ts})
+        self._starts = [b[0].addr for b in blocks]
+        return blocks
+
+    def op_ldc(self, inst: Inst) -> None:
+        """An indexed LDC of a constant bank that is part of the program (the jump table of a
+        BRX, ``lower/indirect.py``); other banks: the memory lowering's."""
+        cv = inst.ops["c"]
+        n = {4: 1, 5: 2}.get(inst.mods["size"])
+        if cv["bank"] == 0 or self._program_bank(cv["bank"]) is None or inst.mods["mode"] or n is None:
+            return super().op_ldc(inst)
+        b = Block()
+        ldc_ir(b, inst, cv["reg"], cv["off"], cv["bank"], n, inst.ops.get("d", {}).get("reg", 255))
+        ir_spirv.emit(self, b)
+
+    STRUCT_BRANCH = ("BRA", "EXIT", "SYNC", "BRK", "CAL", "JCAL", "RET", "BPT", "CONT")
+
+    STRUCT_SKIP = PUSHES
 
     def _step(self, blocks: list[list[Inst]], target):
         """The reconvergence stack as the state ``spirv.expand`` walks, its entries typed as on
@@ -151,16 +192,18 @@ class Control53(Lower53):
         unwind that finds no entry of its kind on the path, or a stack deeper than STACK
         entries (recursion), is refused: the dispatcher loop's run-time stack runs it."""
         n = len(blocks)
-        kinds = {"SSY": "S", "PBK": "B", "CAL": "C", "JCAL": "C"}
-        pops = {"SYNC": "S", "BRK": "B", "RET": "C"}
+        kinds = {"SSY": "S", "PBK": "B", "PCNT": "N", "CAL": "C", "JCAL": "C"}
+        pops = {"SYNC": "S", "BRK": "B", "CONT": "N", "RET": "C"}
 
         def step(i: int, stack: tuple) -> list:
             nxt = i + 1 if i + 1 < n else RET
             for ins in blocks[i]:
-                if ins.row.ir in ("SSY", "PBK"):
+                if ins.row.ir in PUSHES:
                     stack = stack + ((kinds[ins.row.ir], target(ins)),)
             last = blocks[i][-1]
             ir = last.row.ir
+            if ir in INDIRECT:
+                self.indirect_step(last)
             guarded = not self._unconditional(last)
             if ir in ("CAL", "JCAL"):
                 if nxt == RET:
@@ -211,10 +254,13 @@ class Control53(Lower53):
         """SSY/PBK push their target; BRA/CAL/EXIT/SYNC/BRK/RET pick the next block (CAL pushes
         its return block; SYNC/BRK/RET pop, only when taken, hence a selection, not OpSelect)."""
         ir = ins.row.ir
-        if ir in ("SSY", "PBK"):
+        if ir in PUSHES:
             self._push(target(ins) | ENTRY_KIND[ir] << 28)
             return nxt
-        if ir not in BRANCHES:
+        if ir in INDIRECT:
+            tgt = self.indirect_next(ins, self._indirect[ins.addr], lambda a: self._starts.index(a))
+            return tgt if self._unconditional(ins) else self.select_ids(self._branch_guard(ins), tgt, nxt)
+        if ir not in BRANCHES and ir != "CONT":
             return None
         if ir in ("CAL", "JCAL"):
             self._push(i + 1 | ENTRY_KIND["CAL"] << 28)
@@ -238,4 +284,4 @@ class Control53(Lower53):
             return self.c(DONE)
         if ir in ("BRA", "CAL", "JCAL"):
             return self.c(target(ins))
-        return self._stack_unwind(ENTRY_KIND[ir])  # SYNC, BRK, RET
+        return self._stack_unwind(ENTRY_KIND[ir])  # SYNC, BRK, CONT, RET

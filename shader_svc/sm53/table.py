@@ -554,7 +554,9 @@ row(
     ir="BAR",
     cls="ctrl",
 )
-row("MEMBAR", op(0xEF98, 16), (), (field("lvl", 8, 2, {0: ".CTA", 1: ".GL", 2: ".SYS"}),), ir="NOP", cls="ctrl")
+row(
+    "MEMBAR", op(0xEF98, 16), (), (field("lvl", 8, 2, {0: ".CTA", 1: ".GL", 2: ".SYS"}),), ir="MEMBAR", cls="ctrl"
+)  # lower/cache.py
 row("DEPBAR.LE", op(0xF0F0, 16, fixed=((29, 1),)), (Imm("sb", 26, 3, "sb"), Imm("n", 20, 6, "u")), ir="NOP", cls="ctrl")
 row("DEPBAR", op(0xF0F0, 16, fixed=((29, 0),)), (Imm("sbs", 0, 6, "set"),), ir="NOP", cls="ctrl")
 

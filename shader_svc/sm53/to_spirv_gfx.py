@@ -131,7 +131,9 @@ class Gfx53(Tex53):
 
     def lowered(self, ir: str) -> bool:
         # compute-only and geometry instructions pass here so that lower() names the stage
-        return ir in GFX_LOWERED or ir in NOT_IN_GRAPHICS or ir == "OUT"
+        return (
+            ir in GFX_LOWERED or ir in NOT_IN_GRAPHICS or ir == "OUT" or ir in ("PCNT", "CONT", "MEMBAR")
+        )  # (shader-ctl: the stack's continue entries)
 
     @property
     def u64(self) -> int:
@@ -147,7 +149,9 @@ class Gfx53(Tex53):
         falling through alone (after a KIL, or a guarded branch) keeps its predecessor's."""
         blocks = super().block_list()
         base = _code_base(self.insts)
-        self.joins = {_entry_addr(i.ops["t"]["target"], base) for i in self.insts if i.row.ir in ("BRA", "SSY", "PBK", "CAL")}
+        self.joins = {
+            _entry_addr(i.ops["t"]["target"], base) for i in self.insts if i.row.ir in ("BRA", "SSY", "PBK", "PCNT", "CAL")
+        }
         self.joins |= {blocks[k + 1][0].addr for k in range(len(blocks) - 1) if blocks[k][-1].row.ir == "CAL"}
         self._prev = {blocks[k + 1][0].addr: blocks[k][0].addr for k in range(len(blocks) - 1)}
         self._after: dict[int, tuple[set[int], set[int]]] = {}

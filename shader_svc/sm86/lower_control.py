@@ -11,6 +11,8 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.lower.base import DONE, TranslateError
+from shader_svc.lower.cache import CacheControl
+from shader_svc.lower.indirect import INDIRECT, IndirectBranch
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
 from shader_svc.spirv.structure import RET, Unstructured
@@ -18,8 +20,12 @@ from shader_svc.spirv.structure import RET, Unstructured
 WARP = {"SHFL", "VOTE"}
 
 
-class Control86(Lower86):
+class Control86(IndirectBranch, CacheControl, Lower86):
     """Mixin of ``to_spirv.Compute86``: the blocks and control instructions of compute kernels."""
+
+    # rows the control flow lowers (block ends, ``_control``) rather than a RULES handler: the
+    # coverage table counts them translated (tests/shader_svc/isa_coverage.py)
+    CONTROL_KEYS = ("BRA", "EXIT", "CALL", "CALL.ABS", "RET", "RET.ABS", "BPT", "BREAK")
 
     # --- calls inlined for the structuriser (spirv/expand.py) ----------------------------------
     STRUCT_BRANCH = ("BRA", "EXIT", "BPT", "CALL", "CALL.ABS", "RET", "RET.ABS")
@@ -45,6 +51,8 @@ class Control86(Lower86):
         def step(i: int, st: tuple) -> list:
             last = blocks[i][-1]
             ir = last.row.ir
+            if ir in INDIRECT:
+                self.indirect_step(last)
             if ir not in ("CALL", "CALL.ABS", "RET", "RET.ABS", "BPT"):
                 return base(i, st)
             if not self._unconditional(last):
@@ -93,8 +101,13 @@ class Control86(Lower86):
 
     def block_list(self) -> list[list[Inst]]:
         leaders = {self.insts[0].addr} if self.insts else set()
+        addrs = {ins.addr for ins in self.insts}
+        self._indirect = {}  # BRX address -> its bounded targets (lower/indirect.py)
         for i, ins in enumerate(self.insts):
-            if ins.row.ir in ("BRA", "EXIT", "CALL", "RET", "CALL.ABS", "RET.ABS", "BPT"):
+            if ins.row.ir in INDIRECT:
+                self._indirect[ins.addr] = self.jump_targets(self.insts, i, lambda a: a if a in addrs else None)
+                leaders.update(a for _, a in self._indirect[ins.addr])
+            if ins.row.ir in ("BRA", "EXIT", "CALL", "RET", "CALL.ABS", "RET.ABS", "BPT", *INDIRECT):
                 if i + 1 < len(self.insts):
                     leaders.add(self.insts[i + 1].addr)
                 if ins.row.ir in ("BRA", "CALL"):
@@ -116,6 +129,9 @@ class Control86(Lower86):
         ir = ins.row.ir
         if ir in ("BSSY", "BSYNC", "BREAK"):
             return nxt
+        if ir in INDIRECT:
+            tgt = self.indirect_next(ins, self._indirect[ins.addr], lambda a: self._starts.index(a))
+            return tgt if self._unconditional(ins) else self.select_ids(self._branch_guard(ins), tgt, nxt)
         if ir == "CALL":
             tgt = self.c(target(ins))
         elif ir == "CALL.ABS":

@@ -1794,8 +1794,8 @@ R(
 # printed after the register ('BRX P0, R2 0x10'; left out while 0); .INC/.DEC held 0
 R(
     [
-        Row(m, opc, (Pred("pp", 87, not_bit=90, hide_pt=True), Reg("a", 24), Imm("rt", 34, 48, "x4")), cls="branch")
-        for m, opc in (("BRX", 0x949), ("JMX", 0x94C))
+        Row(m, opc, (Pred("pp", 87, not_bit=90, hide_pt=True), Reg("a", 24), Imm("rt", 34, 48, "x4")), cls="branch", ir=ir)
+        for m, opc, ir in (("BRX", 0x949, "BRX"), ("JMX", 0x94C, ""))  # shader-ctl: BRX lowered (lower/indirect.py)
     ]
 )
 # shared-memory atomics: the address as LDS/STS's ([Ra.X4+off]), op 87..90, type 73..74
@@ -1850,6 +1850,7 @@ R(
                 Mod("cache", 78, 2, ((0, ""), (1, ".U"), (2, ".C"))),
                 Mod("op", 87, 2, ((0, ".PF1"), (1, ".PF2"), (2, ".WB"))),
             ),
+            ir="CCTL",  # shader-ctl (lower/cache.py)
             cls="mem",
         ),
         Row("SETCTAID", 0x31F, (Reg("a", 24),), mods=(Mod("dim", 78, 2, ((0, ".X"), (1, ".Y"), (2, ".Z"))),), cls="ctrl"),
@@ -1885,7 +1886,14 @@ SWIZZLE = tuple((v, "".join(("PP", "PN", "NP", "ZP")[v >> (2 * k) & 3] for k in 
 UPR = Sym("upr", 0, 0, ((0, "UPR"),))
 R(
     [
-        Row("CCTLL", 0x990, (Mem("addr"),), mods=(Mod("op", 87, 2, ((0, ".PF1"), (1, ".PF2"), (2, ".WB"))),), cls="mem"),
+        Row(
+            "CCTLL",
+            0x990,
+            (Mem("addr"),),
+            mods=(Mod("op", 87, 2, ((0, ".PF1"), (1, ".PF2"), (2, ".WB"))),),
+            cls="mem",
+            ir="CCTLL",
+        ),
         Row(
             "AL2P",
             0x920,
@@ -2453,6 +2461,29 @@ R(
             (Mod("op", 78, 1, ((0, ".XOR"), (1, ".AND"))), Mod("POPC", 80, 1, ((1, ".POPC"),))),
             1 << 74 | 1 << 80 | 1 << 76,
             ir="BMMA",
+        )
+    ]
+)
+
+
+# --- shader-ctl: CCTL's operation is 4 bits (87..90): nvdisasm 13.5 prints 3 .IV, 5 .RS, 9 .PML2,
+# 10 .DML2, 11 .RML2 besides the row above's 0..2 (4, 6..8, 12..15 refused); ptxas 12.9 emits
+# .PML2 for prefetch.global.L2::evict_last, .DML2 for applypriority.global.L2::evict_normal, .RML2
+# for discard.global.L2 (lower/cache.py)
+R(
+    [
+        Row(
+            "CCTL",
+            0x98F,
+            (Mem("addr", off=(32, 32)),),
+            mods=(
+                Mod("E", 72, 1, ONOFF(".E")),
+                Mod("cache", 78, 2, ((0, ""), (1, ".U"), (2, ".C"))),
+                Mod("op", 87, 4, ((3, ".IV"), (5, ".RS"), (9, ".PML2"), (10, ".DML2"), (11, ".RML2"))),
+            ),
+            base=3 << 87,
+            ir="CCTL",
+            cls="mem",
         )
     ]
 )

@@ -21,6 +21,8 @@ from shader_svc.lower.match import MATCH_RULES, WarpMatch
 from shader_svc.sm86.lower_uniform import UNIFORM_RULES, Uniform86
 from shader_svc.sm86.lower_async import ASYNC_RULES, Async86  # shader-mma
 from shader_svc.sm86.lower_mma import MMA_RULES, Mma86  # shader-mma
+from shader_svc.lower.cache import CACHE_RULES
+from shader_svc.lower.indirect import INDIRECT_RULES
 
 EXT = {
     "LEA",
@@ -128,6 +130,8 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
         **UNIFORM_RULES,  # shader-u
         **ASYNC_RULES,  # shader-mma
         **MMA_RULES,  # shader-mma
+        **INDIRECT_RULES,  # shader-ctl
+        **CACHE_RULES,  # shader-ctl
     }
 
     def lowered(self, ir: str) -> bool:
@@ -143,6 +147,8 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
             or ir in UNIFORM_RULES
             or ir in ASYNC_RULES
             or ir in MMA_RULES
+            or ir in INDIRECT_RULES
+            or ir in CACHE_RULES
         )
 
     def lower(self, inst: Inst) -> None:

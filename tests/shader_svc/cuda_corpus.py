@@ -433,6 +433,11 @@ import cuda_corpus_mma  # noqa: E402  (shader-mma: cp.async, ldmatrix, movmatrix
 cuda_corpus_mma.define(case, Inputs)  # shader-mma
 cuda_corpus_mma.define_mma(case, Inputs)  # shader-mma
 cuda_corpus_mma.define_pipeline(case, Inputs)  # shader-mma (heavy: nvcc's cuda_pipeline.h)
+import cuda_corpus_ctl  # noqa: E402  (shader-ctl: indirect branches, dense switches)
+
+cuda_corpus_ctl.define(case, Inputs)
+cuda_corpus_ctl.define_cache(case, Inputs)  # shader-ctl: cache control (CCTL)
+cuda_corpus_ctl.define_tex(case, Inputs)  # shader-ctl: TXD .AOFFI (constant offsets)
 GROUPS = sorted({c.group for c in CASES})
 
 

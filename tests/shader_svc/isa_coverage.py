@@ -230,11 +230,12 @@ def lowering_keys(isa: int) -> set[str]:
         from shader_svc.sm86.to_spirv import Compute86
         from shader_svc.sm86.to_spirv_gfx import Gfx86
 
-        return set(Compute86.RULES) | set(Gfx86.RULES)
+        return set(Compute86.RULES) | set(Gfx86.RULES) | set(Compute86.CONTROL_KEYS)
     from shader_svc.sm53.to_spirv import Compute53
     from shader_svc.sm53.to_spirv_gfx import Gfx53
 
-    return set(Compute53.RULES) | set(Gfx53.RULES)
+    # (CONTROL_KEYS: branches and the reconvergence stack, lowered by the control flow itself)
+    return set(Compute53.RULES) | set(Gfx53.RULES) | set(Compute53.CONTROL_KEYS)
 
 
 def exact_ops(isa: int) -> set[str] | None:

@@ -29,6 +29,7 @@ CI_U = {"uni_alu_0", "uni_more_0", "uni_wide_0", "vec_alu_forms", "fcmp_pset_mad
 # shader-mma (cuda_corpus_mma.py): cp.async of every size and fill, an HMMA, an IMMA, LDSM + MOVM; -O3
 # on both ISAs (SM53 runs the kernels' plain paths): two more NVRTC builds per ISA
 CI_MMA = {"cpa_sizes", "hmma_f16_k16", "imma_u8s8_16832", "ldsm_movm"}
+CI_CTL = {"brx_dense"}  # shader-ctl (cuda_corpus_ctl.py): BRX through ptxas's jump table in c[0x2]
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -50,7 +51,7 @@ def _params():
         for opt in ("O3", "G"):
             for c in cc.CASES:
                 ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
-                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA | CI_CTL
                 )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))

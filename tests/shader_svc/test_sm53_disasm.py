@@ -169,6 +169,13 @@ def test_more_rows_every_bit_flipped():
     from shader_svc.lower.texture import TEXTURE_RULES53
 
     TEX_RULES = set(TEXTURE_RULES53) | {"TXD", "TMML"}  # shader-tex: kernels' textures, fragment TXD/TMML
+    from shader_svc.lower.cache import CACHE_RULES  # shader-ctl: BRX (lower/indirect.py), CCTL (lower/cache.py)
+    from shader_svc.lower.indirect import INDIRECT_RULES
+
+    from shader_svc.lower.cache import FENCE_RULES53
+    from shader_svc.sm53.to_spirv import Compute53
+
+    TEX_RULES |= set(CACHE_RULES) | set(INDIRECT_RULES) | set(FENCE_RULES53) | set(Compute53.CONTROL_KEYS)
 
     assert all(
         r.ir not in keys

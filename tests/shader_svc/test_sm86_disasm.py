@@ -206,6 +206,12 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
 
     # shader-tex: kernels' textures (lower/texture.py), MATCH (lower/match.py), fragment TXD/TMML
     TEX_RULES = set(TEXTURE_RULES) | set(MATCH_RULES) | {"TXD", "TMML"}
+    from shader_svc.lower.cache import CACHE_RULES  # shader-ctl: BRX (lower/indirect.py), CCTL (lower/cache.py)
+    from shader_svc.lower.indirect import INDIRECT_RULES
+
+    from shader_svc.sm86.to_spirv import Compute86
+
+    TEX_RULES |= set(CACHE_RULES) | set(INDIRECT_RULES) | set(Compute86.CONTROL_KEYS)
     assert all(
         (r.ir or "") not in keys
         or r.ir in EXTRA_RULES

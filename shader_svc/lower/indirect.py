@@ -1,0 +1,146 @@
+"""Indirect branches through a jump table (BRX on SM86 and SM53), bounded from the program.
+
+How ptxas emits PTX ``brx.idx`` (seen with ptxas 12.9 for sm_86 and sm_53, -O3 and -O0 -g; the
+corpus kernels ``brx_*`` in ``tests/shader_svc/cuda_corpus_ctl.py``): the table of targets is
+in constant bank 2 (the cubin's ``.nv.constant2.<kernel>``), one 32-bit word per target: the
+target's byte offset from the code's start; the index is scaled by 4 and read with an indexed
+``LDC Rt, c[0x2][Ri (+off)]``, then ``BRX Rt off`` jumps to ``next + Rt + off`` (``next``: the
+address after the BRX, ``off`` its field, which ptxas sets to ``-next``; SM86 sign-extends Rt
+into Rt+1 as a 64-bit target, whose high word is 0 here).
+
+What the decoder can bound: the BRX's register is written, last before the BRX in its block, by
+such an ``LDC`` from a bank that is part of the program (``ComputeSpec.banks``); then the
+possible targets are the words of that bank that land on an instruction of the code (every one
+of them: an over-approximation is safe, a spurious one only splits a block).  Anything else (the
+target computed otherwise, a bank not known) is refused by name.  A program with a BRX runs in
+the dispatcher loop (``lower/control.py``): its ``OpSwitch`` over the block numbers is the
+structured switch, the BRX's next block a selection among the bounded targets (an address none
+of them has ends the invocation: PTX leaves an index out of the table undefined).
+
+The indexed read of a program bank (``CBankDynU32`` of bank 2) is a selection over the bank's
+words (out of the bank: 0)."""
+
+from __future__ import annotations
+
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
+from shader_svc.isa.inst import Inst
+from shader_svc.lower.base import DONE, LowerBase, TranslateError
+from shader_svc.spirv.structure import Unstructured
+
+INDIRECT = ("BRX",)
+INDIRECT_RULES = {"BRX": "op_indirect"}
+# instructions after which the code is not straight-line (either ISA)
+ENDS = {"BRA", "EXIT", "RET", "RET.ABS", "CALL", "CALL.ABS", "CAL", "JCAL", "SYNC", "BRK", "BPT", "KIL", "KILL", *INDIRECT}
+
+
+def _ldc_bank(ins: Inst) -> int | None:
+    """The constant bank an indexed LDC reads (either ISA's operand name), else None."""
+    if ins.row.ir != "LDC":
+        return None
+    cb = ins.ops.get("cb") or ins.ops.get("c")
+    return None if cb is None else cb.get("bank")
+
+
+def last_writer(insts: list[Inst], at: int, reg: int) -> Inst | None:
+    """The unguarded instruction that last wrote R``reg`` before ``insts[at]`` on the straight
+    line of code leading to it (no branch in between, no branch target after it: every path to
+    ``insts[at]`` ran it); None where there is none or the writer is guarded.  (SM53: a branch
+    to a group's control word enters the instruction after it.)"""
+    entered = {t["target"] + e for i in insts for t in i.ops.values() if isinstance(t, dict) and "target" in t for e in (0, 8)}
+    if insts[at].addr in entered:
+        return None
+    for prev in reversed(insts[:at]):
+        d = prev.ops.get("d", {})
+        if d.get("reg") == reg and d.get("file", "R") == "R":
+            return prev if prev.pred == 7 and not prev.pred_not else None
+        if prev.row.ir in ENDS or prev.addr in entered:  # another path joins here
+            return None
+    return None
+
+
+def const_reg(insts: list[Inst], at: int, reg: int) -> int | None:
+    """R``reg``'s value before ``insts[at]`` where ``last_writer`` is a move of an immediate
+    (SM86 MOV, SM53 MOV32I: how compilers materialise a constant operand), else None."""
+    w = last_writer(insts, at, reg) if reg != 255 else None
+    if w is not None and w.row.ir == "MOV" and "imm" in w.ops.get("b", {}):
+        return w.ops["b"]["imm"] & 0xFFFFFFFF
+    return None
+
+
+class IndirectBranch(LowerBase):
+    """Mixin of the compute lowerings (before the memory mixins): BRX bounded by its jump table."""
+
+    # the address after an instruction (SM53: the next 8-byte slot, a control word or not)
+    INST_BYTES = 16
+
+    def _program_bank(self, bank: int) -> bytes | None:
+        return dict(getattr(self.spec, "banks", ())).get(bank) if bank else None
+
+    def jump_targets(self, insts: list[Inst], at: int, entry) -> list[tuple[int, int]]:
+        """(value of ``next + Rt + off``, the instruction address it enters) for each bounded
+        target of the BRX ``insts[at]``; ``entry(addr)`` maps a raw address to the instruction
+        it enters (None: no instruction there).  Refused by name where the targets are not
+        bounded (module docstring)."""
+        ins = insts[at]
+        reg = ins.ops["a"]["reg"]
+        prev = last_writer(insts, at, reg)
+        bank = _ldc_bank(prev) if prev is not None else None
+        data = self._program_bank(bank) if bank is not None else None
+        if data is None:
+            raise TranslateError(
+                f"{ins.text()} (word {ins.word:#x}): indirect branch whose targets are not bounded "
+                f"(its register R{reg} is not read by an LDC from a constant bank of the program)",
+                offset=ins.addr,
+            )
+        k = ins.addr + self.INST_BYTES + self._indirect_off(ins)
+        out = []
+        for o in range(0, len(data) - 3, 4):
+            raw = (int.from_bytes(data[o : o + 4], "little") + k) & 0xFFFFFFFF
+            a = entry(raw)
+            if a is not None and (raw, a) not in out:
+                out.append((raw, a))
+        if not out:
+            raise TranslateError(
+                f"{ins.text()} (word {ins.word:#x}): no word of constant bank {bank:#x} is a target in the code",
+                offset=ins.addr,
+            )
+        return out
+
+    @staticmethod
+    def _indirect_off(ins: Inst) -> int:
+        return ins.ops["rt"]["imm"] if "rt" in ins.ops else ins.ops["t"]["imm"]
+
+    def indirect_step(self, ins: Inst) -> None:
+        """The structuriser's answer to a BRX: the dispatcher loop runs the program."""
+        raise Unstructured(f"offset {ins.addr:#x}: indirect branch (dispatcher loop)")
+
+    def indirect_next(self, ins: Inst, targets: list[tuple[int, int]], block_of) -> int:
+        """The dispatcher's next block after a taken BRX: ``next + Rt + off`` matched against
+        the bounded targets (``block_of(addr)``: the block an address starts); no match: DONE."""
+        b = Block()
+        t = b.op("IAdd32", b.get_reg(ins.ops["a"]["reg"]), b.const_u32(ins.addr + self.INST_BYTES + self._indirect_off(ins)))
+        res = b.const_u32(DONE)
+        for raw, a in targets:
+            res = b.op("Select32", b.op("IEq32", t, b.const_u32(raw)), b.const_u32(block_of(a)), res)
+        return ir_spirv.emit_value(self, b, res)
+
+    def op_indirect(self, inst: Inst) -> None:  # never reached: BRX picks the next block
+        raise TranslateError(f"{inst.text()}: indirect branch outside the dispatcher", offset=inst.addr)
+
+    # --- an indexed read of a program bank (the jump table) ----------------------------------
+    def check_late(self, o) -> bool:
+        if o.op.name == "CBankDynU32" and self._program_bank(o.attrs["bank"]) is not None:
+            return True
+        return super().check_late(o)
+
+    def cbank_dyn(self, bank: int, byte_addr: int, inst: Inst) -> int:
+        data = self._program_bank(bank)
+        if data is None:
+            return super().cbank_dyn(bank, byte_addr, inst)
+        idx = self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(2))
+        res = self.c(0)
+        for k in range(len(data) // 4):
+            w = int.from_bytes(data[4 * k : 4 * k + 4], "little")
+            res = self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, idx, self.c(k)), self.c(w), res)
+        return res

@@ -1,0 +1,96 @@
+"""Indirect branches (shader-ctl, ``shader_svc/lower/indirect.py``): BRX translated where its
+targets are bounded by a jump table in a constant bank of the program, refused by name where
+not.  The executed forms (what ptxas emits for PTX ``brx.idx`` on sm_86 and sm_53, -O3 and -G)
+are the corpus group ``ctl_switch`` (``cuda_corpus_ctl.py``, run by test_cuda_corpus.py); these
+tests hold the refusals and the bounding on hand-assembled programs."""
+
+from __future__ import annotations
+
+import struct
+import pytest
+
+from shader_svc.lower.base import ComputeSpec, TranslateError
+from shader_svc.sm53 import decode as dec53
+from shader_svc.sm53.assemble import assemble_program as asm53
+from shader_svc.sm53.to_spirv import translate_compute as tr53
+from shader_svc.sm86 import decode as dec86
+from shader_svc.sm86.assemble import assemble_program as asm86
+from shader_svc.sm86.to_spirv import translate_compute as tr86
+
+# SM86: a 3-way table at 0x40 (BRX at 0x30: next = 0x40, field -0x40); targets 0x40, 0x60, 0x80
+SM86 = """S2R R0, SR_TID.X
+LOP3.LUT R0, R0, 0x3, RZ, 0xc0, !PT
+{ldc}
+BRX R2 -0x40
+MOV R4, 0x1
+BRA 0x90
+MOV R4, 0x2
+BRA 0x90
+MOV R4, 0x3
+EXIT
+"""
+TABLE = struct.pack("<3I", 0x40, 0x60, 0x80)
+
+
+def _spv_ok(spv: bytes) -> None:
+    from cuda_corpus import spirv_val
+
+    assert spirv_val(spv) == "ok"
+
+
+def _insts86(ldc: str = "LDC R2, c[0x2][R0]"):
+    return dec86.decode_stream(asm86(SM86.format(ldc=ldc)))
+
+
+def test_sm86_brx_bounded_by_its_table(nv_tools):
+    insts = _insts86()
+    assert insts[3].text() == "BRX R2 -0x40"
+    _spv_ok(tr86(insts, ComputeSpec(banks=((2, TABLE),))))
+
+
+def test_sm86_brx_without_the_bank_is_refused():
+    with pytest.raises(TranslateError) as e:
+        tr86(_insts86())
+    msg = str(e.value)
+    assert "offset 0x30" in msg and "BRX R2 -0x40" in msg and "word 0x" in msg and "not bounded" in msg
+
+
+def test_sm86_brx_from_a_computed_register_is_refused():
+    with pytest.raises(TranslateError, match="R2 is not read by an LDC"):
+        tr86(_insts86("IADD3 R2, R0, 0x40, RZ"), ComputeSpec(banks=((2, TABLE),)))
+
+
+def test_sm86_brx_table_words_outside_the_code_are_refused():
+    with pytest.raises(TranslateError, match="no word of constant bank 0x2 is a target"):
+        tr86(_insts86(), ComputeSpec(banks=((2, struct.pack("<2I", 0x44, 0x1000)),)))
+
+
+def test_sm86_brx_entered_between_table_read_and_branch_is_refused():
+    # a branch into the BRX itself: the path it comes from did not read the table
+    text = SM86.format(ldc="LDC R2, c[0x2][R0]").replace("EXIT\n", "BRA 0x30\n")
+    with pytest.raises(TranslateError, match="not bounded"):
+        tr86(dec86.decode_stream(asm86(text)), ComputeSpec(banks=((2, TABLE),)))
+
+
+# SM53: BRX at 0x28 (next 0x30, a group's control word: the target enters 0x38)
+SM53 = """S2R R0, SR_TID.X
+LOP32I.AND R0, R0, 0x3
+SHL R0, R0, 0x2
+LDC R2, c[0x2][R0]
+BRX R2 -0x30
+MOV32I R4, 0x1
+EXIT
+MOV32I R4, 0x2
+EXIT
+"""
+
+
+def test_sm53_brx_bounded_by_its_table(nv_tools):
+    insts = dec53.decode_stream(asm53(SM53))
+    brx = next(i for i in insts if i.row.ir == "BRX")
+    assert brx.text() == "BRX R2 -0x30"
+    at = {i.text(): i.addr for i in insts}
+    table = struct.pack("<2I", at["MOV32I R4, 0x1"], at["MOV32I R4, 0x2"])  # next + R2 - 0x30 = R2
+    _spv_ok(tr53(insts, ComputeSpec(banks=((2, table),))))
+    with pytest.raises(TranslateError, match=f"offset {brx.addr:#x}.*not bounded"):
+        tr53(insts)
