@@ -1,7 +1,7 @@
 """Function bodies: what an entry reaches by fall-through, direct branches and the targets of
 its jump tables, stopping at other entries (``Analyser.function``).  The analyser also holds
 what the other parts share: the entries (strong, and weak ones seen only as code pointers), the
-decoder's cache, the direct tables and how each table was found."""
+decoder's cache and how each table was found."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import bisect
 
 from recompiler.analysis import expr as E
 from recompiler.analysis.image import Memory
-from recompiler.analysis.tables import Recovered, recover, recover_with_window_base
+from recompiler.analysis.tables import recover
 from recompiler.analysis.transfer import ENDS, Transfer
 from recompiler.analysis.values import EntrySeed, FunctionValues
-from recompiler.analysis.window import WindowSearch
 from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import DirectTable, FunctionPlan
@@ -29,12 +28,10 @@ class Analyser:
         self.weak: set[int] = set()
         self._strong: list[int] | None = None
         self._cache: dict[int, Insn] = {}
-        self.direct: dict[int, DirectTable] = {}  # BR address -> its table indexed directly
         self.transfer = Transfer(mem)
         self.table_kinds: dict[int, dict[int, str]] = {}  # function -> BR -> how its table was found
         self.source: dict[int, str] = {}  # entry -> how it was found first (analysis.stats)
         self.inexact: set[int] = set()  # BRs whose table rests on a guessed base
-        self.window = WindowSearch(self)  # the fallback search (window.py)
         # label function -> the constants the functions holding its code pass to it (their
         # value analysis at the label): where its own paths do not show a table base, which
         # the enclosing function set up before jumping there (glibc's vfprintf spills its
@@ -89,17 +86,14 @@ class Analyser:
                     if partial is None:
                         partial = FunctionValues(self.transfer, seen, entry, tables, self.seeds.get(entry), partial_slots=True)
                     rec = recover(partial, seen[a], self.mem, own_code)
-                if rec is None:  # the data flow's index and bound, a base found before the BR
-                    rec = recover_with_window_base(fv, seen[a], self.mem, own_code, self.insn)
                 if rec is None:
-                    # what the function's own paths do not tell (a fragment entered with its
-                    # parent's frame: glibc's vfprintf spills its table bases there): the
-                    # pattern search in address order before the branch, kept as a fallback
-                    old = self.window.jump_table(a)
-                    if not old:
-                        continue
-                    rec = Recovered(old, "window", self.direct.get(a))
-                tbl = list(dict.fromkeys([*tables.get(a, ()), *rec.targets]))
+                    # (a table found in an earlier round stays: the edges it added may have
+                    # made the branch's own value a merge the analysis cannot split)
+                    continue
+                # an entry naming the branch itself would loop on the same register forever:
+                # a word past the table's end read by an open table, never a case; kept, it
+                # would make the BR its own predecessor and its target a merge of itself
+                tbl = list(dict.fromkeys(x for x in [*tables.get(a, ()), *rec.targets] if x != a))
                 tables[a], kinds[a] = tbl, rec.kind
                 if not rec.exact:
                     self.inexact.add(a)

@@ -106,21 +106,32 @@ class FunctionValues:
 
     def seed_at(self, addr: int) -> EntrySeed | None:
         """What this function passes to code at ``addr`` that is also entered on its own (a
-        label function: a weak entry inside this body): the constants each register and frame
-        slot may hold there, with slots keyed from the stack pointer at ``addr``."""
+        label function: a weak entry inside this body; a function this one jumps to from
+        ``addr``): the constants each register and frame slot may hold before the instruction
+        there, with slots keyed from the stack pointer at ``addr``."""
+        st = self.before(addr)
+        return None if st is None else self.seed_of(st)
+
+    def seed_after(self, addr: int) -> EntrySeed | None:
+        """What this function passes to the code after ``addr`` (falling into another entry)."""
         st = self.before(addr)
         if st is None:
             return None
+        self.t.step(st, self.insns[addr])
+        return self.seed_of(st)
+
+    def seed_of(self, st: State) -> EntrySeed:
+        """The constants of ``st`` as an entry's seed (frame slots only where the stack
+        pointer is an offset from the entry's: after an alloca it is not, and only the
+        registers are passed)."""
         sp = slot_of(st.regs[31])
-        if sp is None:
-            return None
         regs = {}
         for r in range(31):
             cs = self._consts(st.regs[r])
             if cs:
                 regs[r] = cs
         slots = {}
-        for off, (size, v) in st.slots.items():
+        for off, (size, v) in st.slots.items() if sp is not None else ():
             cs = self._consts(v)
             if cs and size <= 8:
                 slots[off - sp] = (size, cs)
