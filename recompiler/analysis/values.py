@@ -201,10 +201,12 @@ class FunctionValues:
         queued = {self.entry}
         visits: dict[int, int] = {}
         pops = MAX_VISITS * len(self.starts)
+        self.pops = 0  # blocks taken from the work list (the cost, for ``bench``)
         while work:
             _k, b = heapq.heappop(work)
             queued.discard(b)
             pops -= 1
+            self.pops += 1
             st = self._join(b)
             if b in self.state_in and self.state_in[b] == st:
                 continue
