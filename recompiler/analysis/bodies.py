@@ -37,6 +37,7 @@ class Analyser:
         # the enclosing function set up before jumping there (glibc's vfprintf spills its
         # step tables' bases to the frame, an interpreter keeps its dispatch table in a register)
         self.seeds: dict[int, EntrySeed] = {}
+        self._values: dict[tuple[int, bool], tuple[tuple, FunctionValues]] = {}  # (``values``)
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -74,7 +75,7 @@ class Analyser:
                 break
             # every BR again on the grown body: a path the new code adds may change a base
             # that looked constant (a direct table must hold on the final body)
-            fv = FunctionValues(self.transfer, seen, entry, tables, self.seeds.get(entry))
+            fv = self.values(entry, seen, tables)
             grew = False
             partial = None
             for a in brs:
@@ -84,7 +85,7 @@ class Analyser:
                 complete.discard(a)
                 if rec is None and _reloaded(fv, seen[a]):  # a base or index reloaded from a slot some path did not write
                     if partial is None:
-                        partial = FunctionValues(self.transfer, seen, entry, tables, self.seeds.get(entry), partial_slots=True)
+                        partial = self.values(entry, seen, tables, partial=True)
                     rec = recover(partial, seen[a], self.mem, own_code)
                 if rec is None:
                     # (a table found in an earlier round stays: the edges it added may have
@@ -127,6 +128,19 @@ class Analyser:
         body = [seen[k] for k in sorted(seen)]
         self.table_kinds[entry] = kinds
         return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct, complete_tables=complete)
+
+    def values(self, entry: int, seen: dict[int, Insn], tables: dict[int, list[int]], partial: bool = False) -> FunctionValues:
+        """The value analysis of the body ``seen`` with its table edges and its seed: the last
+        one of each entry is kept, since bodies are computed again with the same inputs when
+        entries elsewhere change (``merge_fallen_into``, the pointer rounds)."""
+        seed = self.seeds.get(entry)
+        key = (frozenset(seen), tuple((a, tuple(t)) for a, t in sorted(tables.items())), _seed_key(seed))
+        hit = self._values.get((entry, partial))
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        fv = FunctionValues(self.transfer, dict(seen), entry, tables, seed, partial_slots=partial)
+        self._values[(entry, partial)] = (key, fv)
+        return fv
 
     def _note_seeds(self, entry: int, fv: FunctionValues, seen: dict[int, Insn]) -> None:
         """Each label function inside this body gets what this function passes to it."""
@@ -179,6 +193,14 @@ class Analyser:
             self._strong = sorted(self.entries - self.weak)
         k = bisect.bisect_right(self._strong, entry)
         return entry <= x and (k == len(self._strong) or self._strong[k] > x)
+
+
+def _seed_key(seed: EntrySeed | None) -> tuple | None:
+    if seed is None:
+        return None
+    regs = tuple(sorted((r, tuple(sorted(cs))) for r, cs in seed.regs.items()))
+    slots = tuple(sorted((k, n, tuple(sorted(cs))) for k, (n, cs) in seed.slots.items()))
+    return regs, slots
 
 
 def _reloaded(fv: FunctionValues, br: Insn) -> bool:
