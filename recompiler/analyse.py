@@ -4,7 +4,8 @@
 Entries come from the program entry, the linker's hints (symbols, relocation targets, init
 arrays), `.eh_frame` FDEs (``analysis.eh_frame``) and every `BL` target, code pointer in data
 and ``adrp``+``add`` pair of a linear sweep over the executable segments (``analysis.entries``),
-then the code addresses functions build in registers (``analysis.pointers``).  A false entry
+then the code addresses functions build in registers (``analysis.pointers``); a function
+entered by a jump from another starts from what that code holds (``analysis.entry_states``).  A false entry
 is harmless: a branch into it becomes a tail call.  A body is what its entry reaches by
 fall-through, direct branches and its jump tables, stopping at other entries
 (``analysis.bodies``).  Then the IFUNC stubs (``analysis.ifunc``) and the functions that never
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from recompiler.analysis import pointers, stats
+from recompiler.analysis.entry_states import pass_entry_states
 from recompiler.analysis.bodies import Analyser
 from recompiler.analysis.eh_frame import eh_frame_starts
 from recompiler.analysis.entries import merge_fallen_into, sweep_calls
@@ -89,6 +91,8 @@ def analyse(
                 funcs.pop(e, None)
         which = [e for e in which if e in funcs]
     merge_fallen_into(an, funcs)
+    # start values along jumps between functions, for the BRs still without a table
+    pass_entry_states(an, funcs)
     for plan in funcs.values():
         for i in plan.insns:
             if i.name == "BR" and i.addr not in plan.jump_tables:

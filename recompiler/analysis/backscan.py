@@ -1,7 +1,7 @@
 """Constants found by walking back from an instruction in address order: a register's value
 where its last write is an ``adrp`` (+ ``add``) pair, a stack slot's where its last store
-stored one.  How compilers hoist a table's base out of a loop or spill it to the frame; the
-window search for jump tables (``window.py``) and the IFUNC stubs (``ifunc.py``) use it.
+stored one.  How compilers hoist a stub's slot address out of its pair: the IFUNC stubs
+(``ifunc.py``) use it; jump tables come from the data flow (``tables.py``).
 ``insn`` is the analyser's decoder (``Analyser.insn``: None where there is no code)."""
 
 from __future__ import annotations
@@ -64,22 +64,5 @@ def const_before(insn: Callable[[int], Insn | None], reg: int, addr: int, limit:
             return None  # (a store of the register leaves it as it was)
         if i.name in ("BL", "BLR") and (reg < 19 or reg == 30):
             return None  # x0-x18 and x30 do not survive a call; x19-x28 do
-        a -= 4
-    return None
-
-
-def spilled_const(insn: Callable[[int], Insn | None], off: int, addr: int, limit: int = 1024) -> int | None:
-    """Value stored at [sp, #off] if the last `str xN, [sp, #off]` before ``addr`` stored
-    an `adrp`(+`add`) constant; stops where the frame is set up (SP written)."""
-    a = addr - 4
-    for _ in range(limit):
-        i = insn(a)
-        if i is None:
-            return None
-        f = i.f
-        if i.group in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg") and f["Rd"] == 31 and not f["S"]:
-            return None
-        if i.group == "LDST_uimm" and not f["V"] and f["opc"] == 0 and f["size"] == 3 and f["Rn"] == 31 and f["imm12"] * 8 == off:
-            return const_before(insn, f["Rt"], i.addr)
         a -= 4
     return None

@@ -1,7 +1,7 @@
 """Function bodies: what an entry reaches by fall-through, direct branches and the targets of
 its jump tables, stopping at other entries (``Analyser.function``).  The analyser also holds
 what the other parts share: the entries (strong, and weak ones seen only as code pointers), the
-decoder's cache, the direct tables and how each table was found."""
+decoder's cache and how each table was found."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ import bisect
 
 from recompiler.analysis import expr as E
 from recompiler.analysis.image import Memory
-from recompiler.analysis.tables import Recovered, recover, recover_with_window_base
+from recompiler.analysis.tables import recover
 from recompiler.analysis.transfer import ENDS, Transfer
 from recompiler.analysis.values import EntrySeed, FunctionValues
-from recompiler.analysis.window import WindowSearch
 from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import DirectTable, FunctionPlan
@@ -29,17 +28,16 @@ class Analyser:
         self.weak: set[int] = set()
         self._strong: list[int] | None = None
         self._cache: dict[int, Insn] = {}
-        self.direct: dict[int, DirectTable] = {}  # BR address -> its table indexed directly
         self.transfer = Transfer(mem)
         self.table_kinds: dict[int, dict[int, str]] = {}  # function -> BR -> how its table was found
         self.source: dict[int, str] = {}  # entry -> how it was found first (analysis.stats)
         self.inexact: set[int] = set()  # BRs whose table rests on a guessed base
-        self.window = WindowSearch(self)  # the fallback search (window.py)
         # label function -> the constants the functions holding its code pass to it (their
         # value analysis at the label): where its own paths do not show a table base, which
         # the enclosing function set up before jumping there (glibc's vfprintf spills its
         # step tables' bases to the frame, an interpreter keeps its dispatch table in a register)
         self.seeds: dict[int, EntrySeed] = {}
+        self._values: dict[tuple[int, bool], tuple[tuple, FunctionValues]] = {}  # (``values``)
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -77,7 +75,7 @@ class Analyser:
                 break
             # every BR again on the grown body: a path the new code adds may change a base
             # that looked constant (a direct table must hold on the final body)
-            fv = FunctionValues(self.transfer, seen, entry, tables, self.seeds.get(entry))
+            fv = self.values(entry, seen, tables)
             grew = False
             partial = None
             for a in brs:
@@ -87,19 +85,16 @@ class Analyser:
                 complete.discard(a)
                 if rec is None and _reloaded(fv, seen[a]):  # a base or index reloaded from a slot some path did not write
                     if partial is None:
-                        partial = FunctionValues(self.transfer, seen, entry, tables, self.seeds.get(entry), partial_slots=True)
+                        partial = self.values(entry, seen, tables, partial=True)
                     rec = recover(partial, seen[a], self.mem, own_code)
-                if rec is None:  # the data flow's index and bound, a base found before the BR
-                    rec = recover_with_window_base(fv, seen[a], self.mem, own_code, self.insn)
                 if rec is None:
-                    # what the function's own paths do not tell (a fragment entered with its
-                    # parent's frame: glibc's vfprintf spills its table bases there): the
-                    # pattern search in address order before the branch, kept as a fallback
-                    old = self.window.jump_table(a)
-                    if not old:
-                        continue
-                    rec = Recovered(old, "window", self.direct.get(a))
-                tbl = list(dict.fromkeys([*tables.get(a, ()), *rec.targets]))
+                    # (a table found in an earlier round stays: the edges it added may have
+                    # made the branch's own value a merge the analysis cannot split)
+                    continue
+                # an entry naming the branch itself would loop on the same register forever:
+                # a word past the table's end read by an open table, never a case; kept, it
+                # would make the BR its own predecessor and its target a merge of itself
+                tbl = list(dict.fromkeys(x for x in [*tables.get(a, ()), *rec.targets] if x != a))
                 tables[a], kinds[a] = tbl, rec.kind
                 if not rec.exact:
                     self.inexact.add(a)
@@ -134,6 +129,19 @@ class Analyser:
         self.table_kinds[entry] = kinds
         return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct, complete_tables=complete)
 
+    def values(self, entry: int, seen: dict[int, Insn], tables: dict[int, list[int]], partial: bool = False) -> FunctionValues:
+        """The value analysis of the body ``seen`` with its table edges and its seed: the last
+        one of each entry is kept, since bodies are computed again with the same inputs when
+        entries elsewhere change (``merge_fallen_into``, the pointer rounds)."""
+        seed = self.seeds.get(entry)
+        key = (frozenset(seen), tuple((a, tuple(t)) for a, t in sorted(tables.items())), _seed_key(seed))
+        hit = self._values.get((entry, partial))
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        fv = FunctionValues(self.transfer, dict(seen), entry, tables, seed, partial_slots=partial)
+        self._values[(entry, partial)] = (key, fv)
+        return fv
+
     def _note_seeds(self, entry: int, fv: FunctionValues, seen: dict[int, Insn]) -> None:
         """Each label function inside this body gets what this function passes to it."""
         for x in seen:
@@ -163,7 +171,7 @@ class Analyser:
                     and self.mem.is_code(t)
                 ):
                     work.append(t)
-                if n in ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7):
+                if n in ENDS or i.form is None or (i.group == "BCOND" and i.f["cond"] >> 1 == 7):
                     break
                 a += 4
 
@@ -185,6 +193,14 @@ class Analyser:
             self._strong = sorted(self.entries - self.weak)
         k = bisect.bisect_right(self._strong, entry)
         return entry <= x and (k == len(self._strong) or self._strong[k] > x)
+
+
+def _seed_key(seed: EntrySeed | None) -> tuple | None:
+    if seed is None:
+        return None
+    regs = tuple(sorted((r, tuple(sorted(cs))) for r, cs in seed.regs.items()))
+    slots = tuple(sorted((k, n, tuple(sorted(cs))) for k, (n, cs) in seed.slots.items()))
+    return regs, slots
 
 
 def _reloaded(fv: FunctionValues, br: Insn) -> bool:

@@ -25,7 +25,6 @@ import itertools
 from dataclasses import dataclass
 from typing import Callable
 
-from recompiler.analysis import backscan
 from recompiler.analysis import expr as E
 from recompiler.analysis.values import FunctionValues
 from recompiler.decode import Insn
@@ -34,7 +33,6 @@ from recompiler.lift.emitter import DirectTable
 MAX_BOUND = 1 << 16  # a compare bound above this is taken as no bound
 MAX_OPEN = 1 << 16  # entries of a table with no bound (the image ends before, in practice)
 MAX_COMBOS = 8  # product of candidate bases tried
-WINDOW_BASE = 256  # instructions walked back from a BR for a base the data flow lost
 
 
 @dataclass
@@ -59,16 +57,13 @@ def _nodes(e: tuple):
             yield from _nodes(x)
 
 
-def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base: dict | None = None) -> Recovered | None:
-    """The table of ``br``.  ``base``: opaque leaves taken as the constants given (a guessed
-    table base, ``recover_with_window_base``); a table so found is not exact and gets no
-    ``DirectTable`` (the guess is not checked at the branch)."""
+def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Recovered | None:
+    """The table of ``br`` (None where the value at the branch does not name one); ``own``:
+    whether an address is code of this function (where an unbounded table's entries stop)."""
     st = fv.before(br.addr)
     if st is None or br.f["Rn"] == 31:
         return None
     target = st.regs[br.f["Rn"]]
-    if base:
-        target = E.substitute(target, {x: E.const(c) for x, c in base.items()})
     target = _fold_loads(target, mem)
     if target is None or target[0] == "top" or E.TOP in E.leaves(target):
         return None
@@ -79,11 +74,6 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base:
 
     all_leaves = E.leaves(target)
     if not all_leaves:
-        if base:
-            # the guess was the whole target, no index left: a register the function was
-            # entered with (musl's ``call``: ``br x0``) whose last write in address order is
-            # the previous function's ``adrp``/``add`` -- not a table
-            return None
         v = E.evaluate(target, {}, read)
         return Recovered([v], "constant", complete=True) if code(v) else None
     # the index: a bounded or masked sub-value holding every leaf that is not a merged constant
@@ -153,40 +143,10 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], base:
                 out.append(v)
     if not out:
         return None
-    exact = _closed(fv, guesses) and not base  # a window-guessed base is never checked at the branch
-    rec = Recovered(_uniq(out), kind, exact=exact, complete=complete and exact and not base)
-    if kind in ("masked", "loaded") and len(combos) == 1 and not base:
+    exact = _closed(fv, guesses)
+    rec = Recovered(_uniq(out), kind, exact=exact, complete=complete and exact)
+    if kind in ("masked", "loaded") and len(combos) == 1:
         rec.direct = _direct(st, target, index, combos[0], mem, bound if kind == "loaded" else None)
-    return rec
-
-
-def recover_with_window_base(
-    fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool], insn: Callable[[int], Insn | None]
-) -> Recovered | None:
-    """The table of ``br`` where the value analysis knows the index and its bound but not the
-    table's base: a register holding an opaque part of the target at the branch (a value the
-    function was entered with, a merge with no constant, an instruction not modelled) whose
-    last write before the branch in address order is an ``adrp`` (+ ``add``) or ``adr``
-    (``backscan.const_before``: a fragment entered with its parent's frame, a base set up in
-    a block the function's own paths do not show) is taken as that constant.  The guess is
-    the window search's (``window.py``), the index and bound the data flow's; the table is
-    inexact (``Recovered.exact``: the lifted ``BR`` still switches on the real target)."""
-    st = fv.before(br.addr)
-    if st is None or br.f["Rn"] == 31:
-        return None
-    leaves = {x for x in E.leaves(st.regs[br.f["Rn"]]) if x[0] in ("in", "def", "phi") and not fv.candidates(x)[0]}
-    base: dict = {}
-    for r in range(31):
-        x = st.regs[r]
-        if x in leaves and x not in base:
-            c = backscan.const_before(insn, r, br.addr, WINDOW_BASE)
-            if c is not None:
-                base[x] = c
-    if not base:
-        return None
-    rec = recover(fv, br, mem, own, base)
-    if rec is not None:
-        rec.kind += "+window base"
     return rec
 
 

@@ -50,6 +50,12 @@ class EntrySeed:
 
 MAX_VISITS = 1000  # state changes per block (and joins per block, on average): past it the analysis gives up
 MAX_CANDIDATES = 16
+# blocks taken from the work list per block of the function, for the analysis that keeps
+# partly written slots (an extra try, after the plain one found no table): those that end
+# take under 5 per block in the corpus (busybox, sash, zsh, QuickJS, SQLite, Lua, Brotli);
+# glibc's vfprintf never ends (a slot that comes and goes with a loop's paths) and took 4 s
+# of sash's 18 to give up at MAX_VISITS
+PARTIAL_POPS = 32
 INCREMENTAL_PREDS = 8  # a block with this many predecessors joins only what changed
 # what a path that never wrote a slot of the function's frame passes to a join (an opaque leaf
 # that no instruction defines; never stored in a state: the merge becomes the block's phi)
@@ -106,21 +112,32 @@ class FunctionValues:
 
     def seed_at(self, addr: int) -> EntrySeed | None:
         """What this function passes to code at ``addr`` that is also entered on its own (a
-        label function: a weak entry inside this body): the constants each register and frame
-        slot may hold there, with slots keyed from the stack pointer at ``addr``."""
+        label function: a weak entry inside this body; a function this one jumps to from
+        ``addr``): the constants each register and frame slot may hold before the instruction
+        there, with slots keyed from the stack pointer at ``addr``."""
+        st = self.before(addr)
+        return None if st is None else self.seed_of(st)
+
+    def seed_after(self, addr: int) -> EntrySeed | None:
+        """What this function passes to the code after ``addr`` (falling into another entry)."""
         st = self.before(addr)
         if st is None:
             return None
+        self.t.step(st, self.insns[addr])
+        return self.seed_of(st)
+
+    def seed_of(self, st: State) -> EntrySeed:
+        """The constants of ``st`` as an entry's seed (frame slots only where the stack
+        pointer is an offset from the entry's: after an alloca it is not, and only the
+        registers are passed)."""
         sp = slot_of(st.regs[31])
-        if sp is None:
-            return None
         regs = {}
         for r in range(31):
             cs = self._consts(st.regs[r])
             if cs:
                 regs[r] = cs
         slots = {}
-        for off, (size, v) in st.slots.items():
+        for off, (size, v) in st.slots.items() if sp is not None else ():
             cs = self._consts(v)
             if cs and size <= 8:
                 slots[off - sp] = (size, cs)
@@ -189,11 +206,13 @@ class FunctionValues:
         work = [(order[self.entry], self.entry)] if self.entry in self.preds else []
         queued = {self.entry}
         visits: dict[int, int] = {}
-        pops = MAX_VISITS * len(self.starts)
+        pops = (PARTIAL_POPS if self.partial else MAX_VISITS) * len(self.starts)
+        self.pops = 0  # blocks taken from the work list (the cost, for ``bench``)
         while work:
             _k, b = heapq.heappop(work)
             queued.discard(b)
             pops -= 1
+            self.pops += 1
             st = self._join(b)
             if b in self.state_in and self.state_in[b] == st:
                 continue

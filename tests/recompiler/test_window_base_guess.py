@@ -1,11 +1,13 @@
-"""A window-guessed table base (``analysis.tables.recover_with_window_base``) is only a guess:
-it must leave an index to the data flow, and never makes a table complete.
+"""A register a function was entered with is never a table by itself, and never a complete one
+(the window-guessed base that made it one is gone; start values passed along jumps,
+``analysis.entry_states``, are merges that something else reaches too: never complete).
 
 musl's ``static void call(void *p) { ((void (*)(void))p)(); }`` is one ``br x0`` placed right
 after ``atexit`` (``adrp x0, call; add x0, x0, :lo12:call; b __cxa_atexit``).  The guess took
 x0's last write in address order -- the previous function's ``adrp``/``add`` -- as the whole
 target: a "complete table" of one entry, ``call`` itself, so every atexit handler ended the
-SQLite shell with ``nx_table_miss`` (exit 134 after its output).  Fails on the code before."""
+SQLite shell with ``nx_table_miss`` (exit 134 after its output).  Failed on the code before
+the fix of session 25."""
 
 from __future__ import annotations
 
