@@ -324,11 +324,16 @@ def site_lists(
                 elided[k] = site_live[k] & L.ELIDED_SAVES & d & ~st
                 # after the call: what was stored is in NxCpu; a caller-saved register the
                 # callee may change is either reloaded or dead (its NxCpu value is then as good
-                # as the local's), or kept in its local (``keep``: its slot may differ); a
-                # callee-saved one the callee leaves in NxCpu as it found it, so a dirty one not
-                # stored stays dirty; X0 (the callee's result) and X30 (the return address) are
-                # in the locals only
-                d = (d & ~st & ~(c.mods & clob)) | (c.mods & keep) | X0 | X30
+                # as the local's); a callee-saved one the callee leaves in NxCpu as it found it,
+                # so a dirty one not stored stays dirty; so does a kept one (``keep``): where
+                # the callee truly leaves it alone (-fipa-ra), its slot stays as it was (the
+                # callee's own call sites store only registers it wrote, or the value it loaded
+                # from that slot); where the callee changes it, AAPCS64 leaves its value
+                # undefined, and the slot's is as good as the local's.  (Taken as dirty, every
+                # later call site whose callee may read it stored it: QuickJS's rose from 0.9 to
+                # 3.9 stores a site, X2-X7 for the indirect calls behind js_free and the like.)
+                # X0 (the callee's result) and X30 (the return address) are in the locals only
+                d = (d & ~st & ~(c.mods & clob & ~keep)) | X0 | X30
             r = f.ret[i]
             if r >= 0:
                 ret_stores[r] = d

@@ -369,3 +369,26 @@ def test_a_caller_keeps_non_result_caller_saved_registers_in_locals_across_a_cal
         assert ("s->x[2]" in reload) == (not results_only), reload
         ret = next(line for line in code.splitlines() if "return (NxRet)" in line)
         assert "s->x[2]" not in ret or not results_only, ret
+
+
+def test_a_kept_register_stays_clean_or_dirty_across_a_call():
+    # caller: mov x2, #7 ; add x2, x2, #1 (twice) ; bl b ; bl a ; bl b ; ret — a: mov x3, #1 ;
+    # mov x2, #9 ; ret — b: add x0, x0, x2 ; ret (reads X2).  (Three writes of X2 against two
+    # call sites that read it: X2 is not written through, interproc.write_through.)  The first
+    # call of b stores X2 (9).  Trusting AAPCS64, X2 stays in the caller's local across the call
+    # of a, and clean: a truly keeping X2 (-fipa-ra) leaves its slot as it was, and one that
+    # changes it leaves X2 undefined, so the second call of b stores nothing.  (Fails where a
+    # kept register is taken as dirty after every call that may change it.)
+    caller, a, b = 0x400000, 0x400100, 0x400200
+    prog = {
+        caller: [0xD28000E2, 0x91000442, 0x91000442, 0x9400007D, 0x9400003C, 0x9400007B, 0xD65F03C0],
+        a: [0xD2800023, 0xD2800122, 0xD65F03C0],
+        b: [0x8B020000, 0xD65F03C0],
+    }
+    code = _lift_program(prog, results_only=True)[caller]
+    stores = [code.split(f"x30 = {r:#x}ull;", 1)[1].split("\n")[0] for r in (0x400010, 0x400014, 0x400018)]
+    assert "s->x[2] = x2;" in stores[0], stores  # (not written through)
+    assert "s->x[2]" not in stores[1], stores
+    assert "s->x[2]" not in stores[2], stores
+    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    assert "s->x[2]" not in reload, reload
