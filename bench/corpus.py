@@ -10,9 +10,9 @@ the same flags) vs qemu-aarch64 on the aarch64 build, in one run.
 the shared VM, a run that waits for a core is not slower code).  ``--ab-define NAME`` builds a
 second bundle of each program with ``-DNAME`` given to the C compiler (a switch of
 cpu_host/runtime/core/lifted.h, e.g. ``NX_LQ128_WHOLE``) and runs it as one more way,
-``ours+NAME``, interleaved with the others: an A/B of a runtime-header choice in one run.  That
-bundle's objects go to a cache of their own (``<cache_dir>/ab-NAME``): the object cache's key
-holds the compiler's version, not its command line.
+``ours+NAME``, interleaved with the others: an A/B of a runtime-header choice in one run.  The object
+cache's key holds the compiler's whole command line (``cc.identity``), so that bundle's objects
+share the cache without ever being taken for the other's.
 
 ``--recompile-only`` times each program's recompile cold (empty object cache and empty zig
 cache, zig's libc stubs made first, untimed, as bench/busybox.py does) and prints wall and CPU
@@ -50,7 +50,6 @@ sys.path.insert(0, str(ROOT))
 
 from bench.busybox import recompile, warm_zig_libc  # noqa: E402
 from bench.realprogs import timed_ways  # noqa: E402
-from nxrecomp.common import settings  # noqa: E402
 from recompiler import cc  # noqa: E402
 from tests.realprogs import corpus_cases, sources  # noqa: E402
 from tests.realprogs.test_xxhash_zstd import text_data  # noqa: E402
@@ -126,11 +125,10 @@ def cpu_ways(cmds: dict[str, list[str]], cwd: Path, reps: int, stdin: str | None
 
 def recompile_bundle(prog: Path, out: Path, define: str | None = None) -> None:
     """``nxrecomp recompile`` of ``prog`` into ``out``; with ``define``, the C compiler gets
-    ``-D<define>`` and the objects a cache folder of their own (see the module's docstring)."""
+    ``-D<define>`` (part of each object's cache key: ``cc.identity``)."""
     env = dict(os.environ)
     if define:
         env["NXRECOMP_RECOMPILER_CC"] = " ".join([*cc.compiler(), f"-D{define}"])
-        env["NXRECOMP_NXRECOMP_CACHE_DIR"] = str(Path(settings.get("nxrecomp", "cache_dir")) / f"ab-{define}")
     r = subprocess.run(
         [sys.executable, "-m", "nxrecomp", "recompile", str(prog), "-o", str(out)], capture_output=True, text=True, env=env
     )

@@ -69,9 +69,13 @@ def arch_flags() -> list[str]:
 
 
 def identity() -> str:
-    """Version text of the compiler (part of every object's cache key)."""
+    """The compiler's whole command line (``recompiler.cc``, defines included) and its version
+    text: part of every object's cache key, so that a build with ``-DNAME`` in the command (an
+    A/B of a lifted.h switch, bench/corpus.py ``--ab-define``) never takes an object compiled
+    without it, nor a compiler upgrade one of the old compiler."""
     r = subprocess.run([*compiler(), "--version"], capture_output=True, text=True)
-    return (r.stdout or r.stderr).splitlines()[0] if (r.stdout or r.stderr) else "unknown"
+    version = (r.stdout or r.stderr).splitlines()[0] if (r.stdout or r.stderr) else "unknown"
+    return "\0".join([*compiler(), version])
 
 
 def run(args: list[str], what: str) -> None:

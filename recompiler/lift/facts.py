@@ -117,7 +117,7 @@ class FunctionFacts:
         registers live at the entry if direct callees read nothing, and those not surely
         written before each call."""
         L = liveness
-        cs, base_leaves, tails, opaque = self._chunks()
+        cs, base_leaves, tails, opaque, own_leaves = self._chunks()
         # past the end after a call: the guest compiler put nothing there because the callee
         # does not return.  Were it to return, what runs there could rely only on what a return
         # hands on (results, callee-saved registers), as at any return point: not the argument
@@ -130,14 +130,17 @@ class FunctionFacts:
             c.leaves = b
         base_in, _ = L.solve(cs, self.falls, past_end)
         self.facts = self._fn_live(cs, live_out, base_in, tails, opaque)
+        self._site_chunks(cs, own_leaves, past_end)
 
-    def _chunks(self) -> tuple[list[liveness.Chunk], list[int], list[tuple[int, int]], bool]:
+    def _chunks(self) -> tuple[list[liveness.Chunk], list[int], list[tuple[int, int]], bool, list[int]]:
         """Each instruction's liveness ``Chunk`` (its record's effects; what leaving the function
         there reads, ``leaves``), the same leaves without what a return or a direct tail call
-        hands on, the direct tail calls (chunk address, lifted callee) and whether the function
-        is opaque (it jumps through a register or writes every register back)."""
+        hands on, the direct tail calls (chunk address, lifted callee), whether the function
+        is opaque (it jumps through a register or writes every register back), and each chunk's
+        leaves without its direct tail calls' (``_site_chunks``)."""
         cs: list[liveness.Chunk] = []
         base_leaves: list[int] = []
+        own_leaves: list[int] = []
         tails: list[tuple[int, int]] = []
         # a call through a register is not opaque (interproc.FnLive.calls_unknown): its site
         # stores what an unknown callee reads, its returns what its own call sites overwrote
@@ -152,15 +155,17 @@ class FunctionFacts:
             self.exit_effects(rec)
             self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
             tails += [(rec.addr, t) for t in rec.tails]
-            c, summary_leaves, opaque_here = self._chunk(rec, inner, rec.addr in lr_jumps)
+            c, summary_leaves, opaque_here, own = self._chunk(rec, inner, rec.addr in lr_jumps)
             cs.append(c)
+            own_leaves.append(own)
             base_leaves.append(summary_leaves)
             opaque |= opaque_here
-        return cs, base_leaves, tails, opaque
+        return cs, base_leaves, tails, opaque, own_leaves
 
-    def _chunk(self, rec: Lifted, inner: list[int], lr_jump: bool) -> tuple[liveness.Chunk, int, bool]:
+    def _chunk(self, rec: Lifted, inner: list[int], lr_jump: bool) -> tuple[liveness.Chunk, int, bool, int]:
         """``rec``'s liveness chunk, what leaving there reads without what a return or a direct
-        tail call hands on, and whether it makes the function opaque."""
+        tail call hands on, whether it makes the function opaque, and its leaves without its
+        direct tail calls'."""
         L = liveness
         addr = rec.addr
         opaque = False
@@ -182,6 +187,7 @@ class FunctionFacts:
             # the fallback of a small table of this function's own labels: a miss, as below
             summary_leaves = self._elide(L.EXIT_USES)
         leaves = (L.RET_LIVE if rec.ret is not None else 0) | summary_leaves
+        own = leaves
         for _t in rec.tails:
             leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
         succs = list(rec.succs)
@@ -190,6 +196,7 @@ class FunctionFacts:
             succs += targets or []
             miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
             leaves |= miss
+            own |= miss
             summary_leaves |= miss
             indirect = True
         if indirect:
@@ -216,7 +223,28 @@ class FunctionFacts:
         chunk = L.Chunk(
             addr, gen, kill, succs, call=rec.call, leaves=leaves, writes=rec.writes, call_gen=self._elide(L.CALL_USES)
         )
-        return chunk, summary_leaves, opaque
+        return chunk, summary_leaves, opaque, own
+
+    def _site_chunks(self, cs: list, own_leaves: list[int], past_end: int) -> None:
+        """What solving the call sites' liveness again at placement needs (``FnLive.gen`` and
+        the rest, ``interproc.site_liveness``): each chunk's own reads and kills, what leaving
+        there reads besides its direct tail calls and its successors in the function (a branch
+        to an address outside: everything; the fall past the end after a call: ``past_end``),
+        and what its call site's callee reads where that callee is unknown."""
+        L = liveness
+        f = self.facts
+        index = {c.addr: i for i, c in enumerate(cs)}
+        for c, own in zip(cs, own_leaves):
+            out = own
+            for t in c.succs:
+                if t not in index:
+                    out = L.ALL
+            fall = self.falls.get(c.addr)
+            if fall is not None and fall not in index:
+                out |= past_end if c.call is not None else L.ALL
+            f.gen.append(c.gen)
+            f.kill.append(c.kill)
+            f.out_fixed.append(out)
 
     def _fn_live(
         self, cs: list, live_out: dict[int, int], base_in: dict[int, int], tails: list[tuple[int, int]], opaque: bool

@@ -101,6 +101,13 @@ class FnLive:
     flags_in: bool = False
     tail_flags_open: list[bool] = field(default_factory=list)
     flags_local: bool = False
+    # per chunk, for solving the call sites' liveness again once the callees' summaries are
+    # known (``site_liveness``): what it reads and surely overwrites, and what leaving there
+    # reads besides its direct tail calls' callees (a return's results, an indirect jump's
+    # worst case, a branch out of the function: everything)
+    gen: list[int] = field(default_factory=list)
+    kill: list[int] = field(default_factory=list)
+    out_fixed: list[int] = field(default_factory=list)
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -196,6 +203,50 @@ def write_through(f: FnLive, summ: dict[int, Summary]) -> int:
     return out
 
 
+def site_liveness(f: FnLive, summ: dict[int, Summary]) -> list[int]:
+    """The registers live after each call site of ``f``, solved again with each direct
+    callee's summary (its USES) in place of the worst case an unknown callee may read
+    (``liveness.CALL_USES``, all the lifter knew of it).  A caller-saved register the callee
+    may change and something after the call reads is stored before the call and reloaded
+    after it; as the lifter saw it, every later call site read X0-X8 and V0-V7, so after any
+    call these stayed live up to the next one: SQLite's call sites reloaded 5.2 registers each,
+    X1-X8 and V0-V3 that no later callee reads.  An indirect callee, a jump out, a table's miss
+    and a return read what they read before.  ``f.site_live`` (the lifter's) where ``f`` has
+    no chunk data."""
+    n = len(f.gen)
+    if n != len(f.succs) or n == 0:
+        return list(f.site_live)
+    unknown = f.unknown_uses
+    call_gen = [0] * n
+    out_fixed = list(f.out_fixed)
+    for i, k in enumerate(f.site):
+        if k >= 0:
+            g = f.site_target[k]
+            call_gen[i] = summ[g].uses if g is not None and g in summ else unknown
+    for g, c in zip(f.tail_target, f.tail_chunk):
+        out_fixed[c] |= (summ[g].uses if g in summ else unknown) | L.RET_LIVE
+    live_in = [0] * n
+    live_out = [0] * n
+    gen, kill, succs, site = f.gen, f.kill, f.succs, f.site
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n - 1, -1, -1):
+            out = out_fixed[i]
+            for t in succs[i]:
+                out |= live_in[t]
+            through = out | call_gen[i] if site[i] >= 0 else out
+            new_in = gen[i] | (through & ~kill[i])
+            if out != live_out[i] or new_in != live_in[i]:
+                live_out[i], live_in[i] = out, new_in
+                changed = True
+    result = list(f.site_live)
+    for i, k in enumerate(site):
+        if k >= 0:
+            result[k] = live_out[i]
+    return result
+
+
 def _bits(m: int) -> list[int]:
     out = []
     while m:
@@ -232,12 +283,24 @@ def site_lists(
     clob = clobbered(results_only)
     unknown = Summary(f.unknown_uses, L.CALL_CLOBBERS)
     callee = [summ.get(g, unknown) if g is not None else unknown for g in f.site_target]
+    site_live = site_liveness(f, summ) if summ else f.site_live
+    # AAPCS64 trusted (results_only): of the caller-saved registers a callee changes, a caller
+    # may read after the call only the results (RET_LIVE); the others it keeps in its C locals
+    # across the call, neither stored before it nor reloaded after it.  A conforming caller
+    # reads no such register before writing it (its value is undefined), a caller the guest
+    # compiler knew the callee leaves it alone (-fipa-ra), or a helper that restores it (a TLS
+    # descriptor resolver), finds its own value in the local, which is what the reload gave:
+    # a return stores none of them (_ret_mask), so its slot held the caller's store or a
+    # deeper call site's.  Liveness still sees reads of them where a later unknown callee is
+    # assumed to read every argument register: SQLite's call sites reloaded X1-X8 and V0-V7
+    # (5.2 registers a site) for the indirect calls behind its allocator and VFS.
+    keep = clob & ~L.RET_LIVE if results_only else 0
     n_sites, n_rets = len(f.site_target), max(f.ret, default=-1) + 1
     stores = [0] * n_sites
     elided = [0] * n_sites
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
-    reloads = [f.site_live[k] & callee[k].mods & clob & ~X0 & ~X30 for k in range(n_sites)]
+    reloads = [site_live[k] & callee[k].mods & clob & ~keep & ~X0 & ~X30 for k in range(n_sites)]
     # what a call passes in registers: X0, X1, X30 and SP to a lifted callee.  An unknown one
     # (BLR) gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
     # caller that reloads X1 after it (a helper with its own convention that keeps X1) must
@@ -256,15 +319,21 @@ def site_lists(
             k = f.site[i]
             if k >= 0:
                 c = callee[k]
-                st = (c.uses | (f.site_live[k] & c.mods & clob)) & d & ~passed[k]
+                st = (c.uses | (site_live[k] & c.mods & clob & ~keep)) & d & ~passed[k]
                 stores[k] = st
-                elided[k] = f.site_live[k] & L.ELIDED_SAVES & d & ~st
+                elided[k] = site_live[k] & L.ELIDED_SAVES & d & ~st
                 # after the call: what was stored is in NxCpu; a caller-saved register the
                 # callee may change is either reloaded or dead (its NxCpu value is then as good
                 # as the local's); a callee-saved one the callee leaves in NxCpu as it found it,
-                # so a dirty one not stored stays dirty; X0 (the callee's result) and X30 (the
-                # return address) are in the locals only
-                d = (d & ~st & ~(c.mods & clob)) | X0 | X30
+                # so a dirty one not stored stays dirty; so does a kept one (``keep``): where
+                # the callee truly leaves it alone (-fipa-ra), its slot stays as it was (the
+                # callee's own call sites store only registers it wrote, or the value it loaded
+                # from that slot); where the callee changes it, AAPCS64 leaves its value
+                # undefined, and the slot's is as good as the local's.  (Taken as dirty, every
+                # later call site whose callee may read it stored it: QuickJS's rose from 0.9 to
+                # 3.9 stores a site, X2-X7 for the indirect calls behind js_free and the like.)
+                # X0 (the callee's result) and X30 (the return address) are in the locals only
+                d = (d & ~st & ~(c.mods & clob & ~keep)) | X0 | X30
             r = f.ret[i]
             if r >= 0:
                 ret_stores[r] = d

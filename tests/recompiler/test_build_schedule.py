@@ -101,6 +101,28 @@ def test_build_caches_and_rebuilds_one_shard(env):
     ]
 
 
+def test_object_cache_key_holds_the_compiler_command_line(env, monkeypatch):
+    """A build whose compiler command carries a define (bench/corpus.py --ab-define) compiles
+    every unit again instead of taking the objects built without it, and its own rebuild takes
+    them all from the cache: the whole command line is in the key, not just the version."""
+    from recompiler import cc
+
+    imms = [random.randrange(1 << 16) for _ in range(2)]
+    plain = build(_program(imms), env / "plain")
+    base = " ".join(cc.compiler())
+    monkeypatch.setenv("NXRECOMP_RECOMPILER_CC", f"{base} -DNX_CACHE_KEY_TEST=1")
+    cc.compiler.cache_clear()
+    try:
+        defined = build(_program(imms), env / "defined")
+        again = build(_program(imms), env / "defined")
+    finally:
+        monkeypatch.delenv("NXRECOMP_RECOMPILER_CC")
+        cc.compiler.cache_clear()
+    assert plain["objects_cached"] == 0 and defined["objects"] == plain["objects"]
+    assert defined["objects_cached"] == 0, "an object compiled without the define was reused"
+    assert again["objects_cached"] == again["objects"]
+
+
 class _Plan:
     def __init__(self, n: int) -> None:
         self.insns = [None] * n

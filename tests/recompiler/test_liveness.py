@@ -332,3 +332,63 @@ def test_a_function_that_saves_and_uses_every_callee_saved_register_is_no_unwind
     code = _lift_program(prog, results_only=True)[caller]
     store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
     assert ("s->x[19] = x19;" in store) == (not writes_d15), (writes_d15, store)
+
+
+@pytest.mark.parametrize("results_only", [True, False])
+def test_what_a_later_direct_callee_reads_decides_what_is_live_after_a_call(results_only):
+    # caller: bl a ; bl b ; fmov d2, x0 ; ret — a: movi v2.2d, #0 ; ret — b: add x0, x0, #1 ; ret
+    # V2 (a result register) is live after the call of a only if b may read it.  As the lifter
+    # saw each call site, every callee read V0-V7, so V2 was reloaded after a; placed with b's
+    # summary (it reads X0 alone) V2 is dead there (interproc.site_liveness).  (Fails before it.)
+    caller, a, b = 0x400000, 0x400100, 0x400200
+    prog = {caller: [0x94000040, 0x9400007F, 0x9E670002, 0xD65F03C0], a: [0x6F00E402, 0xD65F03C0], b: [0x91000400, 0xD65F03C0]}
+    code = _lift_program(prog, results_only=results_only)[caller]
+    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    assert reload.startswith("  x0 = _r.x0;") and "s->v[2]" not in reload, reload
+    # with b reading V2 (fmov x0, d2 in place of its add), V2 stays live and is reloaded
+    prog[b] = [0x9E660040, 0xD65F03C0]
+    code = _lift_program(prog, results_only=results_only)[caller]
+    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    assert "s->v[2]" in reload, reload
+
+
+def test_a_caller_keeps_non_result_caller_saved_registers_in_locals_across_a_call():
+    # caller: mov x2, #7 ; bl a ; add x0, x0, x2 ; ret — a: mov x2, #9 ; ret
+    # AAPCS64 leaves X2 undefined after the call; the caller reads it anyway (as a caller the
+    # guest compiler knew a callee not to clobber would).  Trusting AAPCS64 (results_only) the
+    # call site neither stores X2 nor reloads it: the local keeps 7, which is also what the
+    # reload found, since a's return stores no X2 (interproc._ret_mask).  For a host caller that
+    # inspects every register (not results_only) X2 is stored before the call and reloaded.
+    caller, a = 0x400000, 0x400100
+    prog = {caller: [0xD28000E2, 0x9400003F, 0x8B020000, 0xD65F03C0], a: [0xD2800122, 0xD65F03C0]}
+    for results_only in (True, False):
+        code = _lift_program(prog, results_only=results_only)[caller]
+        store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
+        reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+        assert ("s->x[2]" in store) == (not results_only), store
+        assert ("s->x[2]" in reload) == (not results_only), reload
+        ret = next(line for line in code.splitlines() if "return (NxRet)" in line)
+        assert "s->x[2]" not in ret or not results_only, ret
+
+
+def test_a_kept_register_stays_clean_or_dirty_across_a_call():
+    # caller: mov x2, #7 ; add x2, x2, #1 (twice) ; bl b ; bl a ; bl b ; ret — a: mov x3, #1 ;
+    # mov x2, #9 ; ret — b: add x0, x0, x2 ; ret (reads X2).  (Three writes of X2 against two
+    # call sites that read it: X2 is not written through, interproc.write_through.)  The first
+    # call of b stores X2 (9).  Trusting AAPCS64, X2 stays in the caller's local across the call
+    # of a, and clean: a truly keeping X2 (-fipa-ra) leaves its slot as it was, and one that
+    # changes it leaves X2 undefined, so the second call of b stores nothing.  (Fails where a
+    # kept register is taken as dirty after every call that may change it.)
+    caller, a, b = 0x400000, 0x400100, 0x400200
+    prog = {
+        caller: [0xD28000E2, 0x91000442, 0x91000442, 0x9400007D, 0x9400003C, 0x9400007B, 0xD65F03C0],
+        a: [0xD2800023, 0xD2800122, 0xD65F03C0],
+        b: [0x8B020000, 0xD65F03C0],
+    }
+    code = _lift_program(prog, results_only=True)[caller]
+    stores = [code.split(f"x30 = {r:#x}ull;", 1)[1].split("\n")[0] for r in (0x400010, 0x400014, 0x400018)]
+    assert "s->x[2] = x2;" in stores[0], stores  # (not written through)
+    assert "s->x[2]" not in stores[1], stores
+    assert "s->x[2]" not in stores[2], stores
+    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    assert "s->x[2]" not in reload, reload
