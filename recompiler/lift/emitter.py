@@ -2,8 +2,8 @@
 
 Registers the function uses live in C locals (``x0``..``x30``, ``sp``, ``v0``..``v31`` as
 ``NxVec``, flags ``N Z C V``); they are loaded from ``NxCpu`` at entry and written back before
-calls, SVCs and exits.  Handlers name a vector register ``s->v[N]``; the emitter renames it to
-its local, so scalar FP stays in host registers instead of going through memory that every
+calls, SVCs and exits.  Handlers name a vector register's local ``vN`` and write it through
+``lift/vector.py``, so scalar FP stays in host registers instead of going through memory that every
 guest store may alias.  Each instruction's C and effects are a record (``result.Lifted``) that
 the API below fills as the handler (``forms.py``) runs.  With ``trust_abi`` (AAPCS64) each call
 site gets its own lists from a liveness pass over those records (``facts.py``, ``liveness.py``)

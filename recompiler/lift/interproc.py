@@ -486,7 +486,7 @@ def _stores(f: FnLive, mask: int, extra: str = "") -> str:
 
 def reload_v(r: int) -> str:
     """V``r``'s reload after a call: a callee keeps only the low half of V8-V15 (AAPCS64), so
-    those take back their upper lane alone, as a vector lane write (see emitter._vector_writes)."""
+    those take back their upper lane alone, as a vector lane write (``NXV``, as lift/vector.py writes them)."""
     return f"NXV(NxV2u64, v{r})[1] = s->v[{r}].d[1];" if r in L.V_PRESERVED_LOW else vcopy(f"v{r}", f"s->v[{r}]")
 
 
