@@ -20,7 +20,8 @@ from shader_svc.lower.half_ir import directed_f64_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
-from shader_svc.sm86.lower_uniform import pred_in, pred_out, refuse, set_pred_file
+from shader_svc.sm86.lower_half import HALF_RULES, Half86
+from shader_svc.sm86.lower_uniform import UNIFORM_RULES, Uniform86, pred_in, pred_out, refuse, set_pred_file
 
 
 # MUFU's function field -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
@@ -684,3 +685,72 @@ class Alu86(Lower86):
             old = b.get_pred(i, False, file)
             set_pred_file(self, b, i, b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), old)), file)
         ir_spirv.emit(self, b)
+
+
+# --- every stage (issue 31, shader-u2) ------------------------------------------------------------
+# The arithmetic rows that read and write only registers (R, UR), predicates (P, UP) and constant
+# banks: one registration that the compute lowering (``to_spirv.Compute86``, whose RULES hold
+# the same entries: tests/shader_svc/test_alu_forms.py checks it) and the graphics lowering
+# (``to_spirv_gfx.Gfx86``) both read, so a vertex or fragment program translates the uniform
+# datapath and the ALU rows with the compute handlers.
+STAGE_ALU_RULES = {
+    "IADD3": "op_iadd3",
+    "LEA": "op_lea",
+    "IMAD.WIDE": "op_imad_wide",
+    "IMAD": "op_imad",
+    "IMAD.HI": "op_imad_hi",
+    "ISETP": "op_isetp",
+    "R2UR": "op_r2ur",
+    "PRMT": "op_prmt",
+    "SGXT": "op_sgxt",
+    "IABS": "op_iabs",
+    "POPC": "op_popc",
+    "BREV": "op_brev",
+    "FLO": "op_flo",
+    "SHF": "op_shf",
+    "DADD": "op_dadd",
+    "DMUL": "op_dadd",
+    "DFMA": "op_dadd",
+    "DSETP": "op_dsetp",
+    "I2F": "op_i2f",
+    "F2I": "op_f2i",
+    "MUFU": "op_mufu",
+    "CS2R": "op_cs2r",
+    "FRND": "op_frnd",
+    "F2F": "op_f2f",
+    **HALF_RULES,
+    **ALU_RULES,
+    **UNIFORM_RULES,
+}
+
+
+class StageAlu86(Alu86, Half86, Uniform86):
+    """The handlers of ``STAGE_ALU_RULES`` on top of the shared subset (``RULES``: Lower86's
+    table with them merged), for a lowering of any stage."""
+
+    RULES = {**Lower86.RULES, **STAGE_ALU_RULES}
+
+    def lowered(self, ir: str) -> bool:
+        return ir in STAGE_ALU_RULES or super().lowered(ir)
+
+
+class GraphicsAlu86(StageAlu86):
+    """``StageAlu86`` for vertex and fragment programs: the GPU process's device enables neither
+    Int64 nor Float64 (lower/graphics.py), so a row whose handler needs a 64-bit type (carry
+    chains, LEA, 64-bit funnel shifts and conversions, IMAD.WIDE/.HI, FP64, UIMAD.WIDE) is
+    refused by name instead of declaring a type the module may not use."""
+
+    @property
+    def u64(self) -> int:
+        raise TranslateError(
+            "64-bit integer arithmetic (carries, LEA, IMAD.WIDE/.HI, 64-bit shifts and "
+            "conversions) is not translated in graphics stages (the GPU process's device has no Int64)",
+            field="code",
+        )
+
+    @property
+    def f64t(self) -> int:
+        raise TranslateError(
+            "FP64 arithmetic is not translated in graphics stages (the GPU process's device has no Float64)",
+            field="code",
+        )

@@ -413,3 +413,191 @@ def test_sm86_kernel_text_is_nvdisasms():
     import listings
 
     listings.check_sm86([KERNEL86])
+
+
+# --- graphics stages (shader-u2): the same rows in a fragment program ------------------------
+# c[0x0]: u0..u3 at 0x0..0xc (the uniform datapath's inputs), 1/255 at 0x10, two odd multipliers
+# at 0x14/0x18 (the per-pixel inputs).  The uniform block computes UR8.. from u0..u3 alone (a
+# value the whole warp shares, as the hardware requires), the vector block from R4/R5, which
+# differ per pixel (p = x + 32 y hashed); '{res}' is the register whose four bytes become the
+# pixel's colour (byte / 255 in each 8-bit channel: exact).
+FRAG86 = """
+IPA.PASS R0, a[0x70]
+IPA.PASS R1, a[0x74]
+F2I.TRUNC.NTZ R0, R0
+F2I.TRUNC.NTZ R1, R1
+IMAD R2, R1, 0x20, R0
+ULDC.64 UR4, c[0x0][0x0]
+ULDC.64 UR6, c[0x0][0x8]
+UR2UP UPR, UR6, 0x7f
+UIMAD UR8, UR4, UR5, UR6
+ULOP3.LUT UR9, UR4, UR5, UR7, 0x96, !UPT
+UPRMT UR10, UR4, 0x5140, UR5
+UPRMT UR20, UR4, UR7, UR5
+UPOPC UR11, UR4
+UBREV UR12, UR5
+UFLO.U32 UR13, UR6
+UBMSK UR14, UR7, UR5
+USGXT UR15, UR4, UR7
+UISETP.GE.U32.AND UP0, UPT, UR4, UR5, UPT
+UISETP.LT.AND UP1, UP2, UR6, UR7, UP0
+USEL UR16, UR4, UR5, UP0
+UPLOP3.LUT UP3, UP4, UP0, UP1, UP2, 0x96, 0x1e
+UP2UR UR17, UPR, URZ, 0x7f
+UIADD3 UR18, UR4, UR5, UR6
+UP2UR UR19, UPR, UR7, 0x3c
+MOV R3, UR4
+IMAD R4, R2, c[0x0][0x14], R3
+MOV R3, UR5
+IMAD R5, R2, c[0x0][0x18], R3
+LOP3.LUT R6, R4, 0x8001ffff, RZ, 0xc0, !PT
+LOP3.LUT R7, R5, 0x27, RZ, 0xc0, !PT
+LOP3.LUT R8, R4, 0x27, RZ, 0xc0, !PT
+R2P PR, R4, 0x7f
+P2R R10, PR, R5, 0x7f
+I2I.S16.S32.SAT R11, R6
+I2IP.S8.S32.SAT R12, R6, R5, R4
+IDP.4A.S8.U8 R13, R4, R5, R6
+VABSDIFF4.U8.ACC R14, R4, R5, R6
+VABSDIFF4.U8 R15, R4, R5, RZ
+BMSK R16, R8, R7
+FSET.BF.GT.FTZ.AND R17, R4, R5, PT
+I2I.U8.S32.SAT R18, R5
+MOV R20, {res}
+PRMT R0, R20, 0x4440, RZ
+PRMT R1, R20, 0x4441, RZ
+PRMT R2, R20, 0x4442, RZ
+PRMT R3, R20, 0x4443, RZ
+I2FP.F32.U32 R0, R0
+I2FP.F32.U32 R1, R1
+I2FP.F32.U32 R2, R2
+I2FP.F32.U32 R3, R3
+FMUL R0, R0, c[0x0][0x10]
+FMUL R1, R1, c[0x0][0x10]
+FMUL R2, R2, c[0x0][0x10]
+FMUL R3, R3, c[0x0][0x10]
+EXIT
+"""
+FRAG86_HDR = dict(inputs={0x70: "perspective", 0x74: "perspective"}, targets=(0xF,))
+K1, K2 = 0x9E3779B1, 0x85EBCA6B
+
+
+def _prmt(a: int, sel: int, b: int) -> int:
+    """PTX prmt (default mode): result byte i is byte (nibble i & 7) of b:a, or that byte's sign
+    replicated where the nibble's bit 3 is set."""
+    src = [(a >> 8 * k) & 0xFF for k in range(4)] + [(b >> 8 * k) & 0xFF for k in range(4)]
+    r = 0
+    for i in range(4):
+        s = (sel >> 4 * i) & 0xF
+        v = src[s & 7]
+        r |= ((0xFF if v & 0x80 else 0) if s & 8 else v) << 8 * i
+    return r
+
+
+def _sat(x: int, lo: int, hi: int) -> int:
+    return min(max(_s32(x), lo), hi)
+
+
+def _frag86_ref(u: list[int], p: int) -> dict[str, int]:
+    """Every result register of FRAG86 for uniforms ``u`` at pixel index ``p``."""
+    u0, u1, u2, u3 = u
+    up = [(u2 >> i) & 1 for i in range(7)]  # UR2UP UPR, UR6, 0x7f
+    up[0] = int(u0 >= u1)
+    lt = int(_s32(u2) < _s32(u3))
+    up[1], up[2] = lt & up[0], (1 - lt) & up[0]
+    a, b, c = up[0], up[1], up[2]
+    up[3], up[4] = a ^ b ^ c, a ^ (b | c)  # LUTs 0x96, 0x1e (index a*4 + b*2 + c)
+    bits = sum(v << i for i, v in enumerate(up))
+    r4, r5 = (p * K1 + u0) & M32, (p * K2 + u1) & M32
+    r6, r7, r8 = r4 & 0x8001FFFF, r5 & 0x27, r4 & 0x27
+
+    def sb(x: int, k: int) -> int:
+        v = (x >> 8 * k) & 0xFF
+        return v - 256 if v & 0x80 else v
+
+    i2ip = ((_sat(r6, -128, 127) & 0xFF) << 8) | (_sat(r5, -128, 127) & 0xFF) | (r4 << 16)
+    f4, f5 = _flush(_f(r4)), _flush(_f(r5))  # .FTZ (lavapipe's fragment stage flushes denormal operands itself)
+    return {
+        "UR8": (u0 * u1 + u2) & M32,
+        "UR9": u0 ^ u1 ^ u3,
+        "UR10": _prmt(u0, 0x5140, u1),
+        "UR20": _prmt(u0, u3 & 0xFFFF, u1),
+        "UR11": bin(u0).count("1"),
+        "UR12": int(f"{u1:032b}"[::-1], 2),
+        "UR13": u2.bit_length() - 1 if u2 else M32,
+        "UR14": _bmsk(u3, u1, False),
+        "UR15": _szext(u0, u3, False, True),
+        "UR16": u0 if up[0] else u1,
+        "UR17": bits,
+        "UR18": (u0 + u1 + u2) & M32,
+        "UR19": (u3 & ~(0x3C << 0)) | (bits & 0x3C),
+        "R10": (r5 & ~0x7F) | (r4 & 0x7F),
+        "R11": _sat(r6, -32768, 32767) & 0xFFFF,
+        "R12": i2ip & M32,
+        "R13": (r6 + sum(sb(r4, k) * ((r5 >> 8 * k) & 0xFF) for k in range(4))) & M32,
+        "R14": (r6 + sum(abs(((r4 >> 8 * k) & 0xFF) - ((r5 >> 8 * k) & 0xFF)) for k in range(4))) & M32,
+        "R15": sum(abs(((r4 >> 8 * k) & 0xFF) - ((r5 >> 8 * k) & 0xFF)) << 8 * k for k in range(4)),
+        "R16": _bmsk(r8, r7, False),
+        "R17": 0x3F800000 if f4 > f5 else 0,
+        "R18": _sat(r5, 0, 255),
+    }
+
+
+FRAG86_UNIFORMS = [
+    (0x89ABCDEF, 0x01234567, 0xF00DFACE, 0x00000011),
+    (0x00000013, 0x00000009, 0x7FFFFF85, 0x8000A01F),
+    (0x00000003, 0xFFFFFFFF, 0x00000000, 0x00002745),
+]
+
+
+@pytest.mark.parametrize("res", sorted(_frag86_ref([1, 2, 3, 4], 0)))
+def test_sm86_fragment_program_runs_the_uniform_and_alu_rows(gpu, tmp_path, res):
+    """The uniform datapath and the ALU rows in a fragment program (the graphics lowering reads
+    the same rule table as compute's): every pixel's colour is the result register's bytes,
+    equal to the rows' definitions (PTX bmsk/szext/prmt/cvt.sat/dp4a/vabsdiff4, the predicate
+    layout as above) for three sets of uniforms."""
+    from quad_draw import H, W, draw_quad, spirv
+    from spirv_checks import spirv_val
+
+    fs = spirv("fragment", FRAG86.format(res=res), FRAG86_HDR)
+    spirv_val(fs, tmp_path, "fs")
+    bad = []
+    for u in FRAG86_UNIFORMS:
+        c0 = struct.pack("<4If2I", *u, np.float32(1 / 255), K1, K2)
+        img = draw_quad(gpu, fs, uniforms={0: c0 + bytes(256 - len(c0))})
+        got = (img[..., 0] | img[..., 1] << 8 | img[..., 2] << 16 | img[..., 3] << 24).astype(np.int64)
+        for y in range(H):
+            for x in range(W):
+                want = _frag86_ref(list(u), x + 32 * y)[res]
+                if int(got[y, x]) != want:
+                    bad.append((res, [hex(v) for v in u], x, y, hex(int(got[y, x])), hex(want)))
+    assert not bad, f"{len(bad)} pixels differ, first: {bad[:3]}"
+
+
+def test_sm86_fragment_text_decodes_back():
+    from shader_svc.sm86 import decode as dec
+    from shader_svc.sm86.assemble import assemble_program
+
+    text = FRAG86.format(res="R10")
+    lines = [ln.strip() for ln in text.strip().splitlines()]
+    assert [i.text() for i in dec.decode_stream(assemble_program(text))[: len(lines)]] == lines
+
+
+@pytest.mark.heavy
+def test_sm86_fragment_text_is_nvdisasms():
+    import listings
+
+    listings.check_sm86([FRAG86.format(res="R10")])
+
+
+def test_graphics_and_compute_read_one_alu_registration():
+    """Every stage-neutral ALU rule (the uniform datapath included) is in both lowerings' tables
+    with the same handler, and the graphics lowering admits it."""
+    from shader_svc.sm86.lower_alu import STAGE_ALU_RULES
+    from shader_svc.sm86.to_spirv import Compute86
+    from shader_svc.sm86.to_spirv_gfx import Gfx86
+
+    for key, handler in STAGE_ALU_RULES.items():
+        assert Compute86.RULES.get(key) == handler, key
+        assert Gfx86.RULES.get(key) == handler, key
+        assert Gfx86.lowered(Gfx86, key), key
