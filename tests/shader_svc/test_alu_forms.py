@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import compute_cases as cc
+import isa_coverage
 from compute_dispatch import run_spirv, upload
 from test_half import _exact, _lanes, _op, _round, _same
 
@@ -267,6 +268,7 @@ def test_sm53_forms_match_their_definitions(compute_device):
             got = _lanes(int(out[i, w]))
             if not all(_same(g, e) for g, e in zip(got, lanes)):
                 bad.append((i, w, hex(p), hex(q), [hex(g) for g in got], [hex(e) for e in lanes]))
+    isa_coverage.record_exact_program(53, "test_alu_forms::KERNEL53", KERNEL53.splitlines(), not bad)
     assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
 
 
@@ -396,6 +398,7 @@ def test_sm86_predicate_and_uniform_forms_match_their_definitions(compute_device
         got = [int(v) for v in out[i]]
         if got != want:
             bad.append((i, hex(a[i]), hex(b[i]), [hex(v) for v in got], [hex(v) for v in want]))
+    isa_coverage.record_exact_program(86, "test_alu_forms::KERNEL86", KERNEL86.splitlines(), not bad)
     assert not bad, f"{len(bad)} of {n} differ, first: {bad[:3]}"
 
 
@@ -550,27 +553,29 @@ FRAG86_UNIFORMS = [
 ]
 
 
-@pytest.mark.parametrize("res", sorted(_frag86_ref([1, 2, 3, 4], 0)))
-def test_sm86_fragment_program_runs_the_uniform_and_alu_rows(gpu, tmp_path, res):
+def test_sm86_fragment_program_runs_the_uniform_and_alu_rows(gpu, tmp_path):
     """The uniform datapath and the ALU rows in a fragment program (the graphics lowering reads
-    the same rule table as compute's): every pixel's colour is the result register's bytes,
-    equal to the rows' definitions (PTX bmsk/szext/prmt/cvt.sat/dp4a/vabsdiff4, the predicate
-    layout as above) for three sets of uniforms."""
+    the same rule table as compute's): for each result register, a program whose pixels' colours
+    are its bytes, equal to the rows' definitions (PTX bmsk/szext/prmt/cvt.sat/dp4a/vabsdiff4,
+    the predicate layout as above) for three sets of uniforms."""
     from quad_draw import H, W, draw_quad, spirv
     from spirv_checks import spirv_val
 
-    fs = spirv("fragment", FRAG86.format(res=res), FRAG86_HDR)
-    spirv_val(fs, tmp_path, "fs")
     bad = []
-    for u in FRAG86_UNIFORMS:
-        c0 = struct.pack("<4If2I", *u, np.float32(1 / 255), K1, K2)
-        img = draw_quad(gpu, fs, uniforms={0: c0 + bytes(256 - len(c0))})
-        got = (img[..., 0] | img[..., 1] << 8 | img[..., 2] << 16 | img[..., 3] << 24).astype(np.int64)
-        for y in range(H):
-            for x in range(W):
-                want = _frag86_ref(list(u), x + 32 * y)[res]
-                if int(got[y, x]) != want:
-                    bad.append((res, [hex(v) for v in u], x, y, hex(int(got[y, x])), hex(want)))
+    for res in sorted(_frag86_ref([1, 2, 3, 4], 0)):
+        fs = spirv("fragment", FRAG86.format(res=res), FRAG86_HDR)
+        spirv_val(fs, tmp_path, "fs")
+        for u in FRAG86_UNIFORMS:
+            c0 = struct.pack("<4If2I", *u, np.float32(1 / 255), K1, K2)
+            img = draw_quad(gpu, fs, uniforms={0: c0 + bytes(256 - len(c0))})
+            got = (img[..., 0] | img[..., 1] << 8 | img[..., 2] << 16 | img[..., 3] << 24).astype(np.int64)
+            for y in range(H):
+                for x in range(W):
+                    want = _frag86_ref(list(u), x + 32 * y)[res]
+                    if int(got[y, x]) != want:
+                        bad.append((res, [hex(v) for v in u], x, y, hex(int(got[y, x])), hex(want)))
+    # every line's result is some program's output: the programs count as executed exactly only together
+    isa_coverage.record_exact_program(86, "test_alu_forms::FRAG86", FRAG86.format(res="R10").splitlines(), not bad)
     assert not bad, f"{len(bad)} pixels differ, first: {bad[:3]}"
 
 
