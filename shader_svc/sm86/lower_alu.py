@@ -17,6 +17,7 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.lower import half_ir
 from shader_svc.lower.half_ir import directed_f64_ir
+from shader_svc.lower.swizzle_add import fswzadd_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
@@ -49,7 +50,11 @@ ALU_RULES = {
     "VABSDIFF4": "op_vabsdiff4",
     "P2R": "op_p2r",
     "R2P": "op_r2p",
+    # shader-u2
+    "FSWZADD": "op_fswzadd",
 }
+# FSWZADD's field values as nvdisasm prints them (sm86/table.py SWIZZLE): sign of a, sign of b
+FSWZ_LETTERS86 = ("PP", "PN", "NP", "ZP")
 
 
 class Alu86(Lower86):
@@ -686,6 +691,19 @@ class Alu86(Lower86):
             set_pred_file(self, b, i, b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), old)), file)
         ir_spirv.emit(self, b)
 
+    # --- shader-u2 ----------------------------------------------------------------------------
+    def op_fswzadd(self, inst: Inst) -> None:
+        """FSWZADD d, a, b, swz: lane (id & 3) of the quad adds a and b with the signs its
+        field of swz names (``lower/swizzle_add.py``); .FTZ flushes.  Refused: a rounding mode
+        other than .RN and .NDV (no public definition of either on this instruction)."""
+        self.require(inst, rnd=0, NDV=0)
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        sw = inst.ops["swz"]["sym"]
+        self.put_ir(b, inst, fswzadd_ir(b, x, y, sw, FSWZ_LETTERS86, bool(inst.mods["FTZ"])))
+        ir_spirv.emit(self, b)
+
 
 # --- every stage (issue 31, shader-u2) ------------------------------------------------------------
 # The arithmetic rows that read and write only registers (R, UR), predicates (P, UP) and constant
@@ -754,3 +772,6 @@ class GraphicsAlu86(StageAlu86):
             "FP64 arithmetic is not translated in graphics stages (the GPU process's device has no Float64)",
             field="code",
         )
+
+    def op_fswzadd(self, inst: Inst) -> None:
+        refuse(inst, "FSWZADD in a graphics stage (the quad's lane order is not established here)")

@@ -1891,6 +1891,7 @@ R(
             0x822,
             (D, A(), Reg("b", 64), Sym("swz", 32, 8, SWIZZLE)),
             mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND), Mod("NDV", 77, 1, ONOFF(".NDV"))),
+            ir="FSWZADD",  # shader-u2: lowered (sm86/lower_alu.py)
         ),
         Row(
             "UP2UR",

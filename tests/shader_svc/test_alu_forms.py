@@ -606,3 +606,142 @@ def test_graphics_and_compute_read_one_alu_registration():
         assert Compute86.RULES.get(key) == handler, key
         assert Gfx86.RULES.get(key) == handler, key
         assert Gfx86.lowered(Gfx86, key), key
+
+
+# --- FSWZADD (shader-u2): lane (id & 3) of the quad adds with the signs its two letters name --
+SWZ_LINES = ("FSWZADD R12, R10, R11, PPPNNPZP", "FSWZADD R13, R11, R10, ZPNPPNPP", "FSWZADD.FTZ R14, R10, R11, NPPNZPPP")
+SWZ86 = """
+    MOV R1, c[0x0][0x28]
+    S2R R0, SR_TID.X
+    S2R R3, SR_CTAID.X
+    IMAD R0, R3, c[0x0][0x0], R0
+    ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x178], PT
+    @P0 EXIT
+    ULDC.64 UR4, c[0x0][0x118]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x4
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x160]
+    LDG.E R10, [R2.64]
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x168]
+    LDG.E R11, [R2.64]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x10
+    IMAD.WIDE.U32 R8, R0, R5, c[0x0][0x170]
+{body}
+    STG.E.128 [R8.64], R12
+    EXIT
+""".format(body="\n".join("    " + t for t in SWZ_LINES + ("FSWZADD.FTZ R15, R11, R11, ZPZPZPZP",)))
+# params: a 0x140, b 0x148, out 0x150, n 0x158
+SWZ53 = """
+        S2R R0, SR_TID.X
+        S2R R2, SR_CTAID.X
+        ISCADD R0, R2, R0, 0x6
+        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x158], PT
+        @P0 EXIT
+        SHR.U32 R3, R0, 0x1e
+        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
+        IADD.X R5, R3, c[0x0][0x144]
+        LDG.E R10, [R4]
+        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
+        IADD.X R5, R3, c[0x0][0x14c]
+        LDG.E R11, [R4]
+        SHR.U32 R3, R0, 0x1c
+        ISCADD R8.CC, R0, c[0x0][0x150], 0x4
+        IADD.X R9, R3, c[0x0][0x154]
+{body}
+        STG.E.128 [R8], R12
+        EXIT
+""".format(body="\n".join("        " + t for t in SWZ_LINES + ("FSWZADD.FTZ R15, R11, R11, ZPZPZPZP",)))
+
+
+def _swz_ref(text: str, lane: int, x: int, y: int) -> int:
+    """FSWZADD from its text: lane L's two letters (the pattern lists lanes 3..0), the sign of
+    a then b (P +1, N -1, Z: a not used)."""
+    body = text.split(" ", 1)[1].replace(",", "").split()
+    d, a, b, pat = body
+    ftz = ".FTZ" in text
+    va, vb = (_f(x), _f(y)) if (a, b) == ("R10", "R11") else ((_f(y), _f(x)) if (a, b) == ("R11", "R10") else (_f(y), _f(y)))
+    if ftz:
+        va, vb = _flush(va), _flush(vb)
+    sa, sb = pat[6 - 2 * lane], pat[7 - 2 * lane]
+    term_b = vb if sb == "P" else -vb
+    with np.errstate(all="ignore"):
+        r = term_b if sa == "Z" else np.float32((va if sa == "P" else -va) + term_b)
+    if ftz:
+        r = _flush(r)
+    return int(np.float32(r).view(np.uint32))
+
+
+def _swz_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    a, b = _floats(rng, n)
+    nan = np.isnan(a.view(np.float32)) | np.isnan(b.view(np.float32))
+    a[nan], b[nan] = 0x3F800000, 0xC0000000  # (a NaN's payload is the device's)
+    return a, b
+
+
+def _swz_check(out: np.ndarray, a: np.ndarray, b: np.ndarray, bs: int) -> list:
+    lines = SWZ_LINES + ("FSWZADD.FTZ R15, R11, R11, ZPZPZPZP",)
+    bad = []
+    for i in range(len(a)):
+        for k, t in enumerate(lines):
+            want, got = _swz_ref(t, (i % bs) & 3, int(a[i]), int(b[i])), int(out[i, k])
+            if not _same_f32(got, want):
+                bad.append((i, t, hex(a[i]), hex(b[i]), hex(got), hex(want)))
+    return bad
+
+
+def test_fswzadd_matches_its_lane_signs_sm86(compute_device):
+    import vk_compute
+    from shader_svc.sm86 import decode as dec
+    from shader_svc.sm86.assemble import assemble_program
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    n = 512
+    a, b = _swz_inputs(n)
+    spirv = translate_compute(dec.decode_stream(assemble_program(SWZ86)), ComputeSpec((32, 1, 1)))
+    dev = compute_device
+    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(4 * n, np.uint32))
+    params = struct.pack("<QQQI", ba.address, bb.address, bo.address, n)
+    (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x17C, n, params, [bo], 32)
+    bad = _swz_check(out[: 4 * n].reshape(n, 4), a, b, 32)
+    isa_coverage.record_exact_program(86, "test_alu_forms::SWZ86", SWZ86.splitlines(), not bad)
+    assert not bad, f"{len(bad)} results differ, first: {bad[:4]}"
+
+
+def test_fswzadd_matches_its_lane_signs_sm53(compute_device):
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53 import decode as dec
+    from shader_svc.sm53.cbank import cbank0
+    from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
+
+    n = 256
+    a, b = _swz_inputs(n)
+    spirv = translate_compute(dec.decode_stream(asm.assemble_program(SWZ53)), ComputeSpec((BS, 1, 1)))
+    dev = compute_device
+    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(4 * n, np.uint32))
+    params = struct.pack("<QQQI", ba.address, bb.address, bo.address, n)
+    (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
+    bad = _swz_check(out[: 4 * n].reshape(n, 4), a, b, BS)
+    isa_coverage.record_exact_program(53, "test_alu_forms::SWZ53", SWZ53.splitlines(), not bad)
+    assert not bad, f"{len(bad)} results differ, first: {bad[:4]}"
+
+
+def test_fswzadd_text_decodes_back():
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53 import decode as dec53
+    from shader_svc.sm86 import decode as dec86
+    from shader_svc.sm86.assemble import assemble_program
+
+    for text, insts in (
+        (SWZ86, dec86.decode_stream(assemble_program(SWZ86))),
+        (SWZ53, dec53.decode_stream(asm.assemble_program(SWZ53))),
+    ):
+        lines = [ln.strip() for ln in text.strip().splitlines()]
+        assert [i.text() for i in insts[: len(lines)]] == lines
+
+
+@pytest.mark.heavy
+def test_fswzadd_text_is_nvdisasms():
+    import listings
+
+    listings.check_sm86([SWZ86])
+    listings.check_sm53([SWZ53])
