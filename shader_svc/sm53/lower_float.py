@@ -116,6 +116,15 @@ class Float53(Lower53):
                 self.put_ir(b, inst, b.emit("F2ISat32", x, rnd=rnd, signed=mods["dst"] == 6))
                 ir_spirv.emit(self, b)
                 return
+            if mods["dst"] in (1, 5):  # .U16/.S16 (shader-u2): saturated to the type, as a 32-bit integer
+                v = b.emit("F2ISat32", x, rnd=rnd, signed=mods["dst"] == 5)
+                if mods["dst"] == 5:
+                    v = b.op("SMax32", b.op("SMin32", v, b.const_u32(32767)), b.const_u32(-32768 & 0xFFFFFFFF))
+                else:
+                    v = b.op("UMin32", v, b.const_u32(65535))
+                self.put_ir(b, inst, v)
+                ir_spirv.emit(self, b)
+                return
             # (the 64-bit results read the operand again, unflushed, as this lowering always has)
             ir_spirv.emit(self, b)
             b = Block()
@@ -280,7 +289,7 @@ class Float53(Lower53):
         mods = inst.mods
         if mods["src"] not in (2, 3):
             self.bad(inst, "F16 source not translated yet")
-        if mods["dst"] not in (2, 3, 6, 7):
+        if mods["dst"] not in (2, 3, 6, 7) and not (mods["dst"] in (1, 5) and mods["src"] == 2):
             self.bad(inst, "integer result type not translated yet")
         self._f2i53(inst)
 

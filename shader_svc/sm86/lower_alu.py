@@ -52,6 +52,7 @@ ALU_RULES = {
     "R2P": "op_r2p",
     # shader-u2
     "FSWZADD": "op_fswzadd",
+    "F2IP": "op_f2ip",
 }
 # FSWZADD's field values as nvdisasm prints them (sm86/table.py SWIZZLE): sign of a, sign of b
 FSWZ_LETTERS86 = ("PP", "PN", "NP", "ZP")
@@ -474,6 +475,8 @@ class Alu86(Lower86):
         if inst.row.opcode & 0x1FF == 0x111:
             d = ops.get("d", {}).get("reg", 255)
             self._f2i64(inst, d)
+        elif inst.row.opcode & 0x1FF == 0x105 and inst.mods["size"] in (0, 1):
+            self._f2i_narrow(inst)
         else:
             super().op_f2i(inst)
 
@@ -702,6 +705,43 @@ class Alu86(Lower86):
         y = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
         sw = inst.ops["swz"]["sym"]
         self.put_ir(b, inst, fswzadd_ir(b, x, y, sw, FSWZ_LETTERS86, bool(inst.mods["FTZ"])))
+        ir_spirv.emit(self, b)
+
+    def _f2i_narrow(self, inst: Inst) -> None:
+        """F2I.{U8,S8,U16,S16} (shader-u2): PTX cvt.{rni,rmi,rpi,rzi}.sat to the narrow type:
+        rounded as the modifier says, saturated to the type's range, NaN 0, written as a 32-bit
+        integer (sign-extended for .S8/.S16: ptxas stores an F2I.S8 result as the s32 of
+        cvt.s32.s16 without extending it); .FTZ flushes a denormal operand first."""
+        signed = bool(inst.word >> 72 & 1)
+        bits = (8, 16)[inst.mods["size"]]
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        if inst.mods["FTZ"]:
+            x = b.op("FFlushDenorm32", x)
+        v = b.emit("F2ISat32", x, rnd=inst.mods["rnd"], signed=signed)
+        if signed:
+            v = self._sat_s32_ir(b, v, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        else:
+            v = b.op("UMin32", v, b.const_u32((1 << bits) - 1))
+        self.put_ir(b, inst, v)
+        ir_spirv.emit(self, b)
+
+    def op_f2ip(self, inst: Inst) -> None:
+        """F2IP.U8.F32 d, RZ, b, RZ: PTX cvt.rni.sat.u8.f32 (ptxas 12.9 writes exactly this
+        form for it, with or without .NTZ): b rounded to the nearest integer (ties to even),
+        saturated to 0..255, NaN 0, in bits 0..7; bits 8..31 are 0 (I2IP's packing with a and
+        c RZ; ptxas masks them itself, so no program here depends on them).  Refused: .S8 and
+        .RELU (ptxas writes F2I.S8 for cvt.rni.sat.s8.f32: no compiler here writes them), a or
+        c other than RZ (their packing is not established)."""
+        ops = inst.ops
+        if inst.mods["dt"] != 0 or inst.mods["RELU"]:
+            refuse(inst, "F2IP.S8 / .RELU not translated (no compiler here writes them; no public definition)")
+        if ops["a"].get("reg") != 255 or ops["c"].get("reg") != 255:
+            refuse(inst, "F2IP with a or c other than RZ not translated (the packing is not established)")
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        r = self._sat_s32_ir(b, b.emit("F2ISat32", x, rnd=0, signed=True), 0, 255)
+        self.put_ir(b, inst, r)
         ir_spirv.emit(self, b)
 
 

@@ -1891,7 +1891,6 @@ R(
             0x822,
             (D, A(), Reg("b", 64), Sym("swz", 32, 8, SWIZZLE)),
             mods=(Mod("FTZ", 80, 1, ONOFF(".FTZ")), Mod("rnd", 78, 2, FRND), Mod("NDV", 77, 1, ONOFF(".NDV"))),
-            ir="FSWZADD",  # shader-u2: lowered (sm86/lower_alu.py)
         ),
         Row(
             "UP2UR",
@@ -2358,6 +2357,31 @@ _at = next(k for k, r in enumerate(ROWS) if r.mnemonic == "ULEA")
 ROWS[:] = ROWS[:_at] + _ulea_rows() + [r for r in ROWS[_at:] if r.mnemonic != "ULEA"]
 _KEYED = set(
     "UIMAD UISETP ULEA ULOP3 UPLOP3 USEL USHF UPRMT UPOPC UBMSK UBREV UP2UR UR2UP USGXT UF2FP "
-    "I2I BMSK FSET IDP VABSDIFF4 P2R R2P I2IP".split()
+    "I2I BMSK FSET IDP VABSDIFF4 P2R R2P I2IP "
+    "FSWZADD F2IP".split()  # (shader-u2)
 )
 ROWS[:] = [replace(r, ir=_lowering_key(r)) if not r.ir and r.mnemonic.split(".")[0] in _KEYED else r for r in ROWS]
+
+# --- shader-u2: F2I to 8 and 16 bits (opcode 0x105, the size at 75 = 0 or 1, the sign at 72 in
+# the name: .U8/.S8/.U16/.S16, where 32-bit results print .U32 or nothing); ptxas 12.9 writes
+# F2I.U8/.S8 for cvt.{rni,rzi}.sat.{u8,s8}.f32 (at -G; .S8 at -O3 too).  Swept under nvdisasm
+# (tests/shader_svc/test_alu_forms.py::test_f2i_narrow_rows_print_as_nvdisasm).
+for _sg in (0, 1):
+    for _sz in (0, 1):
+        R(
+            rows_for(
+                "F2I",
+                0x105,
+                src_forms(1, FNA, FNA, FORMS1, fimm=True),
+                pre=(D,),
+                mods=(
+                    Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+                    Mod("size", 75, 2, ((_sz, (".S" if _sg else ".U") + ("8", "16")[_sz]),)),
+                    Mod("rnd", 78, 2, F2I_RND),
+                    Mod("NTZ", 77, 1, ONOFF(".NTZ")),
+                ),
+                base=hi(0x0000200000 | _sg << 8),
+                ir="F2I",
+                cls="conv",
+            )
+        )

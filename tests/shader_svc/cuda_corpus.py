@@ -428,6 +428,7 @@ cuda_corpus_tex.define(case, Inputs)
 cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated warp
 cuda_corpus_more.define_shader_u(case, Inputs)  # shader-u: SM86's uniform datapath, the last vector ALU rows
 cuda_corpus_more.define_shader_u_wide(case, Inputs)  # shader-u: uniform carries, ULEA.HI.X.SX32
+cuda_corpus_more.define_shader_u2(case, Inputs)  # shader-u2: F2IP (cvt.rni.sat.u8.f32)
 GROUPS = sorted({c.group for c in CASES})
 
 

@@ -1995,3 +1995,87 @@ K(NAME) {
             inputs=lambda r, n=n: Inputs(u32(r, 256), np.zeros(1, np.uint32), n, 256, np.zeros(256, np.uint32)),
             ref=_uni_wide_ref,
         )
+
+
+# --- shader-u2 (issue 31): F2IP (ptxas writes F2IP.U8.F32.NTZ d, RZ, b, RZ for PTX
+# cvt.rni.sat.u8.f32 on sm_86; sm_53 has its own F2I form).  Reference: the PTX ISA's cvt
+# (round to nearest even, saturate to 0..255, NaN -> 0), per element in numpy.
+
+
+def _f2u8_rn(x: np.ndarray) -> np.ndarray:
+    f = x.view(np.float32).astype(np.float64)
+    r = np.where(np.isnan(f), 0.0, np.clip(np.rint(np.nan_to_num(f, nan=0.0, posinf=1e9, neginf=-1e9)), 0, 255))
+    return r.astype(np.uint32)
+
+
+def _f2ip_ref(x) -> np.ndarray:
+    p, q = _f2u8_rn(x.a[: x.n]), _f2u8_rn(x.b[: x.n])
+    return (p | q << 8 | (p ^ q) << 16).astype(np.uint32)
+
+
+def _f2ip_inputs(r, Inputs):
+    n = 256
+    a = (r.standard_normal(n) * 140.0 + 100.0).astype(np.float32)
+    b = (np.round(r.standard_normal(n) * 100.0) + 0.5).astype(np.float32)  # ties: even wins
+    edge = np.array(
+        [0.5, 1.5, 2.5, 254.5, 255.5, 256.0, -0.5, -0.0, 1e-40, -1e-40, np.inf, -np.inf, np.nan, 3e9, -3e9, 127.49999],
+        np.float32,
+    )
+    a[: len(edge)] = edge
+    b[len(edge) : 2 * len(edge)] = edge
+    return Inputs(a.view(np.uint32), b.view(np.uint32), n, n, np.zeros(n, np.uint32))
+
+
+def define_shader_u2(case, Inputs) -> None:
+    case(
+        name="f2ip_u8",
+        style="integer",
+        group="shader_u",
+        src=r"""
+K(f2ip_u8) {
+  int i = TID; if (i >= n) return;
+  unsigned short p, q;
+  asm("cvt.rni.sat.u8.f32 %0, %1;" : "=h"(p) : "f"(__uint_as_float(a[i])));
+  asm("cvt.rni.sat.u8.f32 %0, %1;" : "=h"(q) : "f"(__uint_as_float(b[i])));
+  o[i] = (uint32_t)p | ((uint32_t)q << 8) | ((uint32_t)(p ^ q) << 16);
+}""",
+        inputs=lambda r: _f2ip_inputs(r, Inputs),
+        ref=_f2ip_ref,
+    )
+    case(
+        name="f2i_narrow",
+        style="integer",
+        group="shader_u",
+        src=r"""
+K(f2i_narrow) {
+  int i = TID; if (i >= n) return;
+  float x = __uint_as_float(a[i]), y = __uint_as_float(b[i]);
+  short p, q, s; unsigned short t;
+  asm("cvt.rni.sat.s8.f32 %0, %1;" : "=h"(p) : "f"(x));
+  asm("cvt.rzi.sat.s8.f32 %0, %1;" : "=h"(q) : "f"(y));
+  asm("cvt.rmi.sat.s16.f32 %0, %1;" : "=h"(s) : "f"(x * 300.0f));
+  asm("cvt.rpi.sat.u16.f32 %0, %1;" : "=h"(t) : "f"(y * 300.0f));
+  // (combined by shifts and xor: a sum of small products becomes dp2a, which sm_53 lacks)
+  o[i] = (uint32_t)(int)p ^ ((uint32_t)(int)q << 8) ^ ((uint32_t)(int)s << 13) ^ ((uint32_t)t << 17);
+}""",
+        inputs=lambda r: _f2ip_inputs(r, Inputs),
+        ref=_f2i_narrow_ref,
+    )
+
+
+def _cvt_sat(f: np.ndarray, rnd, lo: int, hi: int) -> np.ndarray:
+    nan = np.isnan(f)
+    r = np.clip(rnd(np.nan_to_num(f, nan=0.0, posinf=1e12, neginf=-1e12)), lo, hi)
+    return np.where(nan, 0, r).astype(np.int64)
+
+
+def _f2i_narrow_ref(x) -> np.ndarray:
+    f = x.a[: x.n].view(np.float32)
+    g = x.b[: x.n].view(np.float32)
+    with np.errstate(all="ignore"):
+        fs, gs = (f * np.float32(300.0)).astype(np.float64), (g * np.float32(300.0)).astype(np.float64)
+    p = _cvt_sat(f.astype(np.float64), np.rint, -128, 127)
+    q = _cvt_sat(g.astype(np.float64), np.trunc, -128, 127)
+    s = _cvt_sat(fs, np.floor, -32768, 32767)
+    t = _cvt_sat(gs, np.ceil, 0, 65535)
+    return ((p & M32) ^ ((q << 8) & M32) ^ ((s << 13) & M32) ^ ((t << 17) & M32)).astype(np.uint32)
