@@ -745,3 +745,46 @@ def test_fswzadd_text_is_nvdisasms():
 
     listings.check_sm86([SWZ86])
     listings.check_sm53([SWZ53])
+
+
+# --- F2I to 8/16 bits (shader-u2): SM86's 0x105 rows .U8/.S8/.U16/.S16, SM53's .U16/.S16 -----
+F2I_NARROW86 = [
+    f"F2I{ftz}.{sz}{rnd}{ntz} R2, {src}"
+    for sz in ("U8", "S8", "U16", "S16")
+    for rnd in ("", ".FLOOR", ".CEIL", ".TRUNC")
+    for ftz in ("", ".FTZ")
+    for ntz in ("", ".NTZ")
+    for src in ("R4", "c[0x0][0x168]", "1.5", "-R3", "|R7|")
+]
+F2I_NARROW53 = [
+    f"F2I{ftz}.{sz}.F32{rnd} R2, {src}"
+    for sz in ("U16", "S16")
+    for rnd in ("", ".FLOOR", ".CEIL", ".TRUNC")
+    for ftz in ("", ".FTZ")
+    for src in ("R4", "-R3", "|R7|")
+]
+
+
+def test_f2i_narrow_rows_decode_back():
+    from shader_svc.sm53 import assemble as asm53
+    from shader_svc.sm53 import decode as dec53
+    from shader_svc.sm86 import decode as dec86
+    from shader_svc.sm86.assemble import assemble_line
+
+    for t in F2I_NARROW86:
+        w = assemble_line(t, 0)
+        assert dec86.decode(w & (2**64 - 1), w >> 64).text() == t
+    text = "\n".join(F2I_NARROW53)
+    assert [i.text() for i in dec53.decode_stream(asm53.assemble_program(text))][: len(F2I_NARROW53)] == F2I_NARROW53
+
+
+@pytest.mark.heavy
+def test_f2i_narrow_rows_print_as_nvdisasm():
+    import listings
+    import nvtools
+    from shader_svc.sm86.assemble import assemble_line
+
+    words = [assemble_line(t, 0) for t in F2I_NARROW86]
+    ref = nvtools.nvdisasm_raw([(w & (2**64 - 1), w >> 64) for w in words], "SM86")
+    assert [r and r.text for r in ref] == F2I_NARROW86
+    listings.check_sm53(["\n".join(F2I_NARROW53)])
