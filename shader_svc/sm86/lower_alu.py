@@ -635,11 +635,20 @@ class Alu86(Lower86):
 
     def op_idp(self, inst: Inst) -> None:
         """IDP.4A: PTX dp4a: c + the sum of the four byte products of a and b (modulo 2^32),
-        a's bytes signed for .S8.x, b's for .x.S8."""
+        a's bytes signed for .S8.x, b's for .x.S8.  IDP.2A.LO/.HI (shader-u2): PTX dp2a: c +
+        a's two 16-bit halves times b's bytes 0, 1 (.LO) or 2, 3 (.HI), in order; a's halves
+        signed for .S16.x, b's bytes for .x.S8."""
         signs = inst.mods["signs"]
         b = Block()
-        xa = self._bytes_ir(b, self.src_ir(b, inst, "a"), bool(signs & 1))
-        xb = self._bytes_ir(b, self.src_ir(b, inst, "b"), bool(signs & 2))
+        if "part" in inst.mods:  # IDP.2A (shader-u2): PTX dp2a.lo/.hi
+            ha = inst.mods
+            x = self.src_ir(b, inst, "a")
+            op = "SBitExtract32" if signs & 1 else "UBitExtract32"
+            xa = [b.op(op, x, b.const_u32(16 * k), b.const_u32(16)) for k in range(2)]
+            xb = self._bytes_ir(b, self.src_ir(b, inst, "b"), bool(signs & 2))[2 * ha["part"] : 2 * ha["part"] + 2]
+        else:
+            xa = self._bytes_ir(b, self.src_ir(b, inst, "a"), bool(signs & 1))
+            xb = self._bytes_ir(b, self.src_ir(b, inst, "b"), bool(signs & 2))
         s = self.src_ir(b, inst, "c")
         for p, q in zip(xa, xb):
             s = b.op("IAdd32", s, b.op("IMul32", p, q))

@@ -2372,7 +2372,7 @@ for _sg in (0, 1):
             rows_for(
                 "F2I",
                 0x105,
-                src_forms(1, FNA, FNA, FORMS1, fimm=True),
+                no_reuse(src_forms(1, FNA, FNA, FORMS1, fimm=True)),  # (nvdisasm prints no reuse flag here)
                 pre=(D,),
                 mods=(
                     Mod("FTZ", 80, 1, ONOFF(".FTZ")),
@@ -2385,3 +2385,23 @@ for _sg in (0, 1):
                 cls="conv",
             )
         )
+
+# --- shader-u2: IDP.2A (nvcc 13 writes IDP.2A.LO.S16.U8 for a sum of two 16-bit x 8-bit
+# products in ordinary C): bit 76 (.2A), .LO/.HI at 77, the halves' and bytes' signs at 73/74
+# as .4A's (printed .U16/.S16 for a), C's negation at 75 (nvdisasm 13.5 prints '-R3'; not
+# modelled: refused).  Lowered as IDP (PTX dp2a).
+R(
+    rows_for(
+        "IDP",
+        0x026,
+        src_forms(2, {}, {}, {1: "rr", 5: "cr"}),
+        pre=(D, A()),
+        mods=(
+            FIXED("n", ".2A"),
+            Mod("part", 77, 1, ((0, ".LO"), (1, ".HI"))),
+            Mod("signs", 73, 2, ((0, ".U16.U8"), (1, ".S16.U8"), (2, ".U16.S8"), (3, ".S16.S8"))),
+        ),
+        base=hi(1 << 12),
+        ir="IDP",
+    )
+)

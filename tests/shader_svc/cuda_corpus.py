@@ -429,6 +429,7 @@ cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated 
 cuda_corpus_more.define_shader_u(case, Inputs)  # shader-u: SM86's uniform datapath, the last vector ALU rows
 cuda_corpus_more.define_shader_u_wide(case, Inputs)  # shader-u: uniform carries, ULEA.HI.X.SX32
 cuda_corpus_more.define_shader_u2(case, Inputs)  # shader-u2: F2IP (cvt.rni.sat.u8.f32)
+cuda_corpus_more.define_shader_u2_idp(case, Inputs)  # shader-u2: IDP.2A (dp2a)
 GROUPS = sorted({c.group for c in CASES})
 
 

@@ -2079,3 +2079,57 @@ def _f2i_narrow_ref(x) -> np.ndarray:
     s = _cvt_sat(fs, np.floor, -32768, 32767)
     t = _cvt_sat(gs, np.ceil, 0, 65535)
     return ((p & M32) ^ ((q << 8) & M32) ^ ((s << 13) & M32) ^ ((t << 17) & M32)).astype(np.uint32)
+
+
+# shader-u2: IDP.2A (PTX dp2a.lo/.hi; nvcc 13 also writes it for a C sum of two 16-bit x 8-bit
+# products).  sm_53's build (PTX for compute_75, no dp2a on sm_53) computes the same with mul24.
+def _dp2a(a: int, b: int, c: int, hi: bool, sa: bool, sb: bool) -> int:
+    ha = [(a >> 16 * k) & 0xFFFF for k in range(2)]
+    bb = [(b >> 8 * k) & 0xFF for k in range(4)][2 if hi else 0 :][:2]
+    ha = [v - 0x10000 if sa and v & 0x8000 else v for v in ha]
+    bb = [v - 0x100 if sb and v & 0x80 else v for v in bb]
+    return (c + ha[0] * bb[0] + ha[1] * bb[1]) & M32
+
+
+def _idp2a_ref(x) -> np.ndarray:
+    out = []
+    for i in range(x.n):
+        a, b = int(x.a[i]), int(x.b[i])
+        r0 = _dp2a(a, b, a ^ b, False, True, False)
+        r1 = _dp2a(a, b, a, True, False, True)
+        r2 = _dp2a(b, a, 7, True, True, True)
+        s, t = (a & 0xFFFF) - (0x10000 if a & 0x8000 else 0), (a >> 16) & 0xFFFF
+        t = t - 0x10000 if t & 0x8000 else t
+        r3 = (s * 3 + t * 5 + ((b & 0xFF) - (0x100 if b & 0x80 else 0))) & M32
+        out.append((r0 + 3 * r1 + 5 * r2 + 7 * r3) & M32)
+    return np.array(out, np.uint32)
+
+
+def define_shader_u2_idp(case, Inputs) -> None:
+    case(
+        name="idp2a",
+        style="integer",
+        group="shader_u",
+        src=r"""
+// (mul24 through asm: nvcc would turn the products back into dp2a, which sm_53 lacks)
+static __device__ int m24_u2(int p, int q) { int r; asm("mul24.lo.s32 %0, %1, %2;" : "=r"(r) : "r"(p), "r"(q)); return r; }
+K(idp2a) {
+  int i = TID; if (i >= n) return;
+  uint32_t x = a[i], y = b[i], r0, r1, r2, r3;
+  short s = (short)x, t = (short)(x >> 16); signed char u = (signed char)y;
+#if __CUDA_ARCH__ >= 800
+  asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(r0) : "r"(x), "r"(y), "r"(x ^ y));
+  asm("dp2a.hi.u32.s32 %0, %1, %2, %3;" : "=r"(r1) : "r"(x), "r"(y), "r"(x));
+  asm("dp2a.hi.s32.s32 %0, %1, %2, %3;" : "=r"(r2) : "r"(y), "r"(x), "r"(7));
+  r3 = (uint32_t)(s * 3 + t * 5 + u);
+#else
+  r0 = (x ^ y) + m24_u2((short)x, (unsigned char)y) + m24_u2((short)(x >> 16), (unsigned char)(y >> 8));
+  r1 = x + m24_u2((unsigned short)x, (signed char)(y >> 16)) + m24_u2((int)(x >> 16), (signed char)(y >> 24));
+  r2 = 7 + m24_u2((short)y, (signed char)(x >> 16)) + m24_u2((short)(y >> 16), (signed char)(x >> 24));
+  r3 = (uint32_t)(m24_u2(s, 3) + m24_u2(t, 5) + (int)u);
+#endif
+  o[i] = r0 + 3 * r1 + 5 * r2 + 7 * r3;
+}""",
+        inputs=lambda r: _vec_alu_inputs(r, Inputs),
+        ref=_idp2a_ref,
+    )
