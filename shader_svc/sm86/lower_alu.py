@@ -824,3 +824,63 @@ class GraphicsAlu86(StageAlu86):
 
     def op_fswzadd(self, inst: Inst) -> None:
         refuse(inst, "FSWZADD in a graphics stage (the quad's lane order is not established here)")
+
+    # 32-bit forms of the shifts the compute handlers write with 64-bit types (shader-u2)
+    @staticmethod
+    def _shl(b: Block, x: Value, n: Value) -> Value:
+        """x << n for n in 0..32 (32: 0), without a shift by 32 (undefined in SPIR-V)."""
+        return b.op(
+            "Select32", b.op("UGe32", n, b.const_u32(32)), b.const_u32(0), b.op("IShl32", x, b.op("UMin32", n, b.const_u32(31)))
+        )
+
+    @staticmethod
+    def _shr(b: Block, x: Value, n: Value) -> Value:
+        """x >> n (logical) for n in 0..32 (32: 0)."""
+        return b.op(
+            "Select32", b.op("UGe32", n, b.const_u32(32)), b.const_u32(0), b.op("IShr32", x, b.op("UMin32", n, b.const_u32(31)))
+        )
+
+    def _shf_any(self, inst: Inst, d: int) -> None:
+        """SHF of a 32-bit type (.U32/.S32) in 32-bit words: the count wraps (.W) or clamps to
+        32; the words of (c:a) shifted left are c << s | a >> (32 - s) (.HI) and a << s, shifted
+        right a >> s | c << (32 - s) and c >> s (arithmetic for .S32, a count of 32 giving the
+        sign).  64-bit types are refused (no Int64)."""
+        mods = inst.mods
+        if mods["type"] in (0, 1):
+            super()._shf_any(inst, d)
+            return
+        b = Block()
+        a, c = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "c")
+        s = self.src_ir(b, inst, "b")
+        s = b.op("IAnd32", s, b.const_u32(31)) if mods["W"] else b.op("UMin32", s, b.const_u32(32))
+        rest = b.op("ISub32", b.const_u32(32), s)
+        if mods["dir"] == 0:
+            r = b.op("IOr32", self._shl(b, c, s), self._shr(b, a, rest)) if mods["HI"] else self._shl(b, a, s)
+        elif mods["HI"]:
+            r = b.op("ISar32", c, b.op("UMin32", s, b.const_u32(31))) if mods["type"] == 2 else self._shr(b, c, s)
+        else:
+            r = b.op("IOr32", self._shr(b, a, s), self._shl(b, c, rest))
+        b.set_reg(d, r, inst.ops.get("d", {}).get("file", "R"))  # (USHF: UR)
+        ir_spirv.emit(self, b)
+
+    def _lea(self, inst: Inst) -> None:
+        """LEA / LEA.HI without a carry in or out, in 32-bit words: (a << s) + b, or the high
+        word of (hi:a) << s (hi = c, or a's sign with .SX32) plus b; -b is ~b + 1.  The carry
+        forms are refused (no Int64)."""
+        ops, mods = inst.ops, inst.mods
+        if mods["X"] or ops.get("co", {}).get("pred", 7) != 7:
+            super()._lea(inst)
+            return
+        sh = ops["s"]["imm"]
+        b = Block()
+        a = self.src_ir(b, inst, "a")  # -a / ~a applied
+        if mods["HI"]:
+            hi = b.op("ISar32", a, b.const_u32(31)) if mods["SX32"] else self.src_ir(b, inst, "c")
+            shifted = b.op("IOr32", self._shl(b, hi, b.const_u32(sh)), self._shr(b, a, b.const_u32(32 - sh)))
+        else:
+            shifted = b.op("IShl32", a, b.const_u32(sh))
+        y = self.plain_ir(b, inst, "b")
+        if ops["b"].get("neg"):
+            y = b.op("IAdd32", b.op("INot32", y), b.const_u32(1))
+        self.put_ir(b, inst, b.op("IAdd32", shifted, y))  # (ULEA: a uniform register)
+        ir_spirv.emit(self, b)

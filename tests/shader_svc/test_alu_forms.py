@@ -466,6 +466,19 @@ VABSDIFF4.U8 R15, R4, R5, RZ
 BMSK R16, R8, R7
 FSET.BF.GT.FTZ.AND R17, R4, R5, PT
 I2I.U8.S32.SAT R18, R5
+SHF.R.U32.HI R21, RZ, 0x5, R4
+SHF.L.U32 R22, R4, 0x7, RZ
+SHF.R.S32.HI R23, RZ, R7, R4
+SHF.L.U32.HI R24, R4, R8, R5
+SHF.R.U32 R25, R4, R7, R5
+SHF.L.W.U32.HI R26, R4, R5, R6
+LEA R27, R4, R5, 0x3
+LEA.HI R28, R4, R5, R6, 0x1c
+LEA.HI.SX32 R29, R4, R5, 0x2
+LEA R30, R4, -R5, 0x3
+USHF.L.U32 UR21, UR4, 0x3, URZ
+ULEA UR22, UR4, UR5, 0x4
+USHF.R.S32.HI UR23, URZ, 0x3, UR5
 MOV R20, {res}
 PRMT R0, R20, 0x4440, RZ
 PRMT R1, R20, 0x4441, RZ
@@ -543,6 +556,20 @@ def _frag86_ref(u: list[int], p: int) -> dict[str, int]:
         "R16": _bmsk(r8, r7, False),
         "R17": 0x3F800000 if f4 > f5 else 0,
         "R18": _sat(r5, 0, 255),
+        # the 32-bit shifts of the graphics lowering (shader-u2): the pair (c:a) as one integer
+        "R21": r4 >> 5,
+        "R22": (r4 << 7) & M32,
+        "R23": (_s32(r4) << 32) >> min(r7, 32) >> 32 & M32,
+        "R24": ((r5 << 32 | r4) << min(r8, 32)) >> 32 & M32,
+        "R25": ((r5 << 32 | r4) >> min(r7, 32)) & M32,
+        "R26": ((r6 << 32 | r4) << (r5 & 31)) >> 32 & M32,
+        "R27": ((r4 << 3) + r5) & M32,
+        "R28": ((((r6 << 32 | r4) << 28) >> 32) + r5) & M32,
+        "R29": (((_s32(r4) << 2) >> 32) + r5) & M32,
+        "R30": ((r4 << 3) - r5) & M32,
+        "UR21": (u0 << 3) & M32,
+        "UR22": ((u0 << 4) + u1) & M32,
+        "UR23": (_s32(u1) >> 3) & M32,
     }
 
 
@@ -788,3 +815,21 @@ def test_f2i_narrow_rows_print_as_nvdisasm():
     ref = nvtools.nvdisasm_raw([(w & (2**64 - 1), w >> 64) for w in words], "SM86")
     assert [r and r.text for r in ref] == F2I_NARROW86
     listings.check_sm53(["\n".join(F2I_NARROW53)])
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["IADD3 R0, P0, R1, R2, RZ", "SHF.L.U64.HI R0, R1, 0x3, R2", "IMAD.WIDE.U32 R0, R1, R2, RZ", "DADD R0, R2, R4"],
+)
+def test_graphics_refuses_64_bit_rows_by_name(line):
+    """A row whose handler needs Int64/Float64 is refused in a fragment program with a reason
+    (the module would otherwise declare a type the GPU process's device does not enable)."""
+    from quad_draw import spirv
+    from shader_svc.lower.base import TranslateError
+
+    with pytest.raises(TranslateError, match="graphics stages"):
+        spirv(
+            "fragment",
+            f"IPA.PASS R1, a[0x80]\nIPA.PASS R2, a[0x84]\n{line}\nEXIT\n",
+            FRAG86_HDR | {"inputs": {0x80: "perspective", 0x84: "perspective"}},
+        )
