@@ -833,3 +833,107 @@ def test_graphics_refuses_64_bit_rows_by_name(line):
             f"IPA.PASS R1, a[0x80]\nIPA.PASS R2, a[0x84]\n{line}\nEXIT\n",
             FRAG86_HDR | {"inputs": {0x80: "perspective", 0x84: "perspective"}},
         )
+
+
+# --- SM53 graphics (shader-u2): the Maxwell ALU rows in a fragment program ---------------------
+# c[0x0]: u0, u1 at 0x0/0x4 (the hash's offsets), 1/255 at 0x10; R4/R5 differ per pixel
+FRAG53 = """
+IPA.PASS R0, a[0x70], RZ
+IPA.PASS R1, a[0x74], RZ
+F2I.S32.F32.FLOOR R0, R0
+F2I.S32.F32.FLOOR R1, R1
+ISCADD R2, R1, R0, 0x5
+MOV R4, c[0x0][0x0]
+IMAD32I R4, R2, -0x61c8864f, R4
+MOV R5, c[0x0][0x4]
+IMAD32I R5, R2, -0x7a143595, R5
+LOP32I.AND R6, R4, 0x8001ffff
+HSET2.BF.LT.AND R11, R4, R5, PT
+FCMP.LT.FTZ R12, R4, R5, R5
+ISETP.LT.AND P0, PT, R4, R5, PT
+ISETP.GT.U32.AND P1, PT, R4, R5, PT
+PSET.BF.XOR.AND R13, P0, P1, PT
+VABSDIFF4.U8.S8.ACC R15, R4.3120, R5.6745, R4
+MOV R16, R5
+IMAD32I R16, R4, 0x12345, R16
+FSET.BF.LT.FTZ.AND R17, R4, R5, PT
+ISET.BF.LT.AND R18, R4, R5, PT
+FADD32I.FTZ R19, R4, 1.5
+MOV R20, {res}
+BFE.U32 R0, R20, 0x800
+BFE.U32 R1, R20, 0x808
+BFE.U32 R2, R20, 0x810
+BFE.U32 R3, R20, 0x818
+I2F.F32.U32 R0, R0
+I2F.F32.U32 R1, R1
+I2F.F32.U32 R2, R2
+I2F.F32.U32 R3, R3
+FMUL R0, R0, c[0x0][0x10]
+FMUL R1, R1, c[0x0][0x10]
+FMUL R2, R2, c[0x0][0x10]
+FMUL R3, R3, c[0x0][0x10]
+EXIT
+"""
+FRAG53_HDR = dict(inputs={0x70: "perspective", 0x74: "perspective"}, targets=(0xF,))
+
+
+def _frag53_ref(u: list[int], p: int) -> dict[str, int]:
+    """Every result register of FRAG53 for uniforms ``u`` at pixel index ``p``."""
+    r4, r5 = (p * 0x9E3779B1 + u[0]) & M32, (p * 0x85EBCA6B + u[1]) & M32
+    h = lambda w, k: float(np.uint16((w >> 16 * k) & 0xFFFF).view(np.float16))  # noqa: E731
+    f4, f5 = _flush(_f(r4)), _flush(_f(r5))
+    p0, p1 = _s32(r4) < _s32(r5), r4 > r5
+    with np.errstate(all="ignore"):
+        fadd = _flush(np.float32(f4 + np.float32(1.5)))
+    return {
+        "R11": sum((0x3C00 if h(r4, k) < h(r5, k) else 0) << 16 * k for k in range(2)),
+        "R12": r4 if f5 < 0 else r5,
+        "R13": 0x3F800000 if p0 != p1 else 0,
+        "R15": _vabsdiff4(r4, r5, r4, "3120", "6745", False, True, 0b1111, True),
+        "R16": (r4 * 0x12345 + r5) & M32,
+        "R17": 0x3F800000 if f4 < f5 else 0,
+        "R18": 0x3F800000 if p0 else 0,
+        "R19": int(np.float32(fadd).view(np.uint32)),
+    }
+
+
+def test_sm53_fragment_program_runs_the_alu_rows(gpu, tmp_path):
+    """The Maxwell ALU rows (shader-u's and shader-alu's) in a fragment program: the graphics
+    lowering admits them (``sm53/stage_alu.py``); each result register's bytes are a pixel's
+    colour, equal to the definitions above for two sets of uniforms."""
+    from quad_draw import H, W, draw_quad, program53
+    from shader_svc import translate as tr
+    from spirv_checks import spirv_val
+
+    bad = []
+    for res in sorted(_frag53_ref([1, 2], 0)):
+        fs = tr.translate(tr.make_program(53, 3, program53(FRAG53.format(res=res), FRAG53_HDR)))
+        spirv_val(fs, tmp_path, "fs")
+        for u in ((0x89ABCDEF, 0x01234567), (0x3F800000, 0xBF000000)):
+            c0 = struct.pack("<2I2If", *u, 0, 0, np.float32(1 / 255))
+            img = draw_quad(gpu, fs, uniforms={0: c0 + bytes(256 - len(c0))})
+            got = (img[..., 0] | img[..., 1] << 8 | img[..., 2] << 16 | img[..., 3] << 24).astype(np.int64)
+            for y in range(H):
+                for x in range(W):
+                    want = _frag53_ref(list(u), x + 32 * y)[res]
+                    g = int(got[y, x])
+                    if not (_same_f32(g, want) if res == "R19" else g == want):
+                        bad.append((res, x, y, hex(g), hex(want)))
+    isa_coverage.record_exact_program(53, "test_alu_forms::FRAG53", FRAG53.format(res="R11").splitlines(), not bad)
+    assert not bad, f"{len(bad)} pixels differ, first: {bad[:3]}"
+
+
+def test_sm53_fragment_text_decodes_back():
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53 import decode as dec
+
+    text = FRAG53.format(res="R11")
+    lines = [ln.strip() for ln in text.strip().splitlines()]
+    assert [i.text() for i in dec.decode_stream(asm.assemble_program(text))][: len(lines)] == lines
+
+
+@pytest.mark.heavy
+def test_sm53_fragment_text_is_nvdisasms():
+    import listings
+
+    listings.check_sm53([FRAG53.format(res="R11")])
