@@ -16,25 +16,16 @@ class Semantics(LowerBase):
 
     def _prmt(self, a: int, sel: int, cv: int) -> int:
         """PRMT default mode (both ISAs): byte i of the result is byte sel[4i+2:4i] of {c, a}, replaced by its
-        sign when sel bit 4i+3 is set."""
-        u32, u64, c, op = self.u32, self.u64, self.c, self.op
-        both = op(
-            "OpBitwiseOr", u64, op("OpUConvert", u64, a), op("OpShiftLeftLogical", u64, op("OpUConvert", u64, cv), self.c64(32))
-        )
+        sign when sel bit 4i+3 is set.  In 32-bit words only (bit 2 of the index picks c or a),
+        so that graphics stages, whose device has no Int64, translate it too."""
+        u32, c, op = self.u32, self.c, self.op
         r = c(0)
         for i in range(4):
             nib = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, sel, c(4 * i)), c(0xF))
-            idx = op("OpBitwiseAnd", u32, nib, c(7))
-            byte = op(
-                "OpUConvert",
-                u32,
-                op(
-                    "OpBitwiseAnd",
-                    u64,
-                    op("OpShiftRightLogical", u64, both, op("OpUConvert", u64, op("OpIMul", u32, idx, c(8)))),
-                    self.c64(0xFF),
-                ),
-            )
+            high = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, nib, c(4)), c(0))
+            word = op("OpSelect", u32, high, cv, a)
+            shift = op("OpIMul", u32, op("OpBitwiseAnd", u32, nib, c(3)), c(8))
+            byte = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, word, shift), c(0xFF))
             neg = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, byte, c(0x80)), c(0))
             rep = op("OpINotEqual", self.bool, op("OpBitwiseAnd", u32, nib, c(8)), c(0))
             byte = op("OpSelect", u32, rep, op("OpSelect", u32, neg, c(0xFF), c(0)), byte)

@@ -10,6 +10,7 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.lower import half_ir
 from shader_svc.lower.half_ir import directed_f64_ir
+from shader_svc.lower.swizzle_add import fswzadd_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
@@ -25,7 +26,9 @@ MUFU = {0: "Cos32", 1: "Sin32", 2: "Exp2_32", 3: "Log2_32", 4: "FDiv32", 5: "RSq
 
 
 # issue 31's later float rows (shader-alu): lowering key -> handler, merged into Compute53.RULES
-FLOAT_RULES = {"HSET2": "op_hset2", "FCMP": "op_fcmp"}  # FCMP: shader-u
+FLOAT_RULES = {"HSET2": "op_hset2", "FCMP": "op_fcmp", "FSWZADD": "op_fswzadd"}  # FCMP: shader-u; FSWZADD: shader-u2
+# FSWZADD's field values as nvdisasm prints them (sm53/table.py _SWZ_PAIR): sign of a, sign of b
+FSWZ_LETTERS53 = ("PP", "NP", "PN", "ZP")
 
 
 class Float53(Lower53):
@@ -111,6 +114,15 @@ class Float53(Lower53):
                 x = b.op("FFlushDenorm32", x)
             if mods["dst"] in (2, 6):
                 self.put_ir(b, inst, b.emit("F2ISat32", x, rnd=rnd, signed=mods["dst"] == 6))
+                ir_spirv.emit(self, b)
+                return
+            if mods["dst"] in (1, 5):  # .U16/.S16 (shader-u2): saturated to the type, as a 32-bit integer
+                v = b.emit("F2ISat32", x, rnd=rnd, signed=mods["dst"] == 5)
+                if mods["dst"] == 5:
+                    v = b.op("SMax32", b.op("SMin32", v, b.const_u32(32767)), b.const_u32(-32768 & 0xFFFFFFFF))
+                else:
+                    v = b.op("UMin32", v, b.const_u32(65535))
+                self.put_ir(b, inst, v)
                 ir_spirv.emit(self, b)
                 return
             # (the 64-bit results read the operand again, unflushed, as this lowering always has)
@@ -277,7 +289,7 @@ class Float53(Lower53):
         mods = inst.mods
         if mods["src"] not in (2, 3):
             self.bad(inst, "F16 source not translated yet")
-        if mods["dst"] not in (2, 3, 6, 7):
+        if mods["dst"] not in (2, 3, 6, 7) and not (mods["dst"] in (1, 5) and mods["src"] == 2):
             self.bad(inst, "integer result type not translated yet")
         self._f2i53(inst)
 
@@ -335,6 +347,19 @@ class Float53(Lower53):
         z = b.emit("FCmp32", c, b.emit("ConstF32", bits=0), cmp=inst.mods["cmp"])
         x = self.val_ir(b, inst, "a")
         self.put_ir(b, inst, b.op("Select32", z, x, self.val_ir(b, inst, "b")))
+        ir_spirv.emit(self, b)
+
+    def op_fswzadd(self, inst: Inst) -> None:
+        """FSWZADD d, a, b, swz: lane (id & 3) of the quad adds a and b with the signs its field
+        of swz names (``lower/swizzle_add.py``); .FTZ flushes.  Refused: a rounding mode other
+        than .RN, .NDV and a .CC destination (no public definition on this instruction)."""
+        self.need(inst, rnd=0, NDV=0)
+        if inst.ops["d"].get("cc"):
+            self.bad(inst, "FSWZADD writing the condition code not translated")
+        b = Block()
+        x = b.op("BitcastF32", self.val_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.val_ir(b, inst, "b", True))
+        self.put_ir(b, inst, fswzadd_ir(b, x, y, inst.ops["swz"]["sym"], FSWZ_LETTERS53, bool(inst.mods["FTZ"])))
         ir_spirv.emit(self, b)
 
 

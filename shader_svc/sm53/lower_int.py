@@ -655,13 +655,15 @@ class Int53(Lower53):
         if ops["a"].get("neg") or ops["c"].get("neg"):
             self.bad(inst, "IMAD32I with a negated operand not translated yet")
         sa, sb = mods["types"] & 1, mods["types"] >> 1
-        self.u64
         b = Block()
-        x = b.op("SExt64" if sa else "ZExt64", self.val_ir(b, inst, "a"))
-        p = b.op("IMul64", x, b.op("SExt64" if sb else "ZExt64", self.val_ir(b, inst, "b")))
         if mods["HI"]:
-            p = b.op("Shr64", p, b.const_u64(32))
-        terms = [b.op("Trunc32", p), self.val_ir(b, inst, "c")]
+            self.u64
+            x = b.op("SExt64" if sa else "ZExt64", self.val_ir(b, inst, "a"))
+            p = b.op("IMul64", x, b.op("SExt64" if sb else "ZExt64", self.val_ir(b, inst, "b")))
+            lo = b.op("Trunc32", b.op("Shr64", p, b.const_u64(32)))
+        else:  # the low word is the same for every type: 32-bit words (graphics stages have no Int64)
+            lo = b.op("IMul32", self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b"))
+        terms = [lo, self.val_ir(b, inst, "c")]
         self.put_ir(b, inst, self.add_cc_ir(b, terms, False, bool(ops["d"].get("cc"))))
         ir_spirv.emit(self, b)
 

@@ -464,7 +464,8 @@ forms(
     CVT_B,
     mods=(
         flag("FTZ", 44),
-        Mod("dst", ((8, 2), (12, 1)), tuple(sorted((k, v) for k, v in INT_T.items() if k in (2, 3, 6, 7)))),
+        # (1, 5: .U16/.S16, shader-u2; 0 and 4 print INVALID0/1: no 8-bit result)
+        Mod("dst", ((8, 2), (12, 1)), tuple(sorted((k, v) for k, v in INT_T.items() if k in (1, 2, 3, 5, 6, 7)))),
         field("src", 10, 2, FMT),
         field("rnd", 39, 2, {0: "", 1: ".FLOOR", 2: ".CEIL", 3: ".TRUNC"}),
     ),

@@ -35,6 +35,7 @@ from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.gfx_tex import GLSL_NCLAMP, TEX_DIMS, TEXS_FORMS, TLDS_FORMS, Tex53  # noqa: F401  (forms the tests read)
 from shader_svc.sm53.lower import LOWERED
 from shader_svc.sm53.lower_control import _code_base, _entry_addr
+from shader_svc.sm53.stage_alu import STAGE_ALU53
 from shader_svc.sm53.to_spirv import Compute53
 from shader_svc.sph import POSITION, Header
 
@@ -132,8 +133,12 @@ class Gfx53(Tex53):
     def lowered(self, ir: str) -> bool:
         # compute-only and geometry instructions pass here so that lower() names the stage
         return (
-            ir in GFX_LOWERED or ir in NOT_IN_GRAPHICS or ir == "OUT" or ir in ("PCNT", "CONT", "MEMBAR")
-        )  # (shader-ctl: the stack's continue entries)
+            ir in GFX_LOWERED
+            or ir in NOT_IN_GRAPHICS
+            or ir == "OUT"
+            or ir in ("PCNT", "CONT", "MEMBAR")  # shader-ctl: the stack's continue entries
+            or ir in STAGE_ALU53  # shader-u2: the ALU rows
+        )
 
     @property
     def u64(self) -> int:
@@ -141,6 +146,12 @@ class Gfx53(Tex53):
             "64-bit integer arithmetic (carry chains, PRMT, SHF, IADD3.RS) is not translated in "
             "graphics stages (the GPU process's device has no Int64)",
             field="code",
+        )
+
+    @property
+    def f64t(self) -> int:  # (shader-u2)
+        raise TranslateError(
+            "FP64 arithmetic is not translated in graphics stages (the GPU process's device has no Float64)", field="code"
         )
 
     def block_list(self) -> list[list[Inst]]:

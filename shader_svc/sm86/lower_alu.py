@@ -17,10 +17,12 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.lower import half_ir
 from shader_svc.lower.half_ir import directed_f64_ir
+from shader_svc.lower.swizzle_add import fswzadd_ir
 from shader_svc.lower.base import TranslateError
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
-from shader_svc.sm86.lower_uniform import pred_in, pred_out, refuse, set_pred_file
+from shader_svc.sm86.lower_half import HALF_RULES, Half86
+from shader_svc.sm86.lower_uniform import UNIFORM_RULES, Uniform86, pred_in, pred_out, refuse, set_pred_file
 
 
 # MUFU's function field -> IR: COS, SIN, EX2, LG2, RCP, RSQ, RCP64H, RSQ64H, SQRT
@@ -48,7 +50,12 @@ ALU_RULES = {
     "VABSDIFF4": "op_vabsdiff4",
     "P2R": "op_p2r",
     "R2P": "op_r2p",
+    # shader-u2
+    "FSWZADD": "op_fswzadd",
+    "F2IP": "op_f2ip",
 }
+# FSWZADD's field values as nvdisasm prints them (sm86/table.py SWIZZLE): sign of a, sign of b
+FSWZ_LETTERS86 = ("PP", "PN", "NP", "ZP")
 
 
 class Alu86(Lower86):
@@ -468,6 +475,8 @@ class Alu86(Lower86):
         if inst.row.opcode & 0x1FF == 0x111:
             d = ops.get("d", {}).get("reg", 255)
             self._f2i64(inst, d)
+        elif inst.row.opcode & 0x1FF == 0x105 and inst.mods["size"] in (0, 1):
+            self._f2i_narrow(inst)
         else:
             super().op_f2i(inst)
 
@@ -626,11 +635,20 @@ class Alu86(Lower86):
 
     def op_idp(self, inst: Inst) -> None:
         """IDP.4A: PTX dp4a: c + the sum of the four byte products of a and b (modulo 2^32),
-        a's bytes signed for .S8.x, b's for .x.S8."""
+        a's bytes signed for .S8.x, b's for .x.S8.  IDP.2A.LO/.HI (shader-u2): PTX dp2a: c +
+        a's two 16-bit halves times b's bytes 0, 1 (.LO) or 2, 3 (.HI), in order; a's halves
+        signed for .S16.x, b's bytes for .x.S8."""
         signs = inst.mods["signs"]
         b = Block()
-        xa = self._bytes_ir(b, self.src_ir(b, inst, "a"), bool(signs & 1))
-        xb = self._bytes_ir(b, self.src_ir(b, inst, "b"), bool(signs & 2))
+        if "part" in inst.mods:  # IDP.2A (shader-u2): PTX dp2a.lo/.hi
+            ha = inst.mods
+            x = self.src_ir(b, inst, "a")
+            op = "SBitExtract32" if signs & 1 else "UBitExtract32"
+            xa = [b.op(op, x, b.const_u32(16 * k), b.const_u32(16)) for k in range(2)]
+            xb = self._bytes_ir(b, self.src_ir(b, inst, "b"), bool(signs & 2))[2 * ha["part"] : 2 * ha["part"] + 2]
+        else:
+            xa = self._bytes_ir(b, self.src_ir(b, inst, "a"), bool(signs & 1))
+            xb = self._bytes_ir(b, self.src_ir(b, inst, "b"), bool(signs & 2))
         s = self.src_ir(b, inst, "c")
         for p, q in zip(xa, xb):
             s = b.op("IAdd32", s, b.op("IMul32", p, q))
@@ -683,4 +701,186 @@ class Alu86(Lower86):
             v = b.op("INe32", b.op("IAnd32", a, bit), b.const_u32(0))
             old = b.get_pred(i, False, file)
             set_pred_file(self, b, i, b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), old)), file)
+        ir_spirv.emit(self, b)
+
+    # --- shader-u2 ----------------------------------------------------------------------------
+    def op_fswzadd(self, inst: Inst) -> None:
+        """FSWZADD d, a, b, swz: lane (id & 3) of the quad adds a and b with the signs its
+        field of swz names (``lower/swizzle_add.py``); .FTZ flushes.  Refused: a rounding mode
+        other than .RN and .NDV (no public definition of either on this instruction)."""
+        self.require(inst, rnd=0, NDV=0)
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "a", True))
+        y = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        sw = inst.ops["swz"]["sym"]
+        self.put_ir(b, inst, fswzadd_ir(b, x, y, sw, FSWZ_LETTERS86, bool(inst.mods["FTZ"])))
+        ir_spirv.emit(self, b)
+
+    def _f2i_narrow(self, inst: Inst) -> None:
+        """F2I.{U8,S8,U16,S16} (shader-u2): PTX cvt.{rni,rmi,rpi,rzi}.sat to the narrow type:
+        rounded as the modifier says, saturated to the type's range, NaN 0, written as a 32-bit
+        integer (sign-extended for .S8/.S16: ptxas stores an F2I.S8 result as the s32 of
+        cvt.s32.s16 without extending it); .FTZ flushes a denormal operand first."""
+        signed = bool(inst.word >> 72 & 1)
+        bits = (8, 16)[inst.mods["size"]]
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        if inst.mods["FTZ"]:
+            x = b.op("FFlushDenorm32", x)
+        v = b.emit("F2ISat32", x, rnd=inst.mods["rnd"], signed=signed)
+        if signed:
+            v = self._sat_s32_ir(b, v, -(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+        else:
+            v = b.op("UMin32", v, b.const_u32((1 << bits) - 1))
+        self.put_ir(b, inst, v)
+        ir_spirv.emit(self, b)
+
+    def op_f2ip(self, inst: Inst) -> None:
+        """F2IP.U8.F32 d, RZ, b, RZ: PTX cvt.rni.sat.u8.f32 (ptxas 12.9 writes exactly this
+        form for it, with or without .NTZ): b rounded to the nearest integer (ties to even),
+        saturated to 0..255, NaN 0, in bits 0..7; bits 8..31 are 0 (I2IP's packing with a and
+        c RZ; ptxas masks them itself, so no program here depends on them).  Refused: .S8 and
+        .RELU (ptxas writes F2I.S8 for cvt.rni.sat.s8.f32: no compiler here writes them), a or
+        c other than RZ (their packing is not established)."""
+        ops = inst.ops
+        if inst.mods["dt"] != 0 or inst.mods["RELU"]:
+            refuse(inst, "F2IP.S8 / .RELU not translated (no compiler here writes them; no public definition)")
+        if ops["a"].get("reg") != 255 or ops["c"].get("reg") != 255:
+            refuse(inst, "F2IP with a or c other than RZ not translated (the packing is not established)")
+        b = Block()
+        x = b.op("BitcastF32", self.src_ir(b, inst, "b", True))
+        r = self._sat_s32_ir(b, b.emit("F2ISat32", x, rnd=0, signed=True), 0, 255)
+        self.put_ir(b, inst, r)
+        ir_spirv.emit(self, b)
+
+
+# --- every stage (issue 31, shader-u2) ------------------------------------------------------------
+# The arithmetic rows that read and write only registers (R, UR), predicates (P, UP) and constant
+# banks: one registration that the compute lowering (``to_spirv.Compute86``, whose RULES hold
+# the same entries: tests/shader_svc/test_alu_forms.py checks it) and the graphics lowering
+# (``to_spirv_gfx.Gfx86``) both read, so a vertex or fragment program translates the uniform
+# datapath and the ALU rows with the compute handlers.
+STAGE_ALU_RULES = {
+    "IADD3": "op_iadd3",
+    "LEA": "op_lea",
+    "IMAD.WIDE": "op_imad_wide",
+    "IMAD": "op_imad",
+    "IMAD.HI": "op_imad_hi",
+    "ISETP": "op_isetp",
+    "R2UR": "op_r2ur",
+    "PRMT": "op_prmt",
+    "SGXT": "op_sgxt",
+    "IABS": "op_iabs",
+    "POPC": "op_popc",
+    "BREV": "op_brev",
+    "FLO": "op_flo",
+    "SHF": "op_shf",
+    "DADD": "op_dadd",
+    "DMUL": "op_dadd",
+    "DFMA": "op_dadd",
+    "DSETP": "op_dsetp",
+    "I2F": "op_i2f",
+    "F2I": "op_f2i",
+    "MUFU": "op_mufu",
+    "CS2R": "op_cs2r",
+    "FRND": "op_frnd",
+    "F2F": "op_f2f",
+    **HALF_RULES,
+    **ALU_RULES,
+    **UNIFORM_RULES,
+}
+
+
+class StageAlu86(Alu86, Half86, Uniform86):
+    """The handlers of ``STAGE_ALU_RULES`` on top of the shared subset (``RULES``: Lower86's
+    table with them merged), for a lowering of any stage."""
+
+    RULES = {**Lower86.RULES, **STAGE_ALU_RULES}
+
+    def lowered(self, ir: str) -> bool:
+        return ir in STAGE_ALU_RULES or super().lowered(ir)
+
+
+class GraphicsAlu86(StageAlu86):
+    """``StageAlu86`` for vertex and fragment programs: the GPU process's device enables neither
+    Int64 nor Float64 (lower/graphics.py), so a row whose handler needs a 64-bit type (carry
+    chains, LEA, 64-bit funnel shifts and conversions, IMAD.WIDE/.HI, FP64, UIMAD.WIDE) is
+    refused by name instead of declaring a type the module may not use."""
+
+    @property
+    def u64(self) -> int:
+        raise TranslateError(
+            "64-bit integer arithmetic (carries, LEA, IMAD.WIDE/.HI, 64-bit shifts and "
+            "conversions) is not translated in graphics stages (the GPU process's device has no Int64)",
+            field="code",
+        )
+
+    @property
+    def f64t(self) -> int:
+        raise TranslateError(
+            "FP64 arithmetic is not translated in graphics stages (the GPU process's device has no Float64)",
+            field="code",
+        )
+
+    def op_fswzadd(self, inst: Inst) -> None:
+        refuse(inst, "FSWZADD in a graphics stage (the quad's lane order is not established here)")
+
+    # 32-bit forms of the shifts the compute handlers write with 64-bit types (shader-u2)
+    @staticmethod
+    def _shl(b: Block, x: Value, n: Value) -> Value:
+        """x << n for n in 0..32 (32: 0), without a shift by 32 (undefined in SPIR-V)."""
+        return b.op(
+            "Select32", b.op("UGe32", n, b.const_u32(32)), b.const_u32(0), b.op("IShl32", x, b.op("UMin32", n, b.const_u32(31)))
+        )
+
+    @staticmethod
+    def _shr(b: Block, x: Value, n: Value) -> Value:
+        """x >> n (logical) for n in 0..32 (32: 0)."""
+        return b.op(
+            "Select32", b.op("UGe32", n, b.const_u32(32)), b.const_u32(0), b.op("IShr32", x, b.op("UMin32", n, b.const_u32(31)))
+        )
+
+    def _shf_any(self, inst: Inst, d: int) -> None:
+        """SHF of a 32-bit type (.U32/.S32) in 32-bit words: the count wraps (.W) or clamps to
+        32; the words of (c:a) shifted left are c << s | a >> (32 - s) (.HI) and a << s, shifted
+        right a >> s | c << (32 - s) and c >> s (arithmetic for .S32, a count of 32 giving the
+        sign).  64-bit types are refused (no Int64)."""
+        mods = inst.mods
+        if mods["type"] in (0, 1):
+            super()._shf_any(inst, d)
+            return
+        b = Block()
+        a, c = self.src_ir(b, inst, "a"), self.src_ir(b, inst, "c")
+        s = self.src_ir(b, inst, "b")
+        s = b.op("IAnd32", s, b.const_u32(31)) if mods["W"] else b.op("UMin32", s, b.const_u32(32))
+        rest = b.op("ISub32", b.const_u32(32), s)
+        if mods["dir"] == 0:
+            r = b.op("IOr32", self._shl(b, c, s), self._shr(b, a, rest)) if mods["HI"] else self._shl(b, a, s)
+        elif mods["HI"]:
+            r = b.op("ISar32", c, b.op("UMin32", s, b.const_u32(31))) if mods["type"] == 2 else self._shr(b, c, s)
+        else:
+            r = b.op("IOr32", self._shr(b, a, s), self._shl(b, c, rest))
+        b.set_reg(d, r, inst.ops.get("d", {}).get("file", "R"))  # (USHF: UR)
+        ir_spirv.emit(self, b)
+
+    def _lea(self, inst: Inst) -> None:
+        """LEA / LEA.HI without a carry in or out, in 32-bit words: (a << s) + b, or the high
+        word of (hi:a) << s (hi = c, or a's sign with .SX32) plus b; -b is ~b + 1.  The carry
+        forms are refused (no Int64)."""
+        ops, mods = inst.ops, inst.mods
+        if mods["X"] or ops.get("co", {}).get("pred", 7) != 7:
+            super()._lea(inst)
+            return
+        sh = ops["s"]["imm"]
+        b = Block()
+        a = self.src_ir(b, inst, "a")  # -a / ~a applied
+        if mods["HI"]:
+            hi = b.op("ISar32", a, b.const_u32(31)) if mods["SX32"] else self.src_ir(b, inst, "c")
+            shifted = b.op("IOr32", self._shl(b, hi, b.const_u32(sh)), self._shr(b, a, b.const_u32(32 - sh)))
+        else:
+            shifted = b.op("IShl32", a, b.const_u32(sh))
+        y = self.plain_ir(b, inst, "b")
+        if ops["b"].get("neg"):
+            y = b.op("IAdd32", b.op("INot32", y), b.const_u32(1))
+        self.put_ir(b, inst, b.op("IAdd32", shifted, y))  # (ULEA: a uniform register)
         ir_spirv.emit(self, b)

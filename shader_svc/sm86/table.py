@@ -2373,7 +2373,8 @@ _at = next(k for k, r in enumerate(ROWS) if r.mnemonic == "ULEA")
 ROWS[:] = ROWS[:_at] + _ulea_rows() + [r for r in ROWS[_at:] if r.mnemonic != "ULEA"]
 _KEYED = set(
     "UIMAD UISETP ULEA ULOP3 UPLOP3 USEL USHF UPRMT UPOPC UBMSK UBREV UP2UR UR2UP USGXT UF2FP "
-    "I2I BMSK FSET IDP VABSDIFF4 P2R R2P I2IP".split()
+    "I2I BMSK FSET IDP VABSDIFF4 P2R R2P I2IP "
+    "FSWZADD F2IP".split()  # (shader-u2)
 )
 ROWS[:] = [replace(r, ir=_lowering_key(r)) if not r.ir and r.mnemonic.split(".")[0] in _KEYED else r for r in ROWS]
 # --- shader-mma (issue 31): tensor-core and asynchronous-copy forms nvcc 13 emits for mma.sync /
@@ -2486,4 +2487,49 @@ R(
             cls="mem",
         )
     ]
+)
+
+
+# --- shader-u2: F2I to 8 and 16 bits (opcode 0x105, the size at 75 = 0 or 1, the sign at 72 in
+# the name: .U8/.S8/.U16/.S16, where 32-bit results print .U32 or nothing); ptxas 12.9 writes
+# F2I.U8/.S8 for cvt.{rni,rzi}.sat.{u8,s8}.f32 (at -G; .S8 at -O3 too).  Swept under nvdisasm
+# (tests/shader_svc/test_alu_forms.py::test_f2i_narrow_rows_print_as_nvdisasm).
+for _sg in (0, 1):
+    for _sz in (0, 1):
+        R(
+            rows_for(
+                "F2I",
+                0x105,
+                no_reuse(src_forms(1, FNA, FNA, FORMS1, fimm=True)),  # (nvdisasm prints no reuse flag here)
+                pre=(D,),
+                mods=(
+                    Mod("FTZ", 80, 1, ONOFF(".FTZ")),
+                    Mod("size", 75, 2, ((_sz, (".S" if _sg else ".U") + ("8", "16")[_sz]),)),
+                    Mod("rnd", 78, 2, F2I_RND),
+                    Mod("NTZ", 77, 1, ONOFF(".NTZ")),
+                ),
+                base=hi(0x0000200000 | _sg << 8),
+                ir="F2I",
+                cls="conv",
+            )
+        )
+
+# --- shader-u2: IDP.2A (nvcc 13 writes IDP.2A.LO.S16.U8 for a sum of two 16-bit x 8-bit
+# products in ordinary C): bit 76 (.2A), .LO/.HI at 77, the halves' and bytes' signs at 73/74
+# as .4A's (printed .U16/.S16 for a), C's negation at 75 (nvdisasm 13.5 prints '-R3'; not
+# modelled: refused).  Lowered as IDP (PTX dp2a).
+R(
+    rows_for(
+        "IDP",
+        0x026,
+        src_forms(2, {}, {}, {1: "rr", 5: "cr"}),
+        pre=(D, A()),
+        mods=(
+            FIXED("n", ".2A"),
+            Mod("part", 77, 1, ((0, ".LO"), (1, ".HI"))),
+            Mod("signs", 73, 2, ((0, ".U16.U8"), (1, ".S16.U8"), (2, ".U16.S8"), (3, ".S16.S8"))),
+        ),
+        base=hi(1 << 12),
+        ir="IDP",
+    )
 )

@@ -25,7 +25,8 @@ from shader_svc.lower.graphics import (
     GraphicsLowering,
 )
 from shader_svc.sm86.decode import Inst
-from shader_svc.sm86.lower import LOWERED, Lower86
+from shader_svc.sm86.lower import LOWERED
+from shader_svc.sm86.lower_alu import STAGE_ALU_RULES, GraphicsAlu86  # shader-u2: the ALU rows of every stage
 from shader_svc.sph import Header
 
 GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {
@@ -57,9 +58,9 @@ DIMS86 = {
 }
 
 
-class Gfx86(GraphicsLowering, Lower86):
+class Gfx86(GraphicsLowering, GraphicsAlu86):
     RULES = {
-        **Lower86.RULES,
+        **GraphicsAlu86.RULES,
         "ALD": "ald",
         "AST": "ast",
         "IPA": "ipa",
@@ -79,7 +80,7 @@ class Gfx86(GraphicsLowering, Lower86):
     }
 
     def lowered(self, ir: str) -> bool:
-        return ir in GFX_LOWERED
+        return ir in GFX_LOWERED or ir in STAGE_ALU_RULES
 
     def image(self, inst: Inst) -> int:
         """The combined image sampler of a bound instruction's slot, declared with the dimension

@@ -1995,3 +1995,141 @@ K(NAME) {
             inputs=lambda r, n=n: Inputs(u32(r, 256), np.zeros(1, np.uint32), n, 256, np.zeros(256, np.uint32)),
             ref=_uni_wide_ref,
         )
+
+
+# --- shader-u2 (issue 31): F2IP (ptxas writes F2IP.U8.F32.NTZ d, RZ, b, RZ for PTX
+# cvt.rni.sat.u8.f32 on sm_86; sm_53 has its own F2I form).  Reference: the PTX ISA's cvt
+# (round to nearest even, saturate to 0..255, NaN -> 0), per element in numpy.
+
+
+def _f2u8_rn(x: np.ndarray) -> np.ndarray:
+    f = x.view(np.float32).astype(np.float64)
+    r = np.where(np.isnan(f), 0.0, np.clip(np.rint(np.nan_to_num(f, nan=0.0, posinf=1e9, neginf=-1e9)), 0, 255))
+    return r.astype(np.uint32)
+
+
+def _f2ip_ref(x) -> np.ndarray:
+    p, q = _f2u8_rn(x.a[: x.n]), _f2u8_rn(x.b[: x.n])
+    return (p | q << 8 | (p ^ q) << 16).astype(np.uint32)
+
+
+def _f2ip_inputs(r, Inputs):
+    n = 256
+    a = (r.standard_normal(n) * 140.0 + 100.0).astype(np.float32)
+    b = (np.round(r.standard_normal(n) * 100.0) + 0.5).astype(np.float32)  # ties: even wins
+    edge = np.array(
+        [0.5, 1.5, 2.5, 254.5, 255.5, 256.0, -0.5, -0.0, 1e-40, -1e-40, np.inf, -np.inf, np.nan, 3e9, -3e9, 127.49999],
+        np.float32,
+    )
+    a[: len(edge)] = edge
+    b[len(edge) : 2 * len(edge)] = edge
+    return Inputs(a.view(np.uint32), b.view(np.uint32), n, n, np.zeros(n, np.uint32))
+
+
+def define_shader_u2(case, Inputs) -> None:
+    case(
+        name="f2ip_u8",
+        style="integer",
+        group="shader_u",
+        src=r"""
+K(f2ip_u8) {
+  int i = TID; if (i >= n) return;
+  unsigned short p, q;
+  asm("cvt.rni.sat.u8.f32 %0, %1;" : "=h"(p) : "f"(__uint_as_float(a[i])));
+  asm("cvt.rni.sat.u8.f32 %0, %1;" : "=h"(q) : "f"(__uint_as_float(b[i])));
+  o[i] = (uint32_t)p | ((uint32_t)q << 8) | ((uint32_t)(p ^ q) << 16);
+}""",
+        inputs=lambda r: _f2ip_inputs(r, Inputs),
+        ref=_f2ip_ref,
+    )
+    case(
+        name="f2i_narrow",
+        style="integer",
+        group="shader_u",
+        src=r"""
+K(f2i_narrow) {
+  int i = TID; if (i >= n) return;
+  float x = __uint_as_float(a[i]), y = __uint_as_float(b[i]);
+  short p, q, s; unsigned short t;
+  asm("cvt.rni.sat.s8.f32 %0, %1;" : "=h"(p) : "f"(x));
+  asm("cvt.rzi.sat.s8.f32 %0, %1;" : "=h"(q) : "f"(y));
+  asm("cvt.rmi.sat.s16.f32 %0, %1;" : "=h"(s) : "f"(x * 300.0f));
+  asm("cvt.rpi.sat.u16.f32 %0, %1;" : "=h"(t) : "f"(y * 300.0f));
+  // (combined by shifts and xor: a sum of small products becomes dp2a, which sm_53 lacks)
+  o[i] = (uint32_t)(int)p ^ ((uint32_t)(int)q << 8) ^ ((uint32_t)(int)s << 13) ^ ((uint32_t)t << 17);
+}""",
+        inputs=lambda r: _f2ip_inputs(r, Inputs),
+        ref=_f2i_narrow_ref,
+    )
+
+
+def _cvt_sat(f: np.ndarray, rnd, lo: int, hi: int) -> np.ndarray:
+    nan = np.isnan(f)
+    r = np.clip(rnd(np.nan_to_num(f, nan=0.0, posinf=1e12, neginf=-1e12)), lo, hi)
+    return np.where(nan, 0, r).astype(np.int64)
+
+
+def _f2i_narrow_ref(x) -> np.ndarray:
+    f = x.a[: x.n].view(np.float32)
+    g = x.b[: x.n].view(np.float32)
+    with np.errstate(all="ignore"):
+        fs, gs = (f * np.float32(300.0)).astype(np.float64), (g * np.float32(300.0)).astype(np.float64)
+    p = _cvt_sat(f.astype(np.float64), np.rint, -128, 127)
+    q = _cvt_sat(g.astype(np.float64), np.trunc, -128, 127)
+    s = _cvt_sat(fs, np.floor, -32768, 32767)
+    t = _cvt_sat(gs, np.ceil, 0, 65535)
+    return ((p & M32) ^ ((q << 8) & M32) ^ ((s << 13) & M32) ^ ((t << 17) & M32)).astype(np.uint32)
+
+
+# shader-u2: IDP.2A (PTX dp2a.lo/.hi; nvcc 13 also writes it for a C sum of two 16-bit x 8-bit
+# products).  sm_53's build (PTX for compute_75, no dp2a on sm_53) computes the same with mul24.
+def _dp2a(a: int, b: int, c: int, hi: bool, sa: bool, sb: bool) -> int:
+    ha = [(a >> 16 * k) & 0xFFFF for k in range(2)]
+    bb = [(b >> 8 * k) & 0xFF for k in range(4)][2 if hi else 0 :][:2]
+    ha = [v - 0x10000 if sa and v & 0x8000 else v for v in ha]
+    bb = [v - 0x100 if sb and v & 0x80 else v for v in bb]
+    return (c + ha[0] * bb[0] + ha[1] * bb[1]) & M32
+
+
+def _idp2a_ref(x) -> np.ndarray:
+    out = []
+    for i in range(x.n):
+        a, b = int(x.a[i]), int(x.b[i])
+        r0 = _dp2a(a, b, a ^ b, False, True, False)
+        r1 = _dp2a(a, b, a, True, False, True)
+        r2 = _dp2a(b, a, 7, True, True, True)
+        s, t = (a & 0xFFFF) - (0x10000 if a & 0x8000 else 0), (a >> 16) & 0xFFFF
+        t = t - 0x10000 if t & 0x8000 else t
+        r3 = (s * 3 + t * 5 + ((b & 0xFF) - (0x100 if b & 0x80 else 0))) & M32
+        out.append((r0 + 3 * r1 + 5 * r2 + 7 * r3) & M32)
+    return np.array(out, np.uint32)
+
+
+def define_shader_u2_idp(case, Inputs) -> None:
+    case(
+        name="idp2a",
+        style="integer",
+        group="shader_u",
+        src=r"""
+// (mul24 through asm: nvcc would turn the products back into dp2a, which sm_53 lacks)
+static __device__ int m24_u2(int p, int q) { int r; asm("mul24.lo.s32 %0, %1, %2;" : "=r"(r) : "r"(p), "r"(q)); return r; }
+K(idp2a) {
+  int i = TID; if (i >= n) return;
+  uint32_t x = a[i], y = b[i], r0, r1, r2, r3;
+  short s = (short)x, t = (short)(x >> 16); signed char u = (signed char)y;
+#if __CUDA_ARCH__ >= 800
+  asm("dp2a.lo.s32.u32 %0, %1, %2, %3;" : "=r"(r0) : "r"(x), "r"(y), "r"(x ^ y));
+  asm("dp2a.hi.u32.s32 %0, %1, %2, %3;" : "=r"(r1) : "r"(x), "r"(y), "r"(x));
+  asm("dp2a.hi.s32.s32 %0, %1, %2, %3;" : "=r"(r2) : "r"(y), "r"(x), "r"(7));
+  r3 = (uint32_t)(s * 3 + t * 5 + u);
+#else
+  r0 = (x ^ y) + m24_u2((short)x, (unsigned char)y) + m24_u2((short)(x >> 16), (unsigned char)(y >> 8));
+  r1 = x + m24_u2((unsigned short)x, (signed char)(y >> 16)) + m24_u2((int)(x >> 16), (signed char)(y >> 24));
+  r2 = 7 + m24_u2((short)y, (signed char)(x >> 16)) + m24_u2((short)(y >> 16), (signed char)(x >> 24));
+  r3 = (uint32_t)(m24_u2(s, 3) + m24_u2(t, 5) + (int)u);
+#endif
+  o[i] = r0 + 3 * r1 + 5 * r2 + 7 * r3;
+}""",
+        inputs=lambda r: _vec_alu_inputs(r, Inputs),
+        ref=_idp2a_ref,
+    )

@@ -14,7 +14,10 @@ Per mnemonic nvdisasm knows (``cuda_corpus.isa_set``: every opcode enumerated th
   lowering (a rule may still refuse some modifier values by name);
 - **executed exactly**: the mnemonic appears in a corpus kernel that ran exactly on lavapipe
   (read from ``<cache>/shader_corpus/exact_ops_<isa>.json``, written by
-  ``python tests/shader_svc/cuda_corpus.py``; "?" where that run has not happened here).
+  ``python tests/shader_svc/cuda_corpus.py``; "?" where that run has not happened here) or in
+  a hand-written test program that ran exactly against a reference from the instructions'
+  public definitions (``exact_ops_programs_<isa>.json``, written by the tests that run them:
+  ``record_exact_program``; forms no compiler of the corpus writes).
 
 nvdisasm's texts come from ``isa_sweep.oracle`` (cached, regenerated from the wheel / Debian
 package on a fresh machine).  ``python tests/shader_svc/isa_coverage.py [86|53]`` prints the
@@ -239,11 +242,45 @@ def lowering_keys(isa: int) -> set[str]:
 
 
 def exact_ops(isa: int) -> set[str] | None:
-    """Mnemonics seen in corpus kernels that ran exactly (None: no corpus run recorded here)."""
+    """Mnemonics seen in corpus kernels that ran exactly, with those of the hand-written test
+    programs that ran exactly (``record_exact_program``) (None: no corpus run recorded here)."""
     import cuda_build
 
     p = cuda_build._cache_dir() / f"exact_ops_{isa}.json"
-    return set(json.loads(p.read_text())) if p.is_file() else None
+    if not p.is_file():
+        return None
+    return set(json.loads(p.read_text())) | set().union(*map(set, _exact_programs(isa).values()))
+
+
+def _exact_programs_path(isa: int) -> Path:
+    import cuda_build
+
+    return cuda_build._cache_dir() / f"exact_ops_programs_{isa}.json"
+
+
+def _exact_programs(isa: int) -> dict[str, list[str]]:
+    p = _exact_programs_path(isa)
+    return json.loads(p.read_text()) if p.is_file() else {}
+
+
+def record_exact_program(isa: int, name: str, texts: list[str], ok: bool) -> None:
+    """Record the opcodes of a hand-written test program (nvdisasm's text, checked by the test
+    file's heavy test) that ran on lavapipe and equalled a reference written from the
+    instructions' public definitions (``ok``), or withdraw the program's record (not ``ok``):
+    the table's last column counts them beside the corpus kernels' (tests/shader_svc/
+    test_alu_forms.py records its kernels and fragment programs)."""
+    import cuda_corpus
+
+    progs = _exact_programs(isa)
+    if ok:
+        progs[name] = sorted({cuda_corpus.opcode_of(t.strip()) for t in texts if t.strip()})
+    else:
+        progs.pop(name, None)
+    path = _exact_programs_path(isa)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(progs, sort_keys=True))
+    tmp.replace(path)  # (never half-written)
 
 
 def record_exact_ops(results: list) -> None:

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import compute_cases as cc
+import isa_coverage
 from compute_dispatch import run_spirv, upload
 from test_half import _exact, _lanes, _op, _round, _same
 
@@ -267,6 +268,7 @@ def test_sm53_forms_match_their_definitions(compute_device):
             got = _lanes(int(out[i, w]))
             if not all(_same(g, e) for g, e in zip(got, lanes)):
                 bad.append((i, w, hex(p), hex(q), [hex(g) for g in got], [hex(e) for e in lanes]))
+    isa_coverage.record_exact_program(53, "test_alu_forms::KERNEL53", KERNEL53.splitlines(), not bad)
     assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
 
 
@@ -396,6 +398,7 @@ def test_sm86_predicate_and_uniform_forms_match_their_definitions(compute_device
         got = [int(v) for v in out[i]]
         if got != want:
             bad.append((i, hex(a[i]), hex(b[i]), [hex(v) for v in got], [hex(v) for v in want]))
+    isa_coverage.record_exact_program(86, "test_alu_forms::KERNEL86", KERNEL86.splitlines(), not bad)
     assert not bad, f"{len(bad)} of {n} differ, first: {bad[:3]}"
 
 
@@ -413,3 +416,524 @@ def test_sm86_kernel_text_is_nvdisasms():
     import listings
 
     listings.check_sm86([KERNEL86])
+
+
+# --- graphics stages (shader-u2): the same rows in a fragment program ------------------------
+# c[0x0]: u0..u3 at 0x0..0xc (the uniform datapath's inputs), 1/255 at 0x10, two odd multipliers
+# at 0x14/0x18 (the per-pixel inputs).  The uniform block computes UR8.. from u0..u3 alone (a
+# value the whole warp shares, as the hardware requires), the vector block from R4/R5, which
+# differ per pixel (p = x + 32 y hashed); '{res}' is the register whose four bytes become the
+# pixel's colour (byte / 255 in each 8-bit channel: exact).
+FRAG86 = """
+IPA.PASS R0, a[0x70]
+IPA.PASS R1, a[0x74]
+F2I.TRUNC.NTZ R0, R0
+F2I.TRUNC.NTZ R1, R1
+IMAD R2, R1, 0x20, R0
+ULDC.64 UR4, c[0x0][0x0]
+ULDC.64 UR6, c[0x0][0x8]
+UR2UP UPR, UR6, 0x7f
+UIMAD UR8, UR4, UR5, UR6
+ULOP3.LUT UR9, UR4, UR5, UR7, 0x96, !UPT
+UPRMT UR10, UR4, 0x5140, UR5
+UPRMT UR20, UR4, UR7, UR5
+UPOPC UR11, UR4
+UBREV UR12, UR5
+UFLO.U32 UR13, UR6
+UBMSK UR14, UR7, UR5
+USGXT UR15, UR4, UR7
+UISETP.GE.U32.AND UP0, UPT, UR4, UR5, UPT
+UISETP.LT.AND UP1, UP2, UR6, UR7, UP0
+USEL UR16, UR4, UR5, UP0
+UPLOP3.LUT UP3, UP4, UP0, UP1, UP2, 0x96, 0x1e
+UP2UR UR17, UPR, URZ, 0x7f
+UIADD3 UR18, UR4, UR5, UR6
+UP2UR UR19, UPR, UR7, 0x3c
+MOV R3, UR4
+IMAD R4, R2, c[0x0][0x14], R3
+MOV R3, UR5
+IMAD R5, R2, c[0x0][0x18], R3
+LOP3.LUT R6, R4, 0x8001ffff, RZ, 0xc0, !PT
+LOP3.LUT R7, R5, 0x27, RZ, 0xc0, !PT
+LOP3.LUT R8, R4, 0x27, RZ, 0xc0, !PT
+R2P PR, R4, 0x7f
+P2R R10, PR, R5, 0x7f
+I2I.S16.S32.SAT R11, R6
+I2IP.S8.S32.SAT R12, R6, R5, R4
+IDP.4A.S8.U8 R13, R4, R5, R6
+VABSDIFF4.U8.ACC R14, R4, R5, R6
+VABSDIFF4.U8 R15, R4, R5, RZ
+BMSK R16, R8, R7
+FSET.BF.GT.FTZ.AND R17, R4, R5, PT
+I2I.U8.S32.SAT R18, R5
+SHF.R.U32.HI R21, RZ, 0x5, R4
+SHF.L.U32 R22, R4, 0x7, RZ
+SHF.R.S32.HI R23, RZ, R7, R4
+SHF.L.U32.HI R24, R4, R8, R5
+SHF.R.U32 R25, R4, R7, R5
+SHF.L.W.U32.HI R26, R4, R5, R6
+LEA R27, R4, R5, 0x3
+LEA.HI R28, R4, R5, R6, 0x1c
+LEA.HI.SX32 R29, R4, R5, 0x2
+LEA R30, R4, -R5, 0x3
+USHF.L.U32 UR21, UR4, 0x3, URZ
+ULEA UR22, UR4, UR5, 0x4
+USHF.R.S32.HI UR23, URZ, 0x3, UR5
+MOV R20, {res}
+PRMT R0, R20, 0x4440, RZ
+PRMT R1, R20, 0x4441, RZ
+PRMT R2, R20, 0x4442, RZ
+PRMT R3, R20, 0x4443, RZ
+I2FP.F32.U32 R0, R0
+I2FP.F32.U32 R1, R1
+I2FP.F32.U32 R2, R2
+I2FP.F32.U32 R3, R3
+FMUL R0, R0, c[0x0][0x10]
+FMUL R1, R1, c[0x0][0x10]
+FMUL R2, R2, c[0x0][0x10]
+FMUL R3, R3, c[0x0][0x10]
+EXIT
+"""
+FRAG86_HDR = dict(inputs={0x70: "perspective", 0x74: "perspective"}, targets=(0xF,))
+K1, K2 = 0x9E3779B1, 0x85EBCA6B
+
+
+def _prmt(a: int, sel: int, b: int) -> int:
+    """PTX prmt (default mode): result byte i is byte (nibble i & 7) of b:a, or that byte's sign
+    replicated where the nibble's bit 3 is set."""
+    src = [(a >> 8 * k) & 0xFF for k in range(4)] + [(b >> 8 * k) & 0xFF for k in range(4)]
+    r = 0
+    for i in range(4):
+        s = (sel >> 4 * i) & 0xF
+        v = src[s & 7]
+        r |= ((0xFF if v & 0x80 else 0) if s & 8 else v) << 8 * i
+    return r
+
+
+def _sat(x: int, lo: int, hi: int) -> int:
+    return min(max(_s32(x), lo), hi)
+
+
+def _frag86_ref(u: list[int], p: int) -> dict[str, int]:
+    """Every result register of FRAG86 for uniforms ``u`` at pixel index ``p``."""
+    u0, u1, u2, u3 = u
+    up = [(u2 >> i) & 1 for i in range(7)]  # UR2UP UPR, UR6, 0x7f
+    up[0] = int(u0 >= u1)
+    lt = int(_s32(u2) < _s32(u3))
+    up[1], up[2] = lt & up[0], (1 - lt) & up[0]
+    a, b, c = up[0], up[1], up[2]
+    up[3], up[4] = a ^ b ^ c, a ^ (b | c)  # LUTs 0x96, 0x1e (index a*4 + b*2 + c)
+    bits = sum(v << i for i, v in enumerate(up))
+    r4, r5 = (p * K1 + u0) & M32, (p * K2 + u1) & M32
+    r6, r7, r8 = r4 & 0x8001FFFF, r5 & 0x27, r4 & 0x27
+
+    def sb(x: int, k: int) -> int:
+        v = (x >> 8 * k) & 0xFF
+        return v - 256 if v & 0x80 else v
+
+    i2ip = ((_sat(r6, -128, 127) & 0xFF) << 8) | (_sat(r5, -128, 127) & 0xFF) | (r4 << 16)
+    f4, f5 = _flush(_f(r4)), _flush(_f(r5))  # .FTZ (lavapipe's fragment stage flushes denormal operands itself)
+    return {
+        "UR8": (u0 * u1 + u2) & M32,
+        "UR9": u0 ^ u1 ^ u3,
+        "UR10": _prmt(u0, 0x5140, u1),
+        "UR20": _prmt(u0, u3 & 0xFFFF, u1),
+        "UR11": bin(u0).count("1"),
+        "UR12": int(f"{u1:032b}"[::-1], 2),
+        "UR13": u2.bit_length() - 1 if u2 else M32,
+        "UR14": _bmsk(u3, u1, False),
+        "UR15": _szext(u0, u3, False, True),
+        "UR16": u0 if up[0] else u1,
+        "UR17": bits,
+        "UR18": (u0 + u1 + u2) & M32,
+        "UR19": (u3 & ~(0x3C << 0)) | (bits & 0x3C),
+        "R10": (r5 & ~0x7F) | (r4 & 0x7F),
+        "R11": _sat(r6, -32768, 32767) & 0xFFFF,
+        "R12": i2ip & M32,
+        "R13": (r6 + sum(sb(r4, k) * ((r5 >> 8 * k) & 0xFF) for k in range(4))) & M32,
+        "R14": (r6 + sum(abs(((r4 >> 8 * k) & 0xFF) - ((r5 >> 8 * k) & 0xFF)) for k in range(4))) & M32,
+        "R15": sum(abs(((r4 >> 8 * k) & 0xFF) - ((r5 >> 8 * k) & 0xFF)) << 8 * k for k in range(4)),
+        "R16": _bmsk(r8, r7, False),
+        "R17": 0x3F800000 if f4 > f5 else 0,
+        "R18": _sat(r5, 0, 255),
+        # the 32-bit shifts of the graphics lowering (shader-u2): the pair (c:a) as one integer
+        "R21": r4 >> 5,
+        "R22": (r4 << 7) & M32,
+        "R23": (_s32(r4) << 32) >> min(r7, 32) >> 32 & M32,
+        "R24": ((r5 << 32 | r4) << min(r8, 32)) >> 32 & M32,
+        "R25": ((r5 << 32 | r4) >> min(r7, 32)) & M32,
+        "R26": ((r6 << 32 | r4) << (r5 & 31)) >> 32 & M32,
+        "R27": ((r4 << 3) + r5) & M32,
+        "R28": ((((r6 << 32 | r4) << 28) >> 32) + r5) & M32,
+        "R29": (((_s32(r4) << 2) >> 32) + r5) & M32,
+        "R30": ((r4 << 3) - r5) & M32,
+        "UR21": (u0 << 3) & M32,
+        "UR22": ((u0 << 4) + u1) & M32,
+        "UR23": (_s32(u1) >> 3) & M32,
+    }
+
+
+FRAG86_UNIFORMS = [
+    (0x89ABCDEF, 0x01234567, 0xF00DFACE, 0x00000011),
+    (0x00000013, 0x00000009, 0x7FFFFF85, 0x8000A01F),
+    (0x00000003, 0xFFFFFFFF, 0x00000000, 0x00002745),
+]
+
+
+def test_sm86_fragment_program_runs_the_uniform_and_alu_rows(gpu, tmp_path):
+    """The uniform datapath and the ALU rows in a fragment program (the graphics lowering reads
+    the same rule table as compute's): for each result register, a program whose pixels' colours
+    are its bytes, equal to the rows' definitions (PTX bmsk/szext/prmt/cvt.sat/dp4a/vabsdiff4,
+    the predicate layout as above) for three sets of uniforms."""
+    from quad_draw import H, W, draw_quad, spirv
+    from spirv_checks import spirv_val
+
+    bad = []
+    for res in sorted(_frag86_ref([1, 2, 3, 4], 0)):
+        fs = spirv("fragment", FRAG86.format(res=res), FRAG86_HDR)
+        spirv_val(fs, tmp_path, "fs")
+        for u in FRAG86_UNIFORMS:
+            c0 = struct.pack("<4If2I", *u, np.float32(1 / 255), K1, K2)
+            img = draw_quad(gpu, fs, uniforms={0: c0 + bytes(256 - len(c0))})
+            got = (img[..., 0] | img[..., 1] << 8 | img[..., 2] << 16 | img[..., 3] << 24).astype(np.int64)
+            for y in range(H):
+                for x in range(W):
+                    want = _frag86_ref(list(u), x + 32 * y)[res]
+                    if int(got[y, x]) != want:
+                        bad.append((res, [hex(v) for v in u], x, y, hex(int(got[y, x])), hex(want)))
+    # every line's result is some program's output: the programs count as executed exactly only together
+    isa_coverage.record_exact_program(86, "test_alu_forms::FRAG86", FRAG86.format(res="R10").splitlines(), not bad)
+    assert not bad, f"{len(bad)} pixels differ, first: {bad[:3]}"
+
+
+def test_sm86_fragment_text_decodes_back():
+    from shader_svc.sm86 import decode as dec
+    from shader_svc.sm86.assemble import assemble_program
+
+    text = FRAG86.format(res="R10")
+    lines = [ln.strip() for ln in text.strip().splitlines()]
+    assert [i.text() for i in dec.decode_stream(assemble_program(text))[: len(lines)]] == lines
+
+
+@pytest.mark.heavy
+def test_sm86_fragment_text_is_nvdisasms():
+    import listings
+
+    listings.check_sm86([FRAG86.format(res="R10")])
+
+
+def test_graphics_and_compute_read_one_alu_registration():
+    """Every stage-neutral ALU rule (the uniform datapath included) is in both lowerings' tables
+    with the same handler, and the graphics lowering admits it."""
+    from shader_svc.sm86.lower_alu import STAGE_ALU_RULES
+    from shader_svc.sm86.to_spirv import Compute86
+    from shader_svc.sm86.to_spirv_gfx import Gfx86
+
+    for key, handler in STAGE_ALU_RULES.items():
+        assert Compute86.RULES.get(key) == handler, key
+        assert Gfx86.RULES.get(key) == handler, key
+        assert Gfx86.lowered(Gfx86, key), key
+
+
+# --- FSWZADD (shader-u2): lane (id & 3) of the quad adds with the signs its two letters name --
+SWZ_LINES = ("FSWZADD R12, R10, R11, PPPNNPZP", "FSWZADD R13, R11, R10, ZPNPPNPP", "FSWZADD.FTZ R14, R10, R11, NPPNZPPP")
+SWZ86 = """
+    MOV R1, c[0x0][0x28]
+    S2R R0, SR_TID.X
+    S2R R3, SR_CTAID.X
+    IMAD R0, R3, c[0x0][0x0], R0
+    ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x178], PT
+    @P0 EXIT
+    ULDC.64 UR4, c[0x0][0x118]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x4
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x160]
+    LDG.E R10, [R2.64]
+    IMAD.WIDE.U32 R2, R0, R5, c[0x0][0x168]
+    LDG.E R11, [R2.64]
+    IMAD.MOV.U32 R5, RZ, RZ, 0x10
+    IMAD.WIDE.U32 R8, R0, R5, c[0x0][0x170]
+{body}
+    STG.E.128 [R8.64], R12
+    EXIT
+""".format(body="\n".join("    " + t for t in SWZ_LINES + ("FSWZADD.FTZ R15, R11, R11, ZPZPZPZP",)))
+# params: a 0x140, b 0x148, out 0x150, n 0x158
+SWZ53 = """
+        S2R R0, SR_TID.X
+        S2R R2, SR_CTAID.X
+        ISCADD R0, R2, R0, 0x6
+        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x158], PT
+        @P0 EXIT
+        SHR.U32 R3, R0, 0x1e
+        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
+        IADD.X R5, R3, c[0x0][0x144]
+        LDG.E R10, [R4]
+        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
+        IADD.X R5, R3, c[0x0][0x14c]
+        LDG.E R11, [R4]
+        SHR.U32 R3, R0, 0x1c
+        ISCADD R8.CC, R0, c[0x0][0x150], 0x4
+        IADD.X R9, R3, c[0x0][0x154]
+{body}
+        STG.E.128 [R8], R12
+        EXIT
+""".format(body="\n".join("        " + t for t in SWZ_LINES + ("FSWZADD.FTZ R15, R11, R11, ZPZPZPZP",)))
+
+
+def _swz_ref(text: str, lane: int, x: int, y: int) -> int:
+    """FSWZADD from its text: lane L's two letters (the pattern lists lanes 3..0), the sign of
+    a then b (P +1, N -1, Z: a not used)."""
+    body = text.split(" ", 1)[1].replace(",", "").split()
+    d, a, b, pat = body
+    ftz = ".FTZ" in text
+    va, vb = (_f(x), _f(y)) if (a, b) == ("R10", "R11") else ((_f(y), _f(x)) if (a, b) == ("R11", "R10") else (_f(y), _f(y)))
+    if ftz:
+        va, vb = _flush(va), _flush(vb)
+    sa, sb = pat[6 - 2 * lane], pat[7 - 2 * lane]
+    term_b = vb if sb == "P" else -vb
+    with np.errstate(all="ignore"):
+        r = term_b if sa == "Z" else np.float32((va if sa == "P" else -va) + term_b)
+    if ftz:
+        r = _flush(r)
+    return int(np.float32(r).view(np.uint32))
+
+
+def _swz_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    a, b = _floats(rng, n)
+    nan = np.isnan(a.view(np.float32)) | np.isnan(b.view(np.float32))
+    a[nan], b[nan] = 0x3F800000, 0xC0000000  # (a NaN's payload is the device's)
+    return a, b
+
+
+def _swz_check(out: np.ndarray, a: np.ndarray, b: np.ndarray, bs: int) -> list:
+    lines = SWZ_LINES + ("FSWZADD.FTZ R15, R11, R11, ZPZPZPZP",)
+    bad = []
+    for i in range(len(a)):
+        for k, t in enumerate(lines):
+            want, got = _swz_ref(t, (i % bs) & 3, int(a[i]), int(b[i])), int(out[i, k])
+            if not _same_f32(got, want):
+                bad.append((i, t, hex(a[i]), hex(b[i]), hex(got), hex(want)))
+    return bad
+
+
+def test_fswzadd_matches_its_lane_signs_sm86(compute_device):
+    import vk_compute
+    from shader_svc.sm86 import decode as dec
+    from shader_svc.sm86.assemble import assemble_program
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    n = 512
+    a, b = _swz_inputs(n)
+    spirv = translate_compute(dec.decode_stream(assemble_program(SWZ86)), ComputeSpec((32, 1, 1)))
+    dev = compute_device
+    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(4 * n, np.uint32))
+    params = struct.pack("<QQQI", ba.address, bb.address, bo.address, n)
+    (out,) = run_spirv(dev, spirv, vk_compute.cbank0, 0x17C, n, params, [bo], 32)
+    bad = _swz_check(out[: 4 * n].reshape(n, 4), a, b, 32)
+    isa_coverage.record_exact_program(86, "test_alu_forms::SWZ86", SWZ86.splitlines(), not bad)
+    assert not bad, f"{len(bad)} results differ, first: {bad[:4]}"
+
+
+def test_fswzadd_matches_its_lane_signs_sm53(compute_device):
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53 import decode as dec
+    from shader_svc.sm53.cbank import cbank0
+    from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
+
+    n = 256
+    a, b = _swz_inputs(n)
+    spirv = translate_compute(dec.decode_stream(asm.assemble_program(SWZ53)), ComputeSpec((BS, 1, 1)))
+    dev = compute_device
+    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(4 * n, np.uint32))
+    params = struct.pack("<QQQI", ba.address, bb.address, bo.address, n)
+    (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
+    bad = _swz_check(out[: 4 * n].reshape(n, 4), a, b, BS)
+    isa_coverage.record_exact_program(53, "test_alu_forms::SWZ53", SWZ53.splitlines(), not bad)
+    assert not bad, f"{len(bad)} results differ, first: {bad[:4]}"
+
+
+def test_fswzadd_text_decodes_back():
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53 import decode as dec53
+    from shader_svc.sm86 import decode as dec86
+    from shader_svc.sm86.assemble import assemble_program
+
+    for text, insts in (
+        (SWZ86, dec86.decode_stream(assemble_program(SWZ86))),
+        (SWZ53, dec53.decode_stream(asm.assemble_program(SWZ53))),
+    ):
+        lines = [ln.strip() for ln in text.strip().splitlines()]
+        assert [i.text() for i in insts[: len(lines)]] == lines
+
+
+@pytest.mark.heavy
+def test_fswzadd_text_is_nvdisasms():
+    import listings
+
+    listings.check_sm86([SWZ86])
+    listings.check_sm53([SWZ53])
+
+
+# --- F2I to 8/16 bits (shader-u2): SM86's 0x105 rows .U8/.S8/.U16/.S16, SM53's .U16/.S16 -----
+F2I_NARROW86 = [
+    f"F2I{ftz}.{sz}{rnd}{ntz} R2, {src}"
+    for sz in ("U8", "S8", "U16", "S16")
+    for rnd in ("", ".FLOOR", ".CEIL", ".TRUNC")
+    for ftz in ("", ".FTZ")
+    for ntz in ("", ".NTZ")
+    for src in ("R4", "c[0x0][0x168]", "1.5", "-R3", "|R7|")
+]
+F2I_NARROW53 = [
+    f"F2I{ftz}.{sz}.F32{rnd} R2, {src}"
+    for sz in ("U16", "S16")
+    for rnd in ("", ".FLOOR", ".CEIL", ".TRUNC")
+    for ftz in ("", ".FTZ")
+    for src in ("R4", "-R3", "|R7|")
+]
+
+
+def test_f2i_narrow_rows_decode_back():
+    from shader_svc.sm53 import assemble as asm53
+    from shader_svc.sm53 import decode as dec53
+    from shader_svc.sm86 import decode as dec86
+    from shader_svc.sm86.assemble import assemble_line
+
+    for t in F2I_NARROW86:
+        w = assemble_line(t, 0)
+        assert dec86.decode(w & (2**64 - 1), w >> 64).text() == t
+    text = "\n".join(F2I_NARROW53)
+    assert [i.text() for i in dec53.decode_stream(asm53.assemble_program(text))][: len(F2I_NARROW53)] == F2I_NARROW53
+
+
+@pytest.mark.heavy
+def test_f2i_narrow_rows_print_as_nvdisasm():
+    import listings
+    import nvtools
+    from shader_svc.sm86.assemble import assemble_line
+
+    words = [assemble_line(t, 0) for t in F2I_NARROW86]
+    ref = nvtools.nvdisasm_raw([(w & (2**64 - 1), w >> 64) for w in words], "SM86")
+    assert [r and r.text for r in ref] == F2I_NARROW86
+    listings.check_sm53(["\n".join(F2I_NARROW53)])
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["IADD3 R0, P0, R1, R2, RZ", "SHF.L.U64.HI R0, R1, 0x3, R2", "IMAD.WIDE.U32 R0, R1, R2, RZ", "DADD R0, R2, R4"],
+)
+def test_graphics_refuses_64_bit_rows_by_name(line):
+    """A row whose handler needs Int64/Float64 is refused in a fragment program with a reason
+    (the module would otherwise declare a type the GPU process's device does not enable)."""
+    from quad_draw import spirv
+    from shader_svc.lower.base import TranslateError
+
+    with pytest.raises(TranslateError, match="graphics stages"):
+        spirv(
+            "fragment",
+            f"IPA.PASS R1, a[0x80]\nIPA.PASS R2, a[0x84]\n{line}\nEXIT\n",
+            FRAG86_HDR | {"inputs": {0x80: "perspective", 0x84: "perspective"}},
+        )
+
+
+# --- SM53 graphics (shader-u2): the Maxwell ALU rows in a fragment program ---------------------
+# c[0x0]: u0, u1 at 0x0/0x4 (the hash's offsets), 1/255 at 0x10; R4/R5 differ per pixel
+FRAG53 = """
+IPA.PASS R0, a[0x70], RZ
+IPA.PASS R1, a[0x74], RZ
+F2I.S32.F32.FLOOR R0, R0
+F2I.S32.F32.FLOOR R1, R1
+ISCADD R2, R1, R0, 0x5
+MOV R4, c[0x0][0x0]
+IMAD32I R4, R2, -0x61c8864f, R4
+MOV R5, c[0x0][0x4]
+IMAD32I R5, R2, -0x7a143595, R5
+LOP32I.AND R6, R4, 0x8001ffff
+HSET2.BF.LT.AND R11, R4, R5, PT
+FCMP.LT.FTZ R12, R4, R5, R5
+ISETP.LT.AND P0, PT, R4, R5, PT
+ISETP.GT.U32.AND P1, PT, R4, R5, PT
+PSET.BF.XOR.AND R13, P0, P1, PT
+VABSDIFF4.U8.S8.ACC R15, R4.3120, R5.6745, R4
+MOV R16, R5
+IMAD32I R16, R4, 0x12345, R16
+FSET.BF.LT.FTZ.AND R17, R4, R5, PT
+ISET.BF.LT.AND R18, R4, R5, PT
+FADD32I.FTZ R19, R4, 1.5
+MOV R20, {res}
+BFE.U32 R0, R20, 0x800
+BFE.U32 R1, R20, 0x808
+BFE.U32 R2, R20, 0x810
+BFE.U32 R3, R20, 0x818
+I2F.F32.U32 R0, R0
+I2F.F32.U32 R1, R1
+I2F.F32.U32 R2, R2
+I2F.F32.U32 R3, R3
+FMUL R0, R0, c[0x0][0x10]
+FMUL R1, R1, c[0x0][0x10]
+FMUL R2, R2, c[0x0][0x10]
+FMUL R3, R3, c[0x0][0x10]
+EXIT
+"""
+FRAG53_HDR = dict(inputs={0x70: "perspective", 0x74: "perspective"}, targets=(0xF,))
+
+
+def _frag53_ref(u: list[int], p: int) -> dict[str, int]:
+    """Every result register of FRAG53 for uniforms ``u`` at pixel index ``p``."""
+    r4, r5 = (p * 0x9E3779B1 + u[0]) & M32, (p * 0x85EBCA6B + u[1]) & M32
+    h = lambda w, k: float(np.uint16((w >> 16 * k) & 0xFFFF).view(np.float16))  # noqa: E731
+    f4, f5 = _flush(_f(r4)), _flush(_f(r5))
+    p0, p1 = _s32(r4) < _s32(r5), r4 > r5
+    with np.errstate(all="ignore"):
+        fadd = _flush(np.float32(f4 + np.float32(1.5)))
+    return {
+        "R11": sum((0x3C00 if h(r4, k) < h(r5, k) else 0) << 16 * k for k in range(2)),
+        "R12": r4 if f5 < 0 else r5,
+        "R13": 0x3F800000 if p0 != p1 else 0,
+        "R15": _vabsdiff4(r4, r5, r4, "3120", "6745", False, True, 0b1111, True),
+        "R16": (r4 * 0x12345 + r5) & M32,
+        "R17": 0x3F800000 if f4 < f5 else 0,
+        "R18": 0x3F800000 if p0 else 0,
+        "R19": int(np.float32(fadd).view(np.uint32)),
+    }
+
+
+def test_sm53_fragment_program_runs_the_alu_rows(gpu, tmp_path):
+    """The Maxwell ALU rows (shader-u's and shader-alu's) in a fragment program: the graphics
+    lowering admits them (``sm53/stage_alu.py``); each result register's bytes are a pixel's
+    colour, equal to the definitions above for two sets of uniforms."""
+    from quad_draw import H, W, draw_quad, program53
+    from shader_svc import translate as tr
+    from spirv_checks import spirv_val
+
+    bad = []
+    for res in sorted(_frag53_ref([1, 2], 0)):
+        fs = tr.translate(tr.make_program(53, 3, program53(FRAG53.format(res=res), FRAG53_HDR)))
+        spirv_val(fs, tmp_path, "fs")
+        for u in ((0x89ABCDEF, 0x01234567), (0x3F800000, 0xBF000000)):
+            c0 = struct.pack("<2I2If", *u, 0, 0, np.float32(1 / 255))
+            img = draw_quad(gpu, fs, uniforms={0: c0 + bytes(256 - len(c0))})
+            got = (img[..., 0] | img[..., 1] << 8 | img[..., 2] << 16 | img[..., 3] << 24).astype(np.int64)
+            for y in range(H):
+                for x in range(W):
+                    want = _frag53_ref(list(u), x + 32 * y)[res]
+                    g = int(got[y, x])
+                    if not (_same_f32(g, want) if res == "R19" else g == want):
+                        bad.append((res, x, y, hex(g), hex(want)))
+    isa_coverage.record_exact_program(53, "test_alu_forms::FRAG53", FRAG53.format(res="R11").splitlines(), not bad)
+    assert not bad, f"{len(bad)} pixels differ, first: {bad[:3]}"
+
+
+def test_sm53_fragment_text_decodes_back():
+    from shader_svc.sm53 import assemble as asm
+    from shader_svc.sm53 import decode as dec
+
+    text = FRAG53.format(res="R11")
+    lines = [ln.strip() for ln in text.strip().splitlines()]
+    assert [i.text() for i in dec.decode_stream(asm.assemble_program(text))][: len(lines)] == lines
+
+
+@pytest.mark.heavy
+def test_sm53_fragment_text_is_nvdisasms():
+    import listings
+
+    listings.check_sm53([FRAG53.format(res="R11")])

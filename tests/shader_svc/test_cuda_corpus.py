@@ -25,7 +25,16 @@ CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
 CI_TEX = {"tex_grad", "tex_bound"}  # shader-tex (cuda_corpus_tex.py): TXD/TEX/TXQ, bindless and bound
 # shader-u: SM86's uniform datapath and the last vector ALU rows, -O3 on both ISAs (the shader_u group)
-CI_U = {"uni_alu_0", "uni_more_0", "uni_wide_0", "vec_alu_forms", "fcmp_pset_mad"}
+CI_U = {
+    "uni_alu_0",
+    "uni_more_0",
+    "uni_wide_0",
+    "vec_alu_forms",
+    "fcmp_pset_mad",
+    "f2ip_u8",
+    "f2i_narrow",
+    "idp2a",
+}  # (the last three: shader-u2)
 # shader-mma (cuda_corpus_mma.py): cp.async of every size and fill, an HMMA, an IMMA, LDSM + MOVM; -O3
 # on both ISAs (SM53 runs the kernels' plain paths): two more NVRTC builds per ISA
 CI_MMA = {"cpa_sizes", "hmma_f16_k16", "imma_u8s8_16832", "ldsm_movm"}

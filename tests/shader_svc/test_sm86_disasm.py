@@ -198,6 +198,7 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
     from shader_svc.sm86.lower_uniform import UNIFORM_RULES  # the uniform datapath (shader-u)
     from shader_svc.sm86.lower_async import ASYNC_RULES  # shader-mma: LDGSTS
     from shader_svc.sm86.lower_mma import MMA_RULES  # shader-mma: LDSM, MOVM, HMMA, IMMA
+    from shader_svc.sm86.lower_alu import STAGE_ALU_RULES  # every stage's ALU rows (shader-u2)
 
     mem = {"ATOMS", "ATOMS.CAS", "ATOMS.POPC.INC", "QSPC", "ATOMG.CAS"}  # shader-mem's rows: sm86/lower_mem.py
     mem |= {"LDG", "STG", "NOP"}  # shader-gaps2's Volta-style LD/ST (sm86/lower_mem.py), WARPSYNC.EXCLUSIVE
@@ -223,6 +224,7 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
         or r.ir in UNIFORM_RULES
         or r.ir in ASYNC_RULES
         or r.ir in MMA_RULES
+        or r.ir in STAGE_ALU_RULES  # shader-u2: F2I to 8/16 bits (lower_alu._f2i_narrow), IDP.2A
         or r.mnemonic == "DEPBAR"
         for r in ROWS[MORE_FROM:]
     )
