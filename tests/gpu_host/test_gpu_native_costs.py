@@ -98,3 +98,33 @@ def test_native_submission_costs(monkeypatch):
     assert calls[0] >= 2 and calls[1:4] == [0, 0, 0] and calls[4] >= 1, calls
     for wall, cpu in times:
         assert 0 < cpu <= wall + 1.0, (wall, cpu)  # thread CPU: one thread's share of the wall time
+
+
+def test_timing_log_has_the_replay_cpu(tmp_path):
+    """gpu_host.timing_log's line per binary submission (PROTOCOL.md "Ring"): seq, the consumer's
+    five clock readings in order, then the replay's thread CPU milliseconds (no more than its wall
+    time between the replay's begin and end readings)."""
+    from cpu_host.gpu_client.registry import TextureDesc
+    from gpu_guest import Gpu
+    from test_gpu_blob_ring import submit_blob
+
+    log = tmp_path / "timing.log"
+    gpu = Gpu({"NXRECOMP_GPU_HOST_TIMING_LOG": str(log)})
+    try:
+        gpu.client.register(TextureDesc(7, 0, 0, W, H, "RGBA8", render_target=True))
+        seqs = []
+        for n in (1, 2):
+            seqs.append(
+                submit_blob(gpu, [binpackets.convert([(P.OP_TARGET, 7), (P.OP_CLEAR, 0, n / 2, 1, 1), (P.OP_PRESENT, n, 7)])])
+            )
+            gpu.client.wait(seqs[-1], timeout=30)
+            assert gpu.client.frame(n).width == W
+    finally:
+        gpu.close()
+    lines = [line.split() for line in log.read_text().splitlines()]
+    assert [int(f[0]) for f in lines] == seqs
+    for f in lines:
+        assert len(f) == 7, f
+        wake, drained, start, end, done, cpu = map(float, f[1:])
+        assert wake <= drained <= start <= end <= done, f
+        assert 0 < cpu <= (end - start) * 1000 + 0.5, f
