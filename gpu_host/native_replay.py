@@ -10,8 +10,9 @@ the snapshot and texture uploads, submission, read-back, write-backs and frames:
 path of ``Replayer.run`` with ``_record`` swapped for ``NativeSubmission.record``.
 
 A submission holding an op the C path does not replay (the list in PROTOCOL.md "Binary
-packets"), or a program reading the bindless pools, goes whole to the Python replay, so
-behaviour stays exact.  ``auto``: native where the library builds and the device has every
+packets") goes whole to the Python replay, so behaviour stays exact (programs reading the bindless
+pools replay here: their set-1 descriptor sets are written per POOLS content, only for a
+submission that draws with such a program).  ``auto``: native where the library builds and the device has every
 entry point, else Python (said once in the log); ``on``: the same, but failing to build or load
 is an error at start; ``off``: Python only.
 """
