@@ -66,6 +66,9 @@ class Engine:
         self.submissions = self.dropped = 0
         self.skipped_draws = 0  # draws left out because their pipeline was still being made (policy skip)
         self.last_replay_ms = 0.0
+        # the same submission's thread CPU time (time.thread_time): issue 32's "GPU-process CPU
+        # time" of a replay, the GPU's own run (the fence wait, asleep) left out
+        self.last_replay_cpu_ms = 0.0
         self.on_frame: Callable[[FrameOut], None] | None = None
 
     def reset(self, memory: Memory) -> None:
@@ -143,7 +146,7 @@ class Engine:
     def submit(self, seq: int, packets: list, snapshot: Snapshot | None = None) -> Result | None:
         """Replay one submission (unpacked msgpack packets, checked here); a bad one is dropped
         with one warning naming what is wrong."""
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         with self.lock:
             try:
                 nat = self.native.prepare(seq, packets, self.objects) if self.native is not None else None
@@ -182,6 +185,7 @@ class Engine:
                 return None
             self.submissions += 1
             self.last_replay_ms = (time.perf_counter() - t0) * 1000
+            self.last_replay_cpu_ms = (time.thread_time() - c0) * 1000
             log.debug(
                 "submission %d: %d packets %d draws in %.1f ms (check %.1f, plan %.1f, replay %.1f)",
                 seq,
@@ -206,7 +210,7 @@ class Engine:
         from gpu_host import nxpkt
 
         if self.native is not None:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             with self.lock:
                 try:
                     nat = self.native.prepare_blob(seq, blob, self.objects, formatted=formatted)
@@ -227,6 +231,7 @@ class Engine:
                 if nat is not None:
                     self.submissions += 1
                     self.last_replay_ms = (time.perf_counter() - t0) * 1000
+                    self.last_replay_cpu_ms = (time.thread_time() - c0) * 1000
                     if self.recorder:  # recordings hold msgpack packets (PROTOCOL.md "Recording")
                         self.recorder.submit(seq, nxpkt.decode(blob), snap.data)
             if nat is not None:

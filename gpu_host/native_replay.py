@@ -10,8 +10,9 @@ the snapshot and texture uploads, submission, read-back, write-backs and frames:
 path of ``Replayer.run`` with ``_record`` swapped for ``NativeSubmission.record``.
 
 A submission holding an op the C path does not replay (the list in PROTOCOL.md "Binary
-packets"), or a program reading the bindless pools, goes whole to the Python replay, so
-behaviour stays exact.  ``auto``: native where the library builds and the device has every
+packets") goes whole to the Python replay, so behaviour stays exact (programs reading the bindless
+pools replay here: their set-1 descriptor sets are written per POOLS content, only for a
+submission that draws with such a program).  ``auto``: native where the library builds and the device has every
 entry point, else Python (said once in the log); ``on``: the same, but failing to build or load
 is an error at start; ``off``: Python only.
 """
@@ -36,6 +37,7 @@ MODES = ("auto", "on", "off")
 NO_FRAME = (1 << 64) - 1  # nxreplay.c's presents[] frame of a WRITEBACK
 EVENT_FRAME = (1 << 64) - 2  # ... of an EVENT_SIGNAL (the packet's byte offset beside it)
 IMAGE_FRAME = (1 << 64) - 3  # ... of a PRESENT_IMAGE (likewise)
+DECODED_MAX = 4096  # NativeReplay.decoded's bound (packets)
 
 
 def h(x: Any) -> int:
@@ -71,6 +73,12 @@ class NativeReplay:
         self.native = self.fallback = self.refused = 0  # submissions replayed in C / sent to Python
         self.plan_bufs: tuple = ()
         self.plan_cap = self.hash_cap = 0
+        # Decoded packets by their bytes: the few packets Python reads per submission (a pipeline
+        # key's VERTEX_LAYOUT, RENDER_TARGETS and BLEND_STATE, a POOLS packet's ids) are the same
+        # bytes frame after frame, so each is decoded once, not once a submission (a decode is a
+        # format check, a buffer and a tuple conversion: ~0.1 ms of Python).  Bounded: cleared
+        # when it holds DECODED_MAX packets.
+        self.decoded: dict[bytes, tuple] = {}
 
     @classmethod
     def create(cls, replayer: Replayer, mode: str) -> "NativeReplay | None":
@@ -215,19 +223,22 @@ class NativeReplay:
         offset in the blob in ``aux``)."""
         if sub.packets is not None:
             return P.check(sub.packets[index])
-        at = sub.cplan.aux[index]
-        size = sub.blob[at + 2] | sub.blob[at + 3] << 8
-        return nxpkt.decode(binpackets.blob([sub.blob[at : at + size]]))[0]
+        return self._packet(sub, sub.cplan.aux[index])
 
-    @staticmethod
-    def _packet(sub: NativeSubmission, at: int) -> tuple:
-        """The packet at byte ``at`` of ``sub``'s blob, decoded (the tuple packets.check gives)."""
-        return NativeReplay._packet_at(sub.blob, at)
+    def _packet(self, sub: NativeSubmission, at: int) -> tuple:
+        """The packet at byte ``at`` of ``sub``'s blob, decoded (the tuple packets.check gives;
+        shared through ``decoded``: callers read it, never change it)."""
+        return self._packet_at(sub.blob, at)
 
-    @staticmethod
-    def _packet_at(blob: Any, at: int) -> tuple:
+    def _packet_at(self, blob: Any, at: int) -> tuple:
         size = blob[at + 2] | blob[at + 3] << 8
-        return nxpkt.decode(binpackets.blob([bytes(blob[at : at + size])]))[0]
+        raw = bytes(blob[at : at + size])
+        got = self.decoded.get(raw)
+        if got is None:
+            if len(self.decoded) >= DECODED_MAX:
+                self.decoded.clear()
+            got = self.decoded[raw] = nxpkt.decode(binpackets.blob([raw]))[0]
+        return got
 
     def _blend(self, sub: NativeSubmission, at: int) -> tuple:
         """A colour target's BLEND_STATE from the BLEND or BLEND_STATE packet at byte ``at`` of the
@@ -309,15 +320,22 @@ class NativeReplay:
         pat = ffi.new("uint64_t[]", present_at or [0])
         sat = ffi.new("uint64_t[]", stencil_at or [0])
         # set 1 of each planned POOLS packet (one set per distinct content, as replay._record makes
-        # them), then the empty pools' for draws before any POOLS; the previous submission is done
+        # them), then the empty pools' for draws before any POOLS; the previous submission is done.
+        # Only where a planned draw's program reads the pools (nxreplay.c binds set 1 for those
+        # alone): a frame without one writes no set (writing the empty set's 20 descriptors
+        # through the binding cost ~1-2 ms of Python a submission).
         rp.pool_sets.reset()
         made: dict[tuple, int] = {}
         sets = []
-        for at in [*ffi.unpack(pl.poolsets, pl.npoolsets), None]:
-            key = EMPTY_POOLS if at is None else self._packet(sub, at)[1:]
-            if key not in made:
-                made[key] = h(rp._pool_set(key))
-            sets.append(made[key])
+        ats = [*ffi.unpack(pl.poolsets, pl.npoolsets), None]
+        if any(getattr(objs.programs.get(pl.pipes[i].program), "pools", True) for i in range(pl.npipes)):
+            for at in ats:
+                key = EMPTY_POOLS if at is None else self._packet(sub, at)[1:]
+                if key not in made:
+                    made[key] = h(rp._pool_set(key))
+                sets.append(made[key])
+        else:
+            sets = [0] * len(ats)  # never read: no draw's program has pools
         pool_sets = ffi.new("uint64_t[]", sets)
         r = ffi.new("nx_rec_t *")
         r.cb = ffi.cast("void *", h(cb))

@@ -345,7 +345,8 @@ typedef struct {
     const nx_rt *target;             /* colour target 0 (NULL: none) */
     const nx_rt *colors[MAX_COLOR_TARGETS]; uint32_t ncolors;   /* every bound colour target */
     const nx_rt *depth;              /* the depth target (NULL: none) */
-    int rendering, pipe_dirty, desc_dirty, dyn_dirty;
+    int rendering, pipe_dirty, dyn_dirty;
+    uint32_t desc_dirty;             /* push_descriptors' bits: bindings whose source changed */
     /* dynamic state as the packets set it (DEPTH_STENCIL's 18 fields, RASTER's cull, front face,
      * bias enable, DEPTH_BIAS, BLEND_CONSTANT) and as last set in the command buffer (valid: set) */
     uint32_t ds[18], raster[3];
@@ -475,36 +476,44 @@ static void set_dynamic(rstate *s) {
  * descriptors "can be updated incrementally" and stay until overwritten or the set is disturbed
  * (Vulkan spec, vkCmdPushDescriptorSet; one pipeline layout for every pipeline here, so nothing
  * disturbs them); all 8 the first time in a command buffer (they start undefined).  A uniform
- * range changing every draw pushes one descriptor, not eight. */
+ * range changing every draw pushes one descriptor, not eight.  ``desc_dirty``: a bit per binding
+ * whose source changed since the last push (bit b: uniform slot b, bit 4+k: texture slot k; all
+ * of them at a PROGRAM, whose defaults fill unbound texture slots): only those are rebuilt and
+ * compared, so a draw after one UNIFORM looks at one binding, not eight. */
 static void push_descriptors(rstate *s) {
     nx_rec_t *r = s->r;
     VkDescriptorBufferInfo_ bi[4];
     VkDescriptorImageInfo_ ii[4];
     VkWriteDescriptorSet_ w[8];
-    uint32_t n = 0;
-    memset(w, 0, sizeof w);
-    memset(bi, 0, sizeof bi);
-    memset(ii, 0, sizeof ii);
+    uint32_t n = 0, dirty = s->pushed_all ? s->desc_dirty : 0xffu;
     for (int b = 0; b < 4; b++) {
+        if (!(dirty & (1u << b))) continue;
+        VkDescriptorBufferInfo_ *x = &bi[b];
+        memset(x, 0, sizeof *x);
         if (s->ubo[b] < 0) {
-            bi[b].buffer = r->dummy_ubo; bi[b].offset = 0; bi[b].range = r->dummy_ubo_range;
+            x->buffer = r->dummy_ubo; x->offset = 0; x->range = r->dummy_ubo_range;
         } else {
-            bi[b].buffer = r->arena; bi[b].offset = r->range_at[s->ubo[b]]; bi[b].range = r->ranges[s->ubo[b]].size;
+            x->buffer = r->arena; x->offset = r->range_at[s->ubo[b]]; x->range = r->ranges[s->ubo[b]].size;
         }
-        if (s->pushed_all && !memcmp(&bi[b], &s->pushed_bi[b], sizeof bi[b])) continue;
-        s->pushed_bi[b] = bi[b];
+        if (s->pushed_all && !memcmp(x, &s->pushed_bi[b], sizeof *x)) continue;
+        s->pushed_bi[b] = *x;
+        memset(&w[n], 0, sizeof w[n]);
         w[n].sType = ST_WRITE_DESCRIPTOR_SET; w[n].binding = b; w[n].count = 1;
-        w[n].type = DESC_UNIFORM_BUFFER; w[n].buffers = &bi[b];
+        w[n].type = DESC_UNIFORM_BUFFER; w[n].buffers = x;
         n++;
     }
     for (int k = 0; k < 4; k++) {
-        if (s->tex_view[k]) { ii[k].view = s->tex_view[k]; ii[k].sampler = s->tex_smp[k]; }
-        else { ii[k].view = s->prog->views[k]; ii[k].sampler = s->prog->samplers[k]; }
-        ii[k].layout = LAYOUT_GENERAL;
-        if (s->pushed_all && !memcmp(&ii[k], &s->pushed_ii[k], sizeof ii[k])) continue;
-        s->pushed_ii[k] = ii[k];
+        if (!(dirty & (16u << k))) continue;
+        VkDescriptorImageInfo_ *x = &ii[k];
+        memset(x, 0, sizeof *x);
+        if (s->tex_view[k]) { x->view = s->tex_view[k]; x->sampler = s->tex_smp[k]; }
+        else { x->view = s->prog->views[k]; x->sampler = s->prog->samplers[k]; }
+        x->layout = LAYOUT_GENERAL;
+        if (s->pushed_all && !memcmp(x, &s->pushed_ii[k], sizeof *x)) continue;
+        s->pushed_ii[k] = *x;
+        memset(&w[n], 0, sizeof w[n]);
         w[n].sType = ST_WRITE_DESCRIPTOR_SET; w[n].binding = 4 + k; w[n].count = 1;
-        w[n].type = DESC_COMBINED_IMAGE_SAMPLER; w[n].images = &ii[k];
+        w[n].type = DESC_COMBINED_IMAGE_SAMPLER; w[n].images = x;
         n++;
     }
     s->pushed_all = 1;
@@ -620,7 +629,7 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
     case OP_PROGRAM:
         s->prog = find(r->progs, r->nprogs, sizeof(nx_progdef), rd32(p + 4));
         s->pipe_dirty = 1;
-        s->desc_dirty = 1;
+        s->desc_dirty = 0xffu;
         break;
     case OP_VERTEX_LAYOUT: {
         uint32_t cnt = rd32(p + 12);
@@ -647,7 +656,7 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         break;
     case OP_UNIFORM:
         s->ubo[rd32(p + 4)] = (int32_t)r->aux[idx];
-        s->desc_dirty = 1;
+        s->desc_dirty |= 1u << rd32(p + 4);
         break;
     case OP_TEXTURE: {
         uint32_t slot = rd32(p + 4);
@@ -655,7 +664,7 @@ static int visit_record(void *ctx, int32_t idx, int op, const uint8_t *p, uint32
         const nx_sampler_h *sm = find(r->samplers, r->nsamplers, sizeof(nx_sampler_h), rd32(p + 12));
         s->tex_view[slot] = v->view;
         s->tex_smp[slot] = sm->sampler;
-        s->desc_dirty = 1;
+        s->desc_dirty |= 16u << slot;
         break;
     }
     case OP_VIEWPORT:
@@ -752,7 +761,8 @@ int nx_record(const uint8_t *buf, size_t len, nx_rec_t *r, nx_error *e) {
     rstate s;
     memset(&s, 0, sizeof s);
     s.r = r;
-    s.pipe_dirty = s.desc_dirty = 1;
+    s.pipe_dirty = 1;
+    s.desc_dirty = 0xffu;
     /* packets.DS_DEFAULT: depth and stencil tests off, less, keep/always, ref 0, masks 255 */
     static const uint32_t ds_default[18] = {0, 0, 1, 0, 0, 0, 0, 7, 0, 255, 255, 0, 0, 0, 7, 0, 255, 255};
     memcpy(s.ds, ds_default, sizeof s.ds);

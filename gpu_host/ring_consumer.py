@@ -375,7 +375,9 @@ class RingConsumer:
             pass
         if self.timing and len(self.stamps) == 6:
             *ts, seq = self.stamps
-            self.timing.write(f"{seq} {' '.join(f'{t:.7f}' for t in ts)}\n")
+            # and last the replay's thread CPU milliseconds (Engine.last_replay_cpu_ms)
+            cpu = self.engine.last_replay_cpu_ms if res is not None else 0.0
+            self.timing.write(f"{seq} {' '.join(f'{t:.7f}' for t in ts)} {cpu:.4f}\n")
             self.stamps = []
         with self.fence_cond:
             self.fence_cond.notify_all()

@@ -126,7 +126,8 @@ SETTINGS = [
         "gpu_host",
         "timing_log",
         "",
-        "append one line per binary submission with the consumer's clock readings to this file "
+        "append one line per binary submission with the consumer's clock readings and the replay's "
+        "thread CPU milliseconds to this file "
         "(bench/gpu_split.py's transport breakdown; empty: none)",
     ),
     Setting(
