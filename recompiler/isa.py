@@ -347,6 +347,41 @@ def _simd_single_rows(mode: str, head: str) -> list[tuple[str, str]]:
     return rows
 
 
+# Advanced SIMD modified immediate: op, cmode and o2 select the instruction page and its
+# encoding (Arm ARM, the group's table in the A64 encoding index, and each page's encodings)
+_MODIMM = "0 {Q} {op} 0111100000 a:1 b:1 c:1 {cmode} {o2} 1 d:1 e:1 f:1 g:1 h:1 Rd:5"
+
+
+def _modimm_rows() -> list[tuple[str, str]]:
+    """MOVI, MVNI, ORR (vector, immediate), BIC (vector, immediate) and FMOV (vector, immediate),
+    one row per encoding of each page: 32-bit shifted immediate (cmode 0xx0; ORR/BIC 0xx1),
+    16-bit shifted immediate (10x0; ORR/BIC 10x1), 32-bit shifting ones (110x), 8-bit (1110,
+    op 0), 64-bit scalar and vector (1110, op 1, Q 0 and 1), FMOV single (1111, op 0),
+    half precision (1111, op 0, o2 1: FEAT_FP16) and double (1111, op 1, Q 1).  Left to the
+    group's last row: o2 = 1 but FMOV half precision, and op 1 with cmode 1111 and Q 0."""
+    return [
+        (name, _MODIMM.format(Q=q, op=f"op={op}", cmode=f"cmode={cmode}", o2=f"o2={o2}"))
+        for name, q, op, cmode, o2 in (
+            ("MOVI_32", "Q:1", 0, "0xx0", 0),
+            ("ORR_imm_vec_32", "Q:1", 0, "0xx1", 0),
+            ("MOVI_16", "Q:1", 0, "10x0", 0),
+            ("ORR_imm_vec_16", "Q:1", 0, "10x1", 0),
+            ("MOVI_ones", "Q:1", 0, "110x", 0),
+            ("MOVI_8", "Q:1", 0, "1110", 0),
+            ("FMOV_vec_imm_s", "Q:1", 0, "1111", 0),
+            ("FMOV_vec_imm_h", "Q:1", 0, "1111", 1),
+            ("MVNI_32", "Q:1", 1, "0xx0", 0),
+            ("BIC_imm_vec_32", "Q:1", 1, "0xx1", 0),
+            ("MVNI_16", "Q:1", 1, "10x0", 0),
+            ("BIC_imm_vec_16", "Q:1", 1, "10x1", 0),
+            ("MVNI_ones", "Q:1", 1, "110x", 0),
+            ("MOVI_64_scalar", "Q=0", 1, "1110", 0),
+            ("MOVI_64", "Q=1", 1, "1110", 0),
+            ("FMOV_vec_imm_d", "Q=1", 1, "1111", 0),
+        )
+    ]
+
+
 _ROWS: list[tuple[str, ...]] = [
     # ---- data processing, immediate ----
     ("ADR", "pcrel", "0 immlo:2 10000 immhi:19 Rd:5"),
@@ -399,7 +434,13 @@ _ROWS: list[tuple[str, ...]] = [
     ("BL", "branch", "1 00101 imm26:26"),
     *_split("CBZ", "branch", [("CBZ", "sf:1 011010 op=0 imm19:19 Rt:5"), ("CBNZ", "sf:1 011010 op=1 imm19:19 Rt:5")]),
     *_split("TBZ", "branch", [("TBZ", "b5:1 011011 op=0 b40:5 imm14:14 Rt:5"), ("TBNZ", "b5:1 011011 op=1 b40:5 imm14:14 Rt:5")]),
-    ("BCOND", "branch", "0101010 0 imm19:19 x cond:4"),  # bit 4: BC.cond (a hint only)
+    # B.cond and BC.cond (FEAT_HBC, Armv8.8: bit 4, a hint that the branch behaves consistently;
+    # the same branch otherwise): two instruction pages of "Conditional branch (immediate)"
+    *_split(
+        "BCOND",
+        "branch",
+        [("B_cond", "0101010 o1=0 imm19:19 o0=0 cond:4"), ("BC_cond", "0101010 o1=0 imm19:19 o0=1 cond:4")],
+    ),
     ("SVC", "exception", "11010100 000 imm16:16 00001"),
     ("BRK", "exception", "11010100 001 imm16:16 00000"),
     ("UDF", "exception", "0000000000000000 imm16:16"),
@@ -1037,7 +1078,7 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="01 U:1 11110 a:1 111100 opcode:5 10 Rn:5 Rd:5",
     ),
-    ("SIMD_movi", "simd_imm", "0 Q:1 op:1 0111100000 a:1 b:1 c:1 cmode:4 o2:1 1 d:1 e:1 f:1 g:1 h:1 Rd:5"),
+    *_split("SIMD_movi", "simd_imm", _modimm_rows(), rest=_MODIMM.format(Q="Q:1", op="op:1", cmode="cmode:4", o2="o2:1")),
     *_split(
         "SIMD_shift_ins",
         "simd_shift_ins",

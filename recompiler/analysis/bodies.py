@@ -163,7 +163,7 @@ class Analyser:
                     and self.mem.is_code(t)
                 ):
                     work.append(t)
-                if n in ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7):
+                if n in ENDS or i.form is None or (i.group == "BCOND" and i.f["cond"] >> 1 == 7):
                     break
                 a += 4
 

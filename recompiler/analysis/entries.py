@@ -63,7 +63,7 @@ def _falls_through(i: Insn | None) -> bool:
     system call (``exit``'s ends a function) or hint (``nop`` pads between functions)."""
     if i is None or i.form is None or i.name in ENDS or i.group in ("BL", "BLR", "HINT"):
         return False
-    return i.form.cls != "exception" and not (i.name == "BCOND" and i.f["cond"] >> 1 == 7)
+    return i.form.cls != "exception" and not (i.group == "BCOND" and i.f["cond"] >> 1 == 7)
 
 
 def merge_fallen_into(an: Analyser, funcs: dict[int, FunctionPlan]) -> None:

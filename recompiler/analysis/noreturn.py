@@ -64,7 +64,7 @@ def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None
             t = branch_target(i) if n != "BL" else None
             if t is not None:
                 targets.append(t)
-            falls = i.form is not None and n not in ENDS and not (n == "BCOND" and i.f["cond"] >> 1 == 7)
+            falls = i.form is not None and n not in ENDS and not (i.group == "BCOND" and i.f["cond"] >> 1 == 7)
             if falls and i.addr + 4 not in addrs and n not in ("BL", "BLR"):
                 targets.append(i.addr + 4)  # the fall into the next function
             out |= {x for x in targets if x not in addrs}

@@ -403,7 +403,7 @@ def cond_bounds(cond: int, n: int) -> tuple[int | None, int | None]:
 
 def edge_refine(st: State, i: Insn, taken: bool) -> None:
     """The bound a conditional branch's edge implies (``taken`` or the fall-through)."""
-    if i.name == "BCOND" and st.flags is not None and st.flags[1] is not None:
+    if i.group == "BCOND" and st.flags is not None and st.flags[1] is not None:
         x, n = st.flags
         b = cond_bounds(i.f["cond"], n)[0 if taken else 1]
         if b is not None and E.TOP not in E.leaves(x):
@@ -419,5 +419,5 @@ def successors(i: Insn) -> tuple[int | None, bool]:
     """(the direct branch target of ``i`` or None, whether ``i`` may fall through)."""
     n = i.name
     t = branch_target(i) if n != "BL" else None
-    ends = n in ENDS or i.form is None or (n == "BCOND" and i.f["cond"] >> 1 == 7)
+    ends = n in ENDS or i.form is None or (i.group == "BCOND" and i.f["cond"] >> 1 == 7)
     return t, not ends

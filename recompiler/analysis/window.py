@@ -343,7 +343,7 @@ class WindowSearch:
             i = self.insn(a)
             if i is None or i.form is None:
                 return None
-            if i.name == "BCOND":
+            if i.group == "BCOND":
                 return i
             sets = (i.group in ("ADDSUB_imm", "ADDSUB_sreg", "ADDSUB_ereg", "ADC") and i.f["S"]) or (
                 i.group in ("LOGIC_imm", "LOGIC_sreg") and i.f["opc"] == 3

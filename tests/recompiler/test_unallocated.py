@@ -54,6 +54,10 @@ NAMED = {
     0x68405C00: "LDNP with opc = 01 (LDPSW has no no-allocate form)",
     0x08B1E021: "CASB/CASLB with Rt2 != 11111",
     0xD50337FF: "SB with CRm != 0000",
+    # Advanced SIMD modified immediate, split in session 26 (arch-lift2; refused before too)
+    0x2F00F400: "FMOV Vd.1D, #imm (op = 1, cmode = 1111, Q = 0)",
+    0x2F00FC00: "FMOV with op = 1, o2 = 1",
+    0x0F00BC00: "ORR (vector, immediate) with o2 = 1",
 }
 
 

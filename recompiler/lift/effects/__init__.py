@@ -51,7 +51,7 @@ EFFECTS: dict[str, Declare] = {
     "BL": I.bl,
     **_each("CBZ", I.cbz),
     **_each("TBZ", I.cbz),
-    "BCOND": I.bcond,
+    **_each("BCOND", I.bcond),
     "SVC": lambda i: NONE,  # (an exit: every register, FunctionFacts.exit_effects)
     "BRK": lambda i: NONE,
     "UDF": lambda i: NONE,
@@ -120,7 +120,8 @@ EFFECTS: dict[str, Declare] = {
     **_each("SIMD_two_reg_fp16", F.v1),
     **_each("SIMD_scalar_three_same_fp16", F.v2),
     **_each("SIMD_scalar_two_reg_fp16", F.v1),
-    "SIMD_movi": F.movi,
+    **_each("SIMD_movi", F.movi),  # (the last row, refused: no declaration needed, F.movi's)
+    **{n: F.orr_bic_imm for n in ("ORR_imm_vec_32", "ORR_imm_vec_16", "BIC_imm_vec_32", "BIC_imm_vec_16")},
     **_each("SIMD_shift_ins", F.shift_ins),
     **_each("SIMD_scalar_shift_ins", F.shift_ins),
     **_each("SIMD_shift_imm", F.shift_imm),
