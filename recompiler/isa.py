@@ -849,7 +849,13 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc:5",
     ),
-    ("FMOV_imm", "fp_mov", "0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5"),
+    # (ftype 10 is reserved; 11, half precision, is FMOV_imm_H's)
+    *_split(
+        "FMOV_imm",
+        "fp_mov",
+        [("FMOV_imm", "0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5 !ftype=10")],
+        rest="0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5",
+    ),
     *_split(
         "FP_CCMP",
         "fp_cmp",
@@ -867,7 +873,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 0 0 11110 ftype:2 1 Rm:5 opcode:4 10 Rn:5 Rd:5",
     ),
-    ("FCSEL", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
+    *_split(
+        "FCSEL",
+        "fp_cmp",
+        [("FCSEL", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5 !ftype=10")],  # (11: FCSEL_H)
+        rest="0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5",
+    ),
     *_split(
         "FP_DP3",
         "fp_arith",
@@ -902,7 +913,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 0 sz:1 10000 1011 o:1 10 Rn:5 Rd:5",
     ),
-    ("SIMD_scalar_fcvtxn", "fp_narrow", "01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5"),
+    *_split(  # FCVTXN Sd, Dn: sz = 0 reserved
+        "SIMD_scalar_fcvtxn",
+        "fp_narrow",
+        [("SIMD_scalar_fcvtxn", "01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5 !sz=0")],
+        rest="01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_recip_est",
         "fp_recip",
@@ -1260,7 +1276,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5",
     ),
-    ("PMULL", "crypto_pmull", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5"),
+    *_split(  # size 00: 8-bit polynomials, 11: 64-bit (FEAT_PMULL); 01 and 10 reserved
+        "PMULL",
+        "crypto_pmull",
+        [("PMULL", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5 !size=01 !size=10")],
+        rest="0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_three_diff",
         "simd_3diff",
@@ -1391,7 +1412,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5",
     ),
-    ("SIMD_ext", "simd_perm", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5"),
+    *_split(  # EXT: Q = 0 with imm4<3> = 1 reserved
+        "SIMD_ext",
+        "simd_perm",
+        [("SIMD_ext", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5 !Q=0,imm4=1xxx")],
+        rest="0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_tbl",
         "simd_perm",
@@ -1413,7 +1439,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 001110 size:2 0 Rm:5 0 opcode:3 10 Rn:5 Rd:5",
     ),
-    ("SIMD_scalar_copy", "simd_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5"),
+    *_split(  # DUP (element), scalar: imm5 = x0000 reserved (no element size)
+        "SIMD_scalar_copy",
+        "simd_copy",
+        [("SIMD_scalar_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5 !imm5=x0000")],
+        rest="01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_scalar_pair",
         "simd_across",

@@ -225,6 +225,13 @@ MNEMONICS.update(
         **{n: {"orr"} for n in ("ORR_imm_vec_32", "ORR_imm_vec_16")},
         **{n: {"bic"} for n in ("BIC_imm_vec_32", "BIC_imm_vec_16")},
         **{n: {"fmov"} for n in ("FMOV_vec_imm_s", "FMOV_vec_imm_h", "FMOV_vec_imm_d")},
+        # single-row groups with reserved values, now refused in the table (session 26, arch-lift2)
+        "FMOV_imm": {"fmov"},
+        "FCSEL": {"fcsel"},
+        "SIMD_scalar_fcvtxn": {"fcvtxn"},
+        "PMULL": {"pmull", "pmull2"},
+        "SIMD_ext": {"ext"},
+        "SIMD_scalar_copy": {"mov", "dup"},  # MOV (scalar) is DUP (element)'s preferred alias
         "CCMN_reg": {"ccmn"},
         "CCMP_reg": {"ccmp"},
         "CCMN_imm": {"ccmn"},
