@@ -17,8 +17,10 @@ UNPREDICTABLE, not UNDEFINED (Unicorn executes it as the canonical word, capston
 One row per form, as the Arm ARM's instruction pages name them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
 (``lift/forms.py``), the effects declarations (``lift/effects/``) and the fuzzers
 (``tests/recompiler/unicorn_harness.py``, ``effects_oracle.py``), which draw each form's free
-fields, all read the same row.  A few rows still cover several forms (their ``group`` is their
-own name: CBZ/CBNZ, TBZ/TBNZ, the hint space, MOVI and its siblings, the FP16 conversions); the
+fields, all read the same row.  No row covers several instruction pages: the last two
+(B.cond/BC.cond, and MOVI/MVNI/ORR/BIC/FMOV (vector, immediate): one row per encoding of each
+page) were split in session 26; a row that is one page's several encodings of one operation
+(FCVT Sd/Dd, Hn; ADD_imm's sf) decodes the selecting field for its handler; the
 load/store groups are split by instruction page and addressing mode (STRB_uimm, LDURSW, LDP_pre,
 LDADDB, LD1R_post...).  The forms split from one class row keep its name as their ``group`` (the
 analysis, the emitter and the tests match some patterns by group: ``Insn.group``), and the row itself stays last as ``<group>_unlifted`` where its forms leave encodings
@@ -28,7 +30,23 @@ each one (``lift/forms.h_unallocated``).  A form is added in one place.  Rows ar
 matched in order: put a specific form before a general one that overlaps it.
 ``tests/recompiler/lift_snapshot.py`` checks that a change to the table keeps the lifted C.
 
-Facts come from the Arm Architecture Reference Manual's A64 encoding index.
+Sources of the facts.  Every pattern, "should be" field and reserved value comes from the Arm
+Architecture Reference Manual's A64 encoding index and the instruction pages it links (the
+field names are the manual's: o0/o1 of the conditional branches, op/cmode/o2 of the modified
+immediates).  Each is checked against two decoders we did not write:
+``tests/recompiler/test_isa_rows.py`` (capstone 5.0 names every random word of each split form
+as that form, and none of an ``_unlifted`` row's words as one of its group's forms),
+``test_isa_bits.py`` (each fixed bit of each form flipped: capstone names the form the table
+decodes it to, or leaves it undecoded and then the lifter refuses the word or Unicorn runs it
+as the lifted C does; each "should be" bit flipped: the same form, undecoded by capstone and
+run by Unicorn), ``test_unallocated.py`` (the named reserved encodings: ``.word`` to capstone,
+UNDEFINED to Unicorn, refused by the lifter) and ``test_unicorn.py``/``test_modimm_bcond_forms.py``
+(the lifted C of each class, and of each modified-immediate form and B.cond, against Unicorn
+2.1.4).  Where the two decoders part from the manual, the manual rules and the test records it:
+capstone decodes STXR/STLXR whatever Rt2 holds and LDXP/LDAXP whatever Rs holds (the other
+"should be" fields it holds); Unicorn 2.1.4 runs op = 1, o2 = 1, cmode = 1111 of the modified
+immediates as FMOV (half precision) (unallocated to the manual and capstone: refused) and has no
+BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).
 """
 
 from __future__ import annotations
