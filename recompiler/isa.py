@@ -400,6 +400,8 @@ def _modimm_rows() -> list[tuple[str, str]]:
     ]
 
 
+_BITFIELD_RESERVED = "!sf=0,N=1 !sf=1,N=0 !sf=0,immr=1xxxxx !sf=0,imms=1xxxxx"
+
 _ROWS: list[tuple[str, ...]] = [
     # ---- data processing, immediate ----
     ("ADR", "pcrel", "0 immlo:2 10000 immhi:19 Rd:5"),
@@ -425,19 +427,18 @@ _ROWS: list[tuple[str, ...]] = [
         "MOVW",
         "movewide",
         [
-            ("MOVN", "sf:1 opc=00 100101 hw:2 imm16:16 Rd:5"),
-            ("MOVZ", "sf:1 opc=10 100101 hw:2 imm16:16 Rd:5"),
-            ("MOVK", "sf:1 opc=11 100101 hw:2 imm16:16 Rd:5"),
+            ("MOVN", "sf:1 opc=00 100101 hw:2 imm16:16 Rd:5 !sf=0,hw=1x"),
+            ("MOVZ", "sf:1 opc=10 100101 hw:2 imm16:16 Rd:5 !sf=0,hw=1x"),
+            ("MOVK", "sf:1 opc=11 100101 hw:2 imm16:16 Rd:5 !sf=0,hw=1x"),
         ],
         rest="sf:1 opc:2 100101 hw:2 imm16:16 Rd:5",
     ),
     *_split(
         "BITFIELD",
         "bitfield",
-        [
-            ("SBFM", "sf:1 opc=00 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
-            ("BFM", "sf:1 opc=01 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
-            ("UBFM", "sf:1 opc=10 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
+        [  # N must equal sf; a 32-bit form's immr and imms are below 32 (else UNDEFINED)
+            (name, f"sf:1 opc={opc} 100110 N:1 immr:6 imms:6 Rn:5 Rd:5 {_BITFIELD_RESERVED}")
+            for name, opc in (("SBFM", "00"), ("BFM", "01"), ("UBFM", "10"))
         ],
         rest="sf:1 opc:2 100110 N:1 immr:6 imms:6 Rn:5 Rd:5",
     ),

@@ -64,6 +64,9 @@ NAMED = {
     0x0E60E000: "PMULL with size = 01",
     0x2E004000: "EXT with Q = 0, imm4 = 1000",
     0x5E100400: "DUP (element, scalar) with imm5 = 10000",
+    0x52C00000: "MOVZ Wd with hw = 10",
+    0x13400000: "SBFM Wd with N = 1",
+    0x13009000: "SBFM Wd with imms = 100100",
     # (op = 1, o2 = 1, cmode = 1111, e.g. 0x2F00FC00: unallocated to the Arm ARM's table and
     # capstone, refused by the lifter, but Unicorn 2.1.4 runs it as FMOV (half precision): its
     # decoder checks o2 and cmode there, not op)
