@@ -46,7 +46,11 @@ UNDEFINED to Unicorn, refused by the lifter) and ``test_unicorn.py``/``test_modi
 capstone decodes STXR/STLXR whatever Rt2 holds and LDXP/LDAXP whatever Rs holds (the other
 "should be" fields it holds); Unicorn 2.1.4 runs op = 1, o2 = 1, cmode = 1111 of the modified
 immediates as FMOV (half precision) (unallocated to the manual and capstone: refused) and has no
-BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).
+BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).  Reserved
+values a handler still refuses rather than a ``!`` clause (``test_isa_bits`` finds each: capstone
+leaves it undecoded, Unicorn raises UNDEFINED, the lifter refuses it): FP ftype 10 of the scalar
+FP groups, FMOV (general) with sf and ftype apart, the fixed-point conversions' sf 0 with
+scale<5> 0.
 """
 
 from __future__ import annotations
