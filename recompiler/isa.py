@@ -49,8 +49,8 @@ immediates as FMOV (half precision) (unallocated to the manual and capstone: ref
 BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).  Reserved
 values a handler still refuses rather than a ``!`` clause (``test_isa_bits`` finds each: capstone
 leaves it undecoded, Unicorn raises UNDEFINED, the lifter refuses it): FP ftype 10 of the scalar
-FP groups, FMOV (general) with sf and ftype apart, the fixed-point conversions' sf 0 with
-scale<5> 0.
+FP groups, FCVT to its own precision, FMOV (general) with sf and ftype apart, the fixed-point
+conversions' sf 0 with scale<5> 0.
 """
 
 from __future__ import annotations
