@@ -17,8 +17,10 @@ UNPREDICTABLE, not UNDEFINED (Unicorn executes it as the canonical word, capston
 One row per form, as the Arm ARM's instruction pages name them (dynarmic's table is the model): decoding yields the form itself, so the lifter's rows
 (``lift/forms.py``), the effects declarations (``lift/effects/``) and the fuzzers
 (``tests/recompiler/unicorn_harness.py``, ``effects_oracle.py``), which draw each form's free
-fields, all read the same row.  A few rows still cover several forms (their ``group`` is their
-own name: CBZ/CBNZ, TBZ/TBNZ, the hint space, MOVI and its siblings, the FP16 conversions); the
+fields, all read the same row.  No row covers several instruction pages: the last two
+(B.cond/BC.cond, and MOVI/MVNI/ORR/BIC/FMOV (vector, immediate): one row per encoding of each
+page) were split in session 26; a row that is one page's several encodings of one operation
+(FCVT Sd/Dd, Hn; ADD_imm's sf) decodes the selecting field for its handler; the
 load/store groups are split by instruction page and addressing mode (STRB_uimm, LDURSW, LDP_pre,
 LDADDB, LD1R_post...).  The forms split from one class row keep its name as their ``group`` (the
 analysis, the emitter and the tests match some patterns by group: ``Insn.group``), and the row itself stays last as ``<group>_unlifted`` where its forms leave encodings
@@ -28,7 +30,27 @@ each one (``lift/forms.h_unallocated``).  A form is added in one place.  Rows ar
 matched in order: put a specific form before a general one that overlaps it.
 ``tests/recompiler/lift_snapshot.py`` checks that a change to the table keeps the lifted C.
 
-Facts come from the Arm Architecture Reference Manual's A64 encoding index.
+Sources of the facts.  Every pattern, "should be" field and reserved value comes from the Arm
+Architecture Reference Manual's A64 encoding index and the instruction pages it links (the
+field names are the manual's: o0/o1 of the conditional branches, op/cmode/o2 of the modified
+immediates).  Each is checked against two decoders we did not write:
+``tests/recompiler/test_isa_rows.py`` (capstone 5.0 names every random word of each split form
+as that form, and none of an ``_unlifted`` row's words as one of its group's forms),
+``test_isa_bits.py`` (each fixed bit of each form flipped: capstone names the form the table
+decodes it to, or leaves it undecoded and then the lifter refuses the word or Unicorn runs it
+as the lifted C does; each "should be" bit flipped: the same form, undecoded by capstone and
+run by Unicorn), ``test_unallocated.py`` (the named reserved encodings: ``.word`` to capstone,
+UNDEFINED to Unicorn, refused by the lifter) and ``test_unicorn.py``/``test_modimm_bcond_forms.py``
+(the lifted C of each class, and of each modified-immediate form and B.cond, against Unicorn
+2.1.4).  Where the two decoders part from the manual, the manual rules and the test records it:
+capstone decodes STXR/STLXR whatever Rt2 holds and LDXP/LDAXP whatever Rs holds (the other
+"should be" fields it holds); Unicorn 2.1.4 runs op = 1, o2 = 1, cmode = 1111 of the modified
+immediates as FMOV (half precision) (unallocated to the manual and capstone: refused) and has no
+BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).  Reserved
+values a handler still refuses rather than a ``!`` clause (``test_isa_bits`` finds each: capstone
+leaves it undecoded, Unicorn raises UNDEFINED, the lifter refuses it): FP ftype 10 of the scalar
+FP groups, FCVT to its own precision, FMOV (general) with sf and ftype apart, the fixed-point
+conversions' sf 0 with scale<5> 0.
 """
 
 from __future__ import annotations
@@ -347,6 +369,43 @@ def _simd_single_rows(mode: str, head: str) -> list[tuple[str, str]]:
     return rows
 
 
+# Advanced SIMD modified immediate: op, cmode and o2 select the instruction page and its
+# encoding (Arm ARM, the group's table in the A64 encoding index, and each page's encodings)
+_MODIMM = "0 {Q} {op} 0111100000 a:1 b:1 c:1 {cmode} {o2} 1 d:1 e:1 f:1 g:1 h:1 Rd:5"
+
+
+def _modimm_rows() -> list[tuple[str, str]]:
+    """MOVI, MVNI, ORR (vector, immediate), BIC (vector, immediate) and FMOV (vector, immediate),
+    one row per encoding of each page: 32-bit shifted immediate (cmode 0xx0; ORR/BIC 0xx1),
+    16-bit shifted immediate (10x0; ORR/BIC 10x1), 32-bit shifting ones (110x), 8-bit (1110,
+    op 0), 64-bit scalar and vector (1110, op 1, Q 0 and 1), FMOV single (1111, op 0),
+    half precision (1111, op 0, o2 1: FEAT_FP16) and double (1111, op 1, Q 1).  Left to the
+    group's last row: o2 = 1 but FMOV half precision, and op 1 with cmode 1111 and Q 0."""
+    return [
+        (name, _MODIMM.format(Q=q, op=f"op={op}", cmode=f"cmode={cmode}", o2=f"o2={o2}"))
+        for name, q, op, cmode, o2 in (
+            ("MOVI_32", "Q:1", 0, "0xx0", 0),
+            ("ORR_imm_vec_32", "Q:1", 0, "0xx1", 0),
+            ("MOVI_16", "Q:1", 0, "10x0", 0),
+            ("ORR_imm_vec_16", "Q:1", 0, "10x1", 0),
+            ("MOVI_ones", "Q:1", 0, "110x", 0),
+            ("MOVI_8", "Q:1", 0, "1110", 0),
+            ("FMOV_vec_imm_s", "Q:1", 0, "1111", 0),
+            ("FMOV_vec_imm_h", "Q:1", 0, "1111", 1),
+            ("MVNI_32", "Q:1", 1, "0xx0", 0),
+            ("BIC_imm_vec_32", "Q:1", 1, "0xx1", 0),
+            ("MVNI_16", "Q:1", 1, "10x0", 0),
+            ("BIC_imm_vec_16", "Q:1", 1, "10x1", 0),
+            ("MVNI_ones", "Q:1", 1, "110x", 0),
+            ("MOVI_64_scalar", "Q=0", 1, "1110", 0),
+            ("MOVI_64", "Q=1", 1, "1110", 0),
+            ("FMOV_vec_imm_d", "Q=1", 1, "1111", 0),
+        )
+    ]
+
+
+_BITFIELD_RESERVED = "!sf=0,N=1 !sf=1,N=0 !sf=0,immr=1xxxxx !sf=0,imms=1xxxxx"
+
 _ROWS: list[tuple[str, ...]] = [
     # ---- data processing, immediate ----
     ("ADR", "pcrel", "0 immlo:2 10000 immhi:19 Rd:5"),
@@ -372,19 +431,18 @@ _ROWS: list[tuple[str, ...]] = [
         "MOVW",
         "movewide",
         [
-            ("MOVN", "sf:1 opc=00 100101 hw:2 imm16:16 Rd:5"),
-            ("MOVZ", "sf:1 opc=10 100101 hw:2 imm16:16 Rd:5"),
-            ("MOVK", "sf:1 opc=11 100101 hw:2 imm16:16 Rd:5"),
+            ("MOVN", "sf:1 opc=00 100101 hw:2 imm16:16 Rd:5 !sf=0,hw=1x"),
+            ("MOVZ", "sf:1 opc=10 100101 hw:2 imm16:16 Rd:5 !sf=0,hw=1x"),
+            ("MOVK", "sf:1 opc=11 100101 hw:2 imm16:16 Rd:5 !sf=0,hw=1x"),
         ],
         rest="sf:1 opc:2 100101 hw:2 imm16:16 Rd:5",
     ),
     *_split(
         "BITFIELD",
         "bitfield",
-        [
-            ("SBFM", "sf:1 opc=00 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
-            ("BFM", "sf:1 opc=01 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
-            ("UBFM", "sf:1 opc=10 100110 N:1 immr:6 imms:6 Rn:5 Rd:5"),
+        [  # N must equal sf; a 32-bit form's immr and imms are below 32 (else UNDEFINED)
+            (name, f"sf:1 opc={opc} 100110 N:1 immr:6 imms:6 Rn:5 Rd:5 {_BITFIELD_RESERVED}")
+            for name, opc in (("SBFM", "00"), ("BFM", "01"), ("UBFM", "10"))
         ],
         rest="sf:1 opc:2 100110 N:1 immr:6 imms:6 Rn:5 Rd:5",
     ),
@@ -399,7 +457,13 @@ _ROWS: list[tuple[str, ...]] = [
     ("BL", "branch", "1 00101 imm26:26"),
     *_split("CBZ", "branch", [("CBZ", "sf:1 011010 op=0 imm19:19 Rt:5"), ("CBNZ", "sf:1 011010 op=1 imm19:19 Rt:5")]),
     *_split("TBZ", "branch", [("TBZ", "b5:1 011011 op=0 b40:5 imm14:14 Rt:5"), ("TBNZ", "b5:1 011011 op=1 b40:5 imm14:14 Rt:5")]),
-    ("BCOND", "branch", "0101010 0 imm19:19 x cond:4"),  # bit 4: BC.cond (a hint only)
+    # B.cond and BC.cond (FEAT_HBC, Armv8.8: bit 4, a hint that the branch behaves consistently;
+    # the same branch otherwise): two instruction pages of "Conditional branch (immediate)"
+    *_split(
+        "BCOND",
+        "branch",
+        [("B_cond", "0101010 o1=0 imm19:19 o0=0 cond:4"), ("BC_cond", "0101010 o1=0 imm19:19 o0=1 cond:4")],
+    ),
     ("SVC", "exception", "11010100 000 imm16:16 00001"),
     ("BRK", "exception", "11010100 001 imm16:16 00000"),
     ("UDF", "exception", "0000000000000000 imm16:16"),
@@ -808,7 +872,13 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc:5",
     ),
-    ("FMOV_imm", "fp_mov", "0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5"),
+    # (ftype 10 is reserved; 11, half precision, is FMOV_imm_H's)
+    *_split(
+        "FMOV_imm",
+        "fp_mov",
+        [("FMOV_imm", "0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5 !ftype=10")],
+        rest="0 0 0 11110 ftype:2 1 imm8:8 100 00000 Rd:5",
+    ),
     *_split(
         "FP_CCMP",
         "fp_cmp",
@@ -826,7 +896,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 0 0 11110 ftype:2 1 Rm:5 opcode:4 10 Rn:5 Rd:5",
     ),
-    ("FCSEL", "fp_cmp", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5"),
+    *_split(
+        "FCSEL",
+        "fp_cmp",
+        [("FCSEL", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5 !ftype=10")],  # (11: FCSEL_H)
+        rest="0 0 0 11110 ftype:2 1 Rm:5 cond:4 11 Rn:5 Rd:5",
+    ),
     *_split(
         "FP_DP3",
         "fp_arith",
@@ -861,7 +936,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 0 sz:1 10000 1011 o:1 10 Rn:5 Rd:5",
     ),
-    ("SIMD_scalar_fcvtxn", "fp_narrow", "01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5"),
+    *_split(  # FCVTXN Sd, Dn: sz = 0 reserved
+        "SIMD_scalar_fcvtxn",
+        "fp_narrow",
+        [("SIMD_scalar_fcvtxn", "01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5 !sz=0")],
+        rest="01 1 11110 0 sz:1 10000 10110 10 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_recip_est",
         "fp_recip",
@@ -1037,7 +1117,7 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="01 U:1 11110 a:1 111100 opcode:5 10 Rn:5 Rd:5",
     ),
-    ("SIMD_movi", "simd_imm", "0 Q:1 op:1 0111100000 a:1 b:1 c:1 cmode:4 o2:1 1 d:1 e:1 f:1 g:1 h:1 Rd:5"),
+    *_split("SIMD_movi", "simd_imm", _modimm_rows(), rest=_MODIMM.format(Q="Q:1", op="op:1", cmode="cmode:4", o2="o2:1")),
     *_split(
         "SIMD_shift_ins",
         "simd_shift_ins",
@@ -1219,7 +1299,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 size:2 1 Rm:5 opcode:5 1 Rn:5 Rd:5",
     ),
-    ("PMULL", "crypto_pmull", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5"),
+    *_split(  # size 00: 8-bit polynomials, 11: 64-bit (FEAT_PMULL); 01 and 10 reserved
+        "PMULL",
+        "crypto_pmull",
+        [("PMULL", "0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5 !size=01 !size=10")],
+        rest="0 Q:1 0 01110 size:2 1 Rm:5 1110 00 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_three_diff",
         "simd_3diff",
@@ -1350,7 +1435,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 U:1 01110 size:2 11000 opcode:5 10 Rn:5 Rd:5",
     ),
-    ("SIMD_ext", "simd_perm", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5"),
+    *_split(  # EXT: Q = 0 with imm4<3> = 1 reserved
+        "SIMD_ext",
+        "simd_perm",
+        [("SIMD_ext", "0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5 !Q=0,imm4=1xxx")],
+        rest="0 Q:1 101110 00 0 Rm:5 0 imm4:4 0 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_tbl",
         "simd_perm",
@@ -1372,7 +1462,12 @@ _ROWS: list[tuple[str, ...]] = [
         ],
         rest="0 Q:1 001110 size:2 0 Rm:5 0 opcode:3 10 Rn:5 Rd:5",
     ),
-    ("SIMD_scalar_copy", "simd_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5"),
+    *_split(  # DUP (element), scalar: imm5 = x0000 reserved (no element size)
+        "SIMD_scalar_copy",
+        "simd_copy",
+        [("SIMD_scalar_copy", "01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5 !imm5=x0000")],
+        rest="01 0 11110000 imm5:5 0 0000 1 Rn:5 Rd:5",
+    ),
     *_split(
         "SIMD_scalar_pair",
         "simd_across",

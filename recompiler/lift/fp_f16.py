@@ -10,7 +10,7 @@ Each is a helper of lifted_fp.h working on the half's bits: the value as an exac
 operation, one rounding to half under FPCR.RMode with FZ16 (not FZ) and DN.  The scalar forms
 of the same groups (FABD Hd, FCMEQ Hd, FRECPE/FRECPX Hd, FCVTZS Hd...) share the handlers; the
 by-element forms are in fp_simd.py's h_elem, FMAXV/FMINV in fp_across.py, FMOV Vd.8H, #imm in
-fp_simd.py's h_movi, the fixed-point conversions in fp_fixed.py."""
+modified_imm.py's h_fmov_h, the fixed-point conversions in fp_fixed.py."""
 
 from __future__ import annotations
 

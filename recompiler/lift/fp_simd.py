@@ -245,63 +245,6 @@ def _narrow(em: FunctionEmitter, d: int, Q: int, w: str, half: int, expr: str, s
         em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {half}; i++) _r.{w}[i] = {expr}; v{d} = _r; }}")
 
 
-def h_movi(em: FunctionEmitter, i: Insn) -> None:
-    f = i.f
-    Q, op, cmode = f["Q"], f["op"], f["cmode"]
-    imm8 = (f["a"] << 7) | (f["b"] << 6) | (f["c"] << 5) | (f["d"] << 4) | (f["e"] << 3) | (f["f"] << 2) | (f["g"] << 1) | f["h"]
-    d = f["Rd"]
-    c3 = cmode >> 1
-    if f["o2"]:  # FMOV Vd.4H/8H, #imm (FP16)
-        if op or cmode != 0b1111:
-            raise LiftError("reserved half-precision immediate")
-        from recompiler.lift.fp_f16 import expand_imm16
-
-        h = expand_imm16(imm8)
-        imm64 = h * 0x0001000100010001
-        em.out(f"v{d}.d[0] = {imm64:#x}ull; v{d}.d[1] = {imm64 if Q else 0:#x}ull;")
-        return
-    if cmode == 0b1111:
-        if op == 0:
-            bits = vfp_expand_imm(imm8, 32)
-            imm64 = bits | (bits << 32)
-        elif Q:
-            imm64 = vfp_expand_imm(imm8, 64)
-        else:
-            raise LiftError("FMOV vector immediate reserved")
-        kind = "mov"
-    elif cmode == 0b1110:
-        if op == 0:
-            imm64 = int.from_bytes(bytes([imm8]) * 8, "little")
-        else:
-            imm64 = 0
-            for k in range(8):
-                if imm8 >> k & 1:
-                    imm64 |= 0xFF << (8 * k)
-        kind = "mov"
-    else:
-        if c3 < 4:  # 32-bit shifted
-            v = imm8 << (8 * c3)
-            imm64 = v | (v << 32)
-            kind = ("orr" if cmode & 1 else "mov") if op == 0 else ("bic" if cmode & 1 else "mvn")
-        elif c3 < 6:  # 16-bit shifted
-            v = imm8 << (8 * (c3 & 1))
-            imm64 = int.from_bytes(v.to_bytes(2, "little") * 4, "little")
-            kind = ("orr" if cmode & 1 else "mov") if op == 0 else ("bic" if cmode & 1 else "mvn")
-        else:  # 32-bit shifting ones
-            v = (imm8 << 8 | 0xFF) if cmode & 1 == 0 else (imm8 << 16 | 0xFFFF)
-            imm64 = v | (v << 32)
-            kind = "mov" if op == 0 else "mvn"
-    if kind == "mvn":
-        imm64 ^= (1 << 64) - 1
-    hi = imm64 if Q else 0
-    if kind == "mov" or kind == "mvn":
-        em.out(f"v{d}.d[0] = {imm64:#x}ull; v{d}.d[1] = {hi:#x}ull;")
-    elif kind == "orr":
-        em.out(f"v{d}.d[0] |= {imm64:#x}ull; v{d}.d[1] = {'v%d.d[1] | %#xull' % (d, imm64) if Q else '0'};")
-    else:
-        em.out(f"v{d}.d[0] &= ~{imm64:#x}ull; v{d}.d[1] = {'v%d.d[1] & ~%#xull' % (d, imm64) if Q else '0'};")
-
-
 def h_copy(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, op, imm5, imm4 = f["Q"], f["op"], f["imm5"], f["imm4"]

@@ -142,6 +142,9 @@ MNEMONICS.update(
     }
 )
 
+# capstone's condition names (Arm ARM, "Condition code": cond 0000 ... 1111; CS/CC printed HS/LO)
+_CONDS = ("eq", "ne", "hs", "lo", "mi", "pl", "vs", "vc", "hi", "ls", "ge", "lt", "gt", "le", "al", "nv")
+
 # the integer and system groups split in session 26 (arch-lift): aliases as the Arm ARM lists them
 MNEMONICS.update(
     {
@@ -215,6 +218,20 @@ MNEMONICS.update(
         "ADCS": {"adcs"},
         "SBC": {"sbc", "ngc"},
         "SBCS": {"sbcs", "ngcs"},
+        # split in session 26 (arch-lift2): the conditional branches, Advanced SIMD modified immediate
+        **{n: {f"{p}.{c}" for c in _CONDS} for n, p in (("B_cond", "b"), ("BC_cond", "bc"))},
+        **{n: {"movi"} for n in ("MOVI_32", "MOVI_16", "MOVI_ones", "MOVI_8", "MOVI_64_scalar", "MOVI_64")},
+        **{n: {"mvni"} for n in ("MVNI_32", "MVNI_16", "MVNI_ones")},
+        **{n: {"orr"} for n in ("ORR_imm_vec_32", "ORR_imm_vec_16")},
+        **{n: {"bic"} for n in ("BIC_imm_vec_32", "BIC_imm_vec_16")},
+        **{n: {"fmov"} for n in ("FMOV_vec_imm_s", "FMOV_vec_imm_h", "FMOV_vec_imm_d")},
+        # single-row groups with reserved values, now refused in the table (session 26, arch-lift2)
+        "FMOV_imm": {"fmov"},
+        "FCSEL": {"fcsel"},
+        "SIMD_scalar_fcvtxn": {"fcvtxn"},
+        "PMULL": {"pmull", "pmull2"},
+        "SIMD_ext": {"ext"},
+        "SIMD_scalar_copy": {"mov", "dup"},  # MOV (scalar) is DUP (element)'s preferred alias
         "CCMN_reg": {"ccmn"},
         "CCMP_reg": {"ccmp"},
         "CCMN_imm": {"ccmn"},

@@ -159,10 +159,13 @@ def copy(i: Insn) -> Effects:
 
 
 def movi(i: Insn) -> Effects:
-    f = i.f
-    cmode = f["cmode"]
-    orr_bic = cmode & 1 and cmode < 12  # ORR/BIC (immediate) keep the bits they do not set
-    return E().wv(f["Rd"], part=bool(orr_bic)).done()
+    """MOVI, MVNI, FMOV (vector, immediate): Vd written whole (Q = 0: the upper half zeroed)."""
+    return E().wv(i.f["Rd"]).done()
+
+
+def orr_bic_imm(i: Insn) -> Effects:
+    """ORR/BIC (vector, immediate): the bits they do not set or clear are Vd's own."""
+    return E().wv(i.f["Rd"], part=True).done()
 
 
 def elem(i: Insn) -> Effects:
