@@ -756,8 +756,8 @@ class Alu86(Lower86):
 
 # --- every stage (issue 31, shader-u2) ------------------------------------------------------------
 # The arithmetic rows that read and write only registers (R, UR), predicates (P, UP) and constant
-# banks: one registration that the compute lowering (``to_spirv.Compute86``, whose RULES hold
-# the same entries: tests/shader_svc/test_alu_forms.py checks it) and the graphics lowering
+# banks: one registration that the compute lowering (``to_spirv.Compute86``, whose RULES spread
+# it) and the graphics lowering
 # (``to_spirv_gfx.Gfx86``) both read, so a vertex or fragment program translates the uniform
 # datapath and the ALU rows with the compute handlers.
 STAGE_ALU_RULES = {

@@ -18,6 +18,7 @@ from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.lower.surface import SURFACE_RULES, Surface
 from shader_svc.lower.texture import TEXTURE_RULES, ComputeTextures
 from shader_svc.lower.match import MATCH_RULES, WarpMatch
+from shader_svc.sm86.lower_alu import STAGE_ALU_RULES
 from shader_svc.sm86.lower_uniform import UNIFORM_RULES, Uniform86
 from shader_svc.sm86.lower_async import ASYNC_RULES, Async86  # shader-mma
 from shader_svc.sm86.lower_mma import MMA_RULES, Mma86  # shader-mma
@@ -74,34 +75,11 @@ EXT = {
 class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTextures, WarpMatch, Uniform86, Async86, Mma86):
     RULES = {
         **Lower86.RULES,
-        "IADD3": "op_iadd3",
+        **STAGE_ALU_RULES,  # the arithmetic rows every stage shares (lower_alu.py)
         "BSSY": "op_bssy",
         "BSYNC": "op_bssy",
         "MEMBAR": "op_bssy",
-        "LEA": "op_lea",
-        "IMAD.WIDE": "op_imad_wide",
-        "IMAD": "op_imad",
-        "IMAD.HI": "op_imad_hi",
-        "ISETP": "op_isetp",
         "LDC": "op_ldc",
-        "R2UR": "op_r2ur",
-        "PRMT": "op_prmt",
-        "SGXT": "op_sgxt",
-        "IABS": "op_iabs",
-        "POPC": "op_popc",
-        "BREV": "op_brev",
-        "FLO": "op_flo",
-        "SHF": "op_shf",
-        "DADD": "op_dadd",
-        "DMUL": "op_dadd",
-        "DFMA": "op_dadd",
-        "DSETP": "op_dsetp",
-        "I2F": "op_i2f",
-        "F2I": "op_f2i",
-        "MUFU": "op_mufu",
-        "CS2R": "op_cs2r",
-        "FRND": "op_frnd",
-        "F2F": "op_f2f",
         "LDS": "op_lds",
         "STS": "op_lds",
         "LDG": "op_ldg",
