@@ -4,8 +4,9 @@ multiply-add ptxas builds 32-bit multiplies from, incl. .CSFU/.PSL/.MRG), IMUL/I
 LEA/LEA.HI.  Contract: each ``op_*`` lowers one decoded instruction into IR rows and emits them;
 ``.CC`` forms write the condition code's C/Z/S/O flags (``Lower53.add_cc_ir``) that the next
 ``.X`` form reads.  Facts: XMAD's modes from public descriptions (Ryujinx InstEmitIntegerArithmetic,
-Mesa NAK); the carry/overflow rules from the PTX ISA's add.cc/addc/sub.cc; checked against
-nvdisasm listings and ptxas's own code (tests/shader_svc/test_alu_forms.py)."""
+Mesa NAK); the carry/overflow rules from the PTX ISA's add.cc/addc/sub.cc (the overflow flag
+as yuzu's flow tests define it); checked by the CUDA corpus (ptxas's own code against its
+reference, tests/shader_svc/test_cuda_corpus.py) and tests/shader_svc/test_alu_forms.py."""
 
 from __future__ import annotations
 
