@@ -3,7 +3,8 @@ high words of a 64-bit comparison that defer to the low words' C/Z flags), ICMP,
 IMNMX (incl. the 64-bit .XLO/.XHI pairs) and SEL.  Contract: each ``op_*`` lowers one decoded
 instruction into IR rows and emits them, predicates through ``Lower53.setp_ir``.  Facts: the PTX
 ISA's setp/selp/min/max, the comparison codes of sm53/table.py (checked against nvdisasm); the
-64-bit comparison chain read from ptxas's own code (set.*.u64 builds ISETP.X after IADD.CC)."""
+64-bit chains (ISETP.X after the low words' subtraction with .CC, IMNMX.XHI then .XLO) read
+from ptxas's own code in the CUDA corpus; .XMED is refused."""
 
 from __future__ import annotations
 
