@@ -262,3 +262,28 @@ def fminmax64(lw: Semantics, a: int, b: int, p: int) -> int:
     lo = lw.op("OpExtInst", t, lw.glsl, GLSL["NMin"], a, b)
     hi = lw.op("OpExtInst", t, lw.glsl, GLSL["NMax"], a, b)
     return lw.op("OpSelect", t, p, lo, hi)
+
+
+# --- shader-halfgfx (issue 31): HFMA2 without Float64 ------------------------------------------
+def fadd_odd32(lw: Semantics, a: int, b: int) -> int:
+    """a+b rounded to odd in f32: s = fl(a+b) and its exact error e by Knuth's TwoSum (six
+    correctly rounded f32 operations, exact when nothing overflows or falls below the normal
+    range), then s moved one place toward e where e is nonzero and s's last bit is even (the
+    bits of a float step its magnitude by one place, so +1 where e has s's sign, else -1).
+    An infinite or NaN s is kept.  Used for HFMA2: a*b of two halves is exact in f32 (22
+    significant bits, |a*b| in 2^-48..2^32), every quantity is a multiple of 2^-48, so no f32
+    denormal arises and the flush a device may apply to them never acts."""
+    f32, u32, bo, op, c = lw.f32, lw.u32, lw.bool, lw.op, lw.c
+    s = lw.fop("OpFAdd", f32, a, b)
+    bb = lw.fop("OpFSub", f32, s, a)
+    e = lw.fop("OpFAdd", f32, lw.fop("OpFSub", f32, a, lw.fop("OpFSub", f32, s, bb)), lw.fop("OpFSub", f32, b, bb))
+    bits = op("OpBitcast", u32, s)
+    ebits = op("OpBitcast", u32, e)
+    zero = lw.m.const(f32, 0)
+    inexact = op("OpFOrdNotEqual", bo, e, zero)  # false for a NaN e (an infinite s)
+    even = op("OpIEqual", bo, op("OpBitwiseAnd", u32, bits, c(1)), c(0))
+    same = op("OpIEqual", bo, op("OpShiftRightLogical", u32, op("OpBitwiseXor", u32, bits, ebits), c(31)), c(0))
+    step = op("OpSelect", u32, same, c(1), c(0xFFFFFFFF))
+    move = op("OpLogicalAnd", bo, inexact, even)
+    bits = op("OpSelect", u32, move, op("OpIAdd", u32, bits, step), bits)
+    return op("OpBitcast", f32, bits)
