@@ -8,14 +8,12 @@ here in integer arithmetic.  The method, exact for every input:
 
 - a half widens to f32 exactly (sign, exponent + 112, fraction << 13; a denormal is its 10-bit
   fraction times 2^-24, exact in f32; infinities and NaNs keep their payload);
-- an operation on halves is done exactly or once-rounded in a wider type, then rounded once
-  to a half by ``f16_from_f64``: a product of two halves (22 significant bits) is exact in
-  f32; a sum of two halves spans at most 40 bits, exact in f64; a*b+c is f64(a*b) + f64(c)
-  rounded once to 53 bits, and that rounding can only be inexact when c dwarfs the product by
-  more than 2^31 (spans beyond 53 bits need the product's 2^-48 end against c's top), where the
-  f64 sum is never a half's rounding boundary to nearest (HFMA2 rounds to nearest only), so
-  the double rounding is harmless;
-- ``f16_from_f64`` rounds the f64's 53-bit significand at the half's last place (2^(e-10), or
+- an operation on halves is done in f32 and rounded once to a half by ``f16_from_f32``
+  (``half_ir.py`` gives the argument: exact products, sums at 24 >= 2*11 + 2 bits, HFMA2's
+  sum rounded to odd by ``fadd_odd32``; shader-halfgfx), so graphics stages, whose device has
+  no Float64, take it too; only SM53's f32 constant-bank operand takes f64 (exact there, then
+  ``f16_from_f64``);
+- ``f16_from_f64`` (``f16_from_f32`` alike) rounds the f64's 53-bit significand at the half's last place (2^(e-10), or
   2^-24 below the normal range) with the remainder against half a place: to nearest even,
   toward zero, down or up; overflow gives infinity or the largest finite half as the mode
   says; NaN gives the canonical 0x7fff (NVIDIA's canonical NaN).
