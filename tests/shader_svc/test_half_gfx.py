@@ -252,3 +252,74 @@ def test_sm53_constant_bank_half_form_is_still_refused_by_name_in_graphics():
     text = "IPA.PASS R4, a[0x70], RZ\nHFMA2 R0, R4, R4, -c[0x0][0x8]\nEXIT\n"
     with pytest.raises(TranslateError, match="FP64 arithmetic is not translated in graphics stages"):
         tr.translate(tr.make_program(53, 3, program53(text, HDR)))
+
+
+# --- the two rounding arguments, checked on the host (no device: numpy's f32/f64 -> f16
+# conversions round to nearest even, the f64 sum of two halves is exact) -----------------------
+def _sum_pairs_differ(stride: int) -> int:
+    h = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    fin = h[np.isfinite(h)]
+    b32, b64 = fin[::stride].astype(np.float32), fin[::stride].astype(np.float64)
+    bad = 0
+    with np.errstate(all="ignore"):
+        for a in fin:
+            r32 = (np.float32(a) + b32).astype(np.float16).view(np.uint16)
+            r64 = (np.float64(a) + b64).astype(np.float16).view(np.uint16)
+            bad += int(np.count_nonzero(r32 != r64))
+    return bad
+
+
+def test_f32_sum_of_halves_rounds_to_the_exact_sums_half():
+    """HADD2's argument (24 >= 2*11 + 2): the f32 sum rounded to a half is the exact sum's half,
+    for every finite half a against every 61st finite half b (the heavy test takes all)."""
+    assert _sum_pairs_differ(61) == 0
+
+
+@pytest.mark.heavy
+def test_f32_sum_of_halves_rounds_to_the_exact_sums_half_exhaustively():
+    """All 4.03e9 ordered pairs of finite halves (about a minute)."""
+    assert _sum_pairs_differ(1) == 0
+
+
+def _odd_add(a: np.float32, b: np.float32) -> np.float32:
+    """``lower/half.py``'s ``fadd_odd32`` step for step in numpy f32 (OpFOrdNotEqual: a NaN error
+    never moves the sum)."""
+    f = np.float32
+    s = f(a + b)
+    bb = f(s - a)
+    e = f(f(a - f(s - bb)) + f(b - bb))
+    bits = int(np.array(s).view(np.uint32))
+    if e == e and e != 0 and not bits & 1:
+        same = bits >> 31 == int(np.array(e).view(np.uint32)) >> 31
+        bits = (bits + (1 if same else -1)) & M32
+    return np.array(bits, np.uint32).view(np.float32)
+
+
+def test_round_to_odd_fma_matches_the_exact_half_on_random_operands():
+    """HFMA2's argument (round to odd at 24 >= 11 + 2 bits, then to nearest): the exact f32
+    product plus c rounded to odd, then to a half, is the exact a*b+c's half, on 20,000 random
+    operand triples, half of them with c near -a*b (cancellation, ties, subnormal results), a
+    quarter where rounding the f32 sum to nearest first would be wrong."""
+    import random
+
+    rng = random.Random(31)
+    bad = []
+    with np.errstate(all="ignore"):
+        for _ in range(20000):
+            hs = [rng.getrandbits(16) for _ in range(3)]
+            a, b = (float(np.uint16(h).view(np.float16)) for h in hs[:2])
+            mode = rng.random()
+            if mode < 0.5:
+                hs[2] = (int(np.float16(-a * b).view(np.uint16)) + rng.randint(-3, 3)) & 0xFFFF
+            elif mode < 0.75:  # a*b a hair off half of c's last place (SETS["fma_double_rounding"])
+                d, sg = rng.randint(-2, 12), [rng.getrandbits(1) << 15 for _ in range(3)]
+                hs = [
+                    sg[0] | 0x3C04 | rng.getrandbits(2),
+                    sg[1] | (3 + d) << 10 | 0x3F0 | rng.getrandbits(4),
+                    sg[2] | (15 + d) << 10 | rng.getrandbits(4),
+                ]
+            fa, fb, fc = (np.uint16(h).view(np.float16).astype(np.float32) for h in hs)
+            got = int(np.float16(_odd_add(np.float32(fa * fb), fc)).view(np.uint16))
+            if not _same(got, _lane("HFMA2", False, False, *hs)[0]):
+                bad.append([hex(h) for h in hs])
+    assert not bad, bad[:4]
