@@ -553,3 +553,10 @@ OPS.update({d.name: d for d in (OpDef("WarpMatch", U32, (U32, U32), ("all", "wid
 #   as ptxas packs them); ``word`` the constant a move gave it (None: ``off`` must fold to one;
 #   lowered by lower/texture.py).
 OPS.update({d.name: d for d in (OpDef("BindlessSampleGradOffset", TEXEL, (U32,) * 8, ("word", "inst")),)})
+
+
+# --- shader-halfgfx (issue 31): half arithmetic without Float64 (graphics stages too) ----------
+# - ``FAddOdd32``: a+b rounded once to f32 toward odd (the exact sum where it is an f32, else
+#   whichever neighbour has an odd last bit), from TwoSum's exact error; exact for operands whose
+#   sum and error stay normal (lower/half.py ``fadd_odd32``: HFMA2's product and addend).
+OPS.update({d.name: d for d in (OpDef("FAddOdd32", F32, (F32, F32)),)})

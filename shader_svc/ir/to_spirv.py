@@ -380,3 +380,6 @@ LOWER.update({"WarpMatch": lambda lw, o, a: lw.warp_match(*a, o.attrs["all"], o.
 LOWER.update(
     {"BindlessSampleGradOffset": lambda lw, o, a: lw.bindless_sample_grad(*a, word=o.attrs["word"], inst=o.attrs["inst"])}
 )
+
+# --- shader-halfgfx (issue 31): HFMA2's round-to-odd sum (lower/half.py) ---------------------------
+LOWER.update({"FAddOdd32": lambda lw, o, a: half.fadd_odd32(lw, a[0], a[1])})

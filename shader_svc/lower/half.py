@@ -8,14 +8,12 @@ here in integer arithmetic.  The method, exact for every input:
 
 - a half widens to f32 exactly (sign, exponent + 112, fraction << 13; a denormal is its 10-bit
   fraction times 2^-24, exact in f32; infinities and NaNs keep their payload);
-- an operation on halves is done exactly or once-rounded in a wider type, then rounded once
-  to a half by ``f16_from_f64``: a product of two halves (22 significant bits) is exact in
-  f32; a sum of two halves spans at most 40 bits, exact in f64; a*b+c is f64(a*b) + f64(c)
-  rounded once to 53 bits, and that rounding can only be inexact when c dwarfs the product by
-  more than 2^31 (spans beyond 53 bits need the product's 2^-48 end against c's top), where the
-  f64 sum is never a half's rounding boundary to nearest (HFMA2 rounds to nearest only), so
-  the double rounding is harmless;
-- ``f16_from_f64`` rounds the f64's 53-bit significand at the half's last place (2^(e-10), or
+- an operation on halves is done in f32 and rounded once to a half by ``f16_from_f32``
+  (``half_ir.py`` gives the argument: exact products, sums at 24 >= 2*11 + 2 bits, HFMA2's
+  sum rounded to odd by ``fadd_odd32``; shader-halfgfx), so graphics stages, whose device has
+  no Float64, take it too; only SM53's f32 constant-bank operand takes f64 (exact there, then
+  ``f16_from_f64``);
+- ``f16_from_f64`` (``f16_from_f32`` alike) rounds the f64's 53-bit significand at the half's last place (2^(e-10), or
   2^-24 below the normal range) with the remainder against half a place: to nearest even,
   toward zero, down or up; overflow gives infinity or the largest finite half as the mode
   says; NaN gives the canonical 0x7fff (NVIDIA's canonical NaN).
@@ -262,3 +260,28 @@ def fminmax64(lw: Semantics, a: int, b: int, p: int) -> int:
     lo = lw.op("OpExtInst", t, lw.glsl, GLSL["NMin"], a, b)
     hi = lw.op("OpExtInst", t, lw.glsl, GLSL["NMax"], a, b)
     return lw.op("OpSelect", t, p, lo, hi)
+
+
+# --- shader-halfgfx (issue 31): HFMA2 without Float64 ------------------------------------------
+def fadd_odd32(lw: Semantics, a: int, b: int) -> int:
+    """a+b rounded to odd in f32: s = fl(a+b) and its exact error e by Knuth's TwoSum (six
+    correctly rounded f32 operations, exact when nothing overflows or falls below the normal
+    range), then s moved one place toward e where e is nonzero and s's last bit is even (the
+    bits of a float step its magnitude by one place, so +1 where e has s's sign, else -1).
+    An infinite or NaN s is kept.  Used for HFMA2: a*b of two halves is exact in f32 (22
+    significant bits, |a*b| in 2^-48..2^32), every quantity is a multiple of 2^-48, so no f32
+    denormal arises and the flush a device may apply to them never acts."""
+    f32, u32, bo, op, c = lw.f32, lw.u32, lw.bool, lw.op, lw.c
+    s = lw.fop("OpFAdd", f32, a, b)
+    bb = lw.fop("OpFSub", f32, s, a)
+    e = lw.fop("OpFAdd", f32, lw.fop("OpFSub", f32, a, lw.fop("OpFSub", f32, s, bb)), lw.fop("OpFSub", f32, b, bb))
+    bits = op("OpBitcast", u32, s)
+    ebits = op("OpBitcast", u32, e)
+    zero = lw.m.const(f32, 0)
+    inexact = op("OpFOrdNotEqual", bo, e, zero)  # false for a NaN e (an infinite s)
+    even = op("OpIEqual", bo, op("OpBitwiseAnd", u32, bits, c(1)), c(0))
+    same = op("OpIEqual", bo, op("OpShiftRightLogical", u32, op("OpBitwiseXor", u32, bits, ebits), c(31)), c(0))
+    step = op("OpSelect", u32, same, c(1), c(0xFFFFFFFF))
+    move = op("OpLogicalAnd", bo, inexact, even)
+    bits = op("OpSelect", u32, move, op("OpIAdd", u32, bits, step), bits)
+    return op("OpBitcast", f32, bits)

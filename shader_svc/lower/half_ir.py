@@ -1,7 +1,23 @@
 """Half-precision instructions as IR, the part both ISAs share (SM86 ``sm86/lower_half.py``,
 SM53 ``sm53/lower_half.py`` read their operands and write the results): per result lane, the
-operation HADD2 / HMUL2 / HFMA2 / HMNMX2 means, exact or once-rounded in a wider type and then
-rounded once to a half (``lower/half.py`` says why that is exact).
+operation HADD2 / HMUL2 / HFMA2 / HMNMX2 means, computed in f32 alone (no Float64, so graphics
+stages too; shader-halfgfx) and rounded once to a half, exactly the half nearest the exact result:
+
+- HMUL2: a product of two halves has at most 22 significant bits and lies in 2^-48..2^32, so
+  the f32 product is exact, rounded once to a half;
+- HADD2: fl32(a + b) rounded to a half is the half nearest a + b: rounding twice to nearest,
+  first to p bits then to q bits, equals rounding once to q bits for +, -, *, / and sqrt of
+  q-bit operands when p >= 2q + 2 (Figueroa, "When is double rounding innocuous?", SIGNUM
+  Newsletter 30(3), 1995); f32 has p = 24 and a half q = 11, 24 >= 2*11 + 2, and the sum of
+  two halves is a multiple of 2^-24, exact below 2^-14, so the half range's subnormals and
+  f32's wider exponent range add no case;
+- HFMA2: the exact product (as HMUL2) plus c rounded to odd in f32 (``FAddOdd32``: TwoSum's
+  exact error picks the odd neighbour), then to the nearest half: rounding to odd with p bits
+  followed by rounding to nearest with q bits is rounding to nearest once when p >= q + 2
+  (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
+  rounding to odd", IEEE Trans. Computers 57(4), 2008); 24 >= 13.
+SM53's constant-bank operand is an f32, not a half: with it the product (35 bits) and sums are
+done in f64 as before (``wide``), which graphics stages refuse by name (no Float64).
 
 An operand's swizzle picks the half each result lane reads (``SWZ_LANES``): 0 = H1_H0 (lane i
 reads half i), 2 = .H0_H0, 3 = .H1_H1 (both lanes read that half); 1 (.F32, an f32 operand) is
@@ -31,14 +47,15 @@ def halves_ir(b: Block, raw: Value, swz: int, neg: bool, abs_: bool, ftz: bool) 
     return out[0], out[1]
 
 
-def to_half_ir(b: Block, x: Value, ftz: bool, sat: bool) -> Value:
-    """An f64 rounded to nearest even half (u32 < 0x10000), then .SAT and .FTZ on the half."""
-    h = b.emit("F16FromF64", x, rnd=0)
+def to_half_ir(b: Block, x: Value, ftz: bool, sat: bool, wide: bool = False) -> Value:
+    """An f32 (an f64 where ``wide``) rounded to nearest even half (u32 < 0x10000), then .SAT
+    and .FTZ on the half (the saturated/flushed value is a half again: rounding it is exact)."""
+    h = b.emit("F16FromF64" if wide else "F16FromF32", x, rnd=0)
     if sat or ftz:
         f = b.emit("UnpackF16", h, lane=0)
         f = b.op("FSaturate32", f) if sat else f
         f = b.op("FFlushDenormF16", f) if ftz else f
-        h = b.emit("F16FromF64", b.op("CvtF64", f), rnd=0)  # exact
+        h = b.emit("F16FromF32", f, rnd=0)  # exact
     return h
 
 
@@ -47,8 +64,9 @@ def pack_ir(b: Block, lo: Value, hi: Value) -> Value:
     return b.op("IOr32", lo, b.op("IShl32", hi, b.const_u32(16)))
 
 
-def arith2_ir(b: Block, ir: str, srcs: list[tuple[Value, Value]], f32: bool, ftz: bool, sat: bool) -> Value:
-    """HADD2 / HMUL2 / HFMA2 (``ir``) of the operands' lane values: the register's new u32."""
+def arith2_ir(b: Block, ir: str, srcs: list[tuple[Value, Value]], f32: bool, ftz: bool, sat: bool, wide: bool = False) -> Value:
+    """HADD2 / HMUL2 / HFMA2 (``ir``) of the operands' lane values: the register's new u32.
+    ``wide``: an operand is an f32 rather than a half (SM53's constant bank), done in f64."""
     if f32:
         r = b.op(F32_OPS[ir], *[s[0] for s in srcs])
         r = b.op("FFlushDenorm32", r) if ftz else r
@@ -56,21 +74,27 @@ def arith2_ir(b: Block, ir: str, srcs: list[tuple[Value, Value]], f32: bool, ftz
     lanes = []
     for i in (0, 1):
         x = [s[i] for s in srcs]
-        if ir == "HADD2":
-            r = b.op("FAdd64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))  # exact: <= 40 bits
+        if wide:  # 35 significant bits in a product with an f32: exact in f64, and so a sum
+            if ir == "HADD2":
+                r = b.op("FAdd64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))
+            else:
+                r = b.op("FMul64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))
+                if ir == "HFMA2":
+                    r = b.op("FAdd64", r, b.op("CvtF64", x[2]))
+        elif ir == "HADD2":
+            r = b.op("FAdd32", x[0], x[1])  # double rounding innocuous: 24 >= 2*11 + 2
         else:
-            # exact in f64: 22 significant bits, 35 where SM53's constant-bank operand is an f32
-            r = b.op("FMul64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))
+            r = b.op("FMul32", x[0], x[1])  # exact: 22 significant bits
             if ir == "HFMA2":
-                r = b.op("FAdd64", r, b.op("CvtF64", x[2]))
-        lanes.append(to_half_ir(b, r, ftz, sat))
+                r = b.op("FAddOdd32", r, x[2])  # rounded to odd: 24 >= 11 + 2
+        lanes.append(to_half_ir(b, r, ftz, sat, wide))
     return pack_ir(b, lanes[0], lanes[1])
 
 
 def minmax2_ir(b: Block, x: tuple[Value, Value], y: tuple[Value, Value], p: Value) -> Value:
     """HMNMX2: FMNMX per lane (min where ``p`` holds; NaN-suppressing, two NaNs give the
     canonical half NaN), exact back to halves."""
-    h = [b.emit("F16FromF64", b.op("CvtF64", b.op("FMinMax32", x[i], y[i], p)), rnd=0) for i in (0, 1)]
+    h = [b.emit("F16FromF32", b.op("FMinMax32", x[i], y[i], p), rnd=0) for i in (0, 1)]  # exact: a half
     return pack_ir(b, h[0], h[1])
 
 
@@ -156,7 +180,7 @@ def minmax2_nan_ir(b: Block, x: tuple[Value, Value], y: tuple[Value, Value], p: 
     where either operand of the lane is a NaN."""
     lanes = []
     for i in (0, 1):
-        h = b.emit("F16FromF64", b.op("CvtF64", b.op("FMinMax32", x[i], y[i], p)), rnd=0)
+        h = b.emit("F16FromF32", b.op("FMinMax32", x[i], y[i], p), rnd=0)  # exact: a half
         lanes.append(b.op("Select32", b.emit("FCmp32", x[i], y[i], cmp=8), b.const_u32(HALF_NAN), h))
     return pack_ir(b, lanes[0], lanes[1])
 
