@@ -713,6 +713,15 @@ int64_t nx_pkt_format_body(const uint8_t *buf, size_t len) {
     return n;
 }
 
+/* The copy step of a staged chunk (or of an arena range a reference part names) and its format
+ * pass in one call: `len` bytes from `src` (the client's arena) to `dst` (the GPU process's own
+ * buffer), then nx_pkt_format_body on the copy, never on `src` (the client may change it).  The
+ * caller checked both ranges; one C call per chunk instead of two slices and two calls. */
+int64_t nx_pkt_copy_format_body(uint8_t *dst, const uint8_t *src, size_t len) {
+    memcpy(dst, src, len);
+    return nx_pkt_format_body(dst, len);
+}
+
 /* Decode a format-checked blob into words: per packet op, number of words that follow, then each
  * field (u32/i32/bool/f32 as their 32 bits, u64 whole; a list as its count then its items).
  * Returns the words written, or -1 when `cap` is too small. */
