@@ -57,12 +57,21 @@ class RefError:
 
 
 class Assembly:
-    def __init__(self, size: int, check: Callable[[Any], int] | None = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        check: Callable[[Any], int] | None = None,
+        copy_check: Callable[[bytearray, int, Any, int, int], int] | None = None,
+    ) -> None:
         """``check``: the format pass over bare packet bodies (``nxpkt.format_body``: packets, or
         -1), run on each staged copy as it is staged (while the client is still recording) and
         on what a reference part copies from the arena; a part all of whose bytes passed it says
-        so (``Part.checked``) and its replay leaves that pass out.  None: nothing checked here."""
+        so (``Part.checked``) and its replay leaves that pass out.  None: nothing checked here.
+        ``copy_check``: the copy and that pass in one call (``nxpkt.copy_format_body(buf, at,
+        arena, off, size)``, checking the copy), used instead of a slice copy then ``check``
+        where given with ``check``: the same bytes copied, the same result."""
         self.check = check
+        self.copy_check = copy_check if check is not None else None
         self.buf = bytearray(size)
         self.view = memoryview(self.buf)
         for i in range(0, size, 4096):  # fault the pages in now, not during a frame
@@ -106,9 +115,13 @@ class Assembly:
             if at + size > len(self.buf):
                 self.end, self.last_stage = 0, None
                 return False
-        self.view[at : at + size] = arena[off : off + size]
+        if self.copy_check is not None:
+            ok = self.copy_check(self.buf, at, arena, off, size) >= 0
+        else:
+            self.view[at : at + size] = arena[off : off + size]
+            ok = self.check is not None and self.check(self.view[at : at + size]) >= 0
         self.staged[serial] = (off, size, at)
-        if self.check is not None and self.check(self.view[at : at + size]) >= 0:
+        if ok:
             self.formed.add(serial)  # checked on our copy: the client can no longer change it
         else:
             self.formed.discard(serial)
@@ -184,6 +197,9 @@ class Assembly:
                     self.staged_used += 1
                 else:
                     self.view[end : end + size] = self.view[st : st + size]
+            elif checked and self.copy_check is not None:
+                if self.copy_check(self.buf, end, arena, off, size) < 0:
+                    checked = False  # the submission's check names what is wrong
             else:
                 self.view[end : end + size] = arena[off : off + size]
                 if checked and self.check(self.view[end : end + size]) < 0:

@@ -47,6 +47,7 @@ typedef struct { int32_t index; int32_t op; char field[32]; char message[224]; }
 int nx_pkt_check(const uint8_t *buf, size_t len, const nx_objects *objs, uint32_t flags, uint32_t *count, uint64_t *draws,
                  int32_t *fallback_op, nx_error *e);
 int64_t nx_pkt_format_body(const uint8_t *buf, size_t len);
+int64_t nx_pkt_copy_format_body(uint8_t *dst, const uint8_t *src, size_t len);
 int64_t nx_pkt_decode(const uint8_t *buf, size_t len, uint64_t *out, size_t cap);
 int64_t nx_from_msgpack(const uint8_t *src, size_t len, uint8_t *out, size_t cap);
 typedef struct { uint32_t pool; uint32_t pad; uint64_t offset, size; } nx_range;
@@ -215,6 +216,16 @@ def format_body(data: Any) -> int:
     well formed (pass 1 of ``check``), else -1: the blob that holds them is then checked whole."""
     ffi, L = lib()
     return int(L.nx_pkt_format_body(ffi.from_buffer(data), len(data)))
+
+
+def copy_format_body(dst: bytearray, at: int, src: Any, off: int, size: int) -> int:
+    """``size`` bytes of ``src`` from ``off`` copied to ``dst`` at ``at``, then ``format_body`` on
+    the copy (the GPU process's own bytes): one C call (the assembly's copy step of a staged chunk).
+    Both ranges are checked here again; one that does not fit raises ValueError, nothing copied."""
+    if at < 0 or off < 0 or size < 0 or at + size > len(dst) or off + size > len(src):
+        raise ValueError(f"copy of {size} bytes from offset {off} of {len(src)} to {at} of {len(dst)} does not fit")
+    ffi, L = lib()
+    return int(L.nx_pkt_copy_format_body(ffi.from_buffer(dst) + at, ffi.from_buffer(src) + off, size))
 
 
 def decode(data: bytes) -> list[tuple]:

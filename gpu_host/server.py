@@ -153,14 +153,15 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
                 self.inbox.put(key, fds)
 
     # -- gRPC ---------------------------------------------------------------------------
-    def _format_check(self) -> Callable | None:
-        """The format pass the assembly runs on staged chunks: the native decoder's, where the
-        native replay (which checks the blobs) is on."""
+    def _format_check(self) -> tuple[Callable | None, Callable | None]:
+        """The format pass the assembly runs on staged chunks, and that pass fused with the copy
+        (``Assembly``'s ``check`` and ``copy_check``): the native decoder's, where the native
+        replay (which checks the blobs) is on."""
         if self.engine.native is None:
-            return None
+            return None, None
         from gpu_host import nxpkt
 
-        return nxpkt.format_body
+        return nxpkt.format_body, nxpkt.copy_format_body
 
     def _session(self, sid: int, context) -> Session:
         s = self.session
@@ -209,7 +210,7 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
                 reply_fd,
                 # staged chunks format-checked as they are staged, where the native replay checks
                 # the blobs (the check's first pass is then left out at the submission)
-                assembly=Assembly(2 * view.capacity + (1 << 20), check=self._format_check()),
+                assembly=Assembly(2 * view.capacity + (1 << 20), *self._format_check()),
                 stages=StageQueue(arena) if arena is not None else None,
             )
             if old is not None:

@@ -556,3 +556,57 @@ def test_recorder_stages_filled_chunks():
 
 if __name__ == "__main__":
     pytest.main([__file__])
+
+
+def test_fused_copy_check_equals_copy_then_check():
+    """Assembly's ``copy_check`` (nxpkt.copy_format_body: the copy of a staged chunk or an arena
+    range and its format pass in one C call) against the slice copy then ``check``
+    (nxpkt.format_body): on the same random stage entries and staged reference parts over an
+    arena of good draw packets with random bytes broken, both give the same result for every
+    call (kept or not, Part fields, RefError messages, ``checked``), the same buffer bytes for
+    each part and the same staged/formed state; the check runs on the copy, not the arena (the
+    arena changed after staging changes nothing); a range that does not fit raises, copying
+    nothing."""
+    from gpu_host import nxpkt
+
+    rnd = random.Random(26)
+    body = B.convert([(P.OP_DRAW, 3, 1, k, 0) for k in range(3000)])[B.HEADER :]  # 20-byte packets
+    arena = bytearray(STAGE_PAGE) + bytearray(body)
+    view = memoryview(arena)
+    old = Assembly(32 << 10, check=nxpkt.format_body)
+    new = Assembly(32 << 10, check=nxpkt.format_body, copy_check=nxpkt.copy_format_body)
+    serial, checked = 0, [0, 0]
+    for drain in range(200):
+        for k in range(rnd.randrange(3)):  # break a byte (reserved, op or field) or mend one
+            at = STAGE_PAGE + rnd.randrange(len(body))
+            arena[at] = rnd.choice((arena[at], 7, 0, body[at - STAGE_PAGE]))
+        old.start_drain()
+        new.start_drain()
+        ranges = []
+        for _ in range(rnd.randrange(1, 4)):
+            off = STAGE_PAGE + 20 * rnd.randrange(len(body) // 20 - 60)
+            size = 20 * rnd.randrange(1, 60) + rnd.choice((0, 0, 0, 4))  # now and then a torn packet
+            serial += 1
+            if rnd.random() < 0.8:
+                assert old.stage(serial, off, size, view) == new.stage(serial, off, size, view)
+            ranges.append((off, size, serial if rnd.random() < 0.9 else 0))
+        arena[STAGE_PAGE + 1] ^= 0xFF  # the client changes the arena after staging
+        if rnd.random() < 0.1:
+            ranges.append((len(arena) - 10, 20, 0))  # outside the arena
+        rec = memoryview(
+            BLOB_PART.pack(drain, 0, BLOB_LAST | BLOB_STAGED)
+            + B.blob_header(1, sum(n for _, n, _ in ranges))
+            + b"".join(STAGED_RANGE.pack(*r) for r in ranges)
+        )
+        a, b = old.take_ref(rec, view), new.take_ref(rec, view)
+        assert a == b
+        if isinstance(a, Part):
+            assert bytes(old.body(a)) == bytes(new.body(b))
+            checked[a.checked] += 1
+        assert old.staged == new.staged and old.formed == new.formed and old.staged_used == new.staged_used
+    assert checked[0] > 10 and checked[1] > 10  # both outcomes were compared
+    dst = bytearray(64)
+    with pytest.raises(ValueError, match="does not fit"):
+        nxpkt.copy_format_body(dst, 60, view, STAGE_PAGE, 20)
+    assert dst == bytearray(64)
+    assert nxpkt.copy_format_body(dst, 4, body, 0, 40) == 2 and dst[4:44] == body[:40]
