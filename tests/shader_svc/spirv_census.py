@@ -3,7 +3,7 @@ SPIR-V and the IR rows its function holds after the optimiser, to compare two tr
 the lowering that must keep the output byte-identical, or explain each difference).
 
 1. Capture the programs a test run builds (this file as a pytest plugin: every lowering's
-   inputs pickled into $RAW_CENSUS_DIR)::
+   inputs pickled into $SPIRV_CENSUS_DIR)::
 
        SPIRV_CENSUS_DIR=/tmp/cap PYTHONPATH=$PWD:tests/shader_svc python -m pytest -p spirv_census \\
            tests/shader_svc/test_sm53_gfx.py tests/shader_svc/test_bindless.py ...
@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import importlib
+import inspect
 import json
 import os
 import pickle
@@ -78,7 +79,9 @@ def replay(cap: str, spv_dir: str | None) -> dict:
             mod, qn, d = pickle.load(f)
         cls = getattr(importlib.import_module(mod), qn)
         try:
-            lw = cls(d["insts"], d["header"], d["features"]) if d["header"] is not None else cls(d["insts"], d["spec"])
+            # a compute lowering also has a ``header`` attribute: pick by the constructor's parameters
+            compute = "spec" in inspect.signature(cls).parameters
+            lw = cls(d["insts"], d["spec"]) if compute else cls(d["insts"], d["header"], d["features"])
             record(name[:-4], qn, lw.build())
         except Exception as e:  # a program this tree refuses: reported, the census goes on
             res[name[:-4]] = dict(cls=qn, err=f"{type(e).__name__}: {e}"[:200])
