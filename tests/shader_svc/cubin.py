@@ -29,6 +29,14 @@ class Kernel:
     banks: tuple[tuple[int, bytes], ...] = ()
 
 
+def sm_of(elf: ELFFile) -> int:
+    """The SM a cubin was built for, from its ELF header: the CUDA ELF ABI version 7 (ptxas 12.x:
+    e_flags 0x350535 for sm_53) keeps it in e_flags bits 0..7, version 8 (nvcc 13: 0x6005604 for
+    sm_86) in bits 8..15, bits 0..7 being other flags (read off the corpus's own cubins)."""
+    flags = elf.header["e_flags"]
+    return (flags >> 8) & 0xFF if elf.header["e_ident"]["EI_ABIVERSION"] >= 8 else flags & 0xFF
+
+
 def kernels(cubin: bytes, path: str = "<cubin>") -> dict[str, Kernel]:
     try:
         elf = ELFFile(io.BytesIO(cubin))
@@ -36,7 +44,7 @@ def kernels(cubin: bytes, path: str = "<cubin>") -> dict[str, Kernel]:
         raise NxError(f"not an ELF file: {e}", path=path) from None
     if elf["e_machine"] not in ("EM_CUDA", EM_CUDA):
         raise NxError(f"not a CUDA cubin (e_machine {elf['e_machine']})", path=path, field="e_machine")
-    sm = elf["e_flags"] & 0xFF
+    sm = sm_of(elf)
     cb = {s.name[len(".nv.constant0.") :]: s.data_size for s in elf.iter_sections() if s.name.startswith(".nv.constant0.")}
     out = {}
     for s in elf.iter_sections():

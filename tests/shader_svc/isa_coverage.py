@@ -140,6 +140,7 @@ def corpus_words(isa: int) -> list[int]:
     import io
     import struct
 
+    import cubin
     import cuda_build
     from elftools.elf.elffile import ELFFile
 
@@ -147,8 +148,7 @@ def corpus_words(isa: int) -> list[int]:
     for p in sorted(cuda_build._cache_dir().glob("*.cubin")):
         try:
             elf = ELFFile(io.BytesIO(p.read_bytes()))
-            flags = elf.header["e_flags"]
-            sm = flags & 0xFF if flags & 0xFF in (0x35, 0x56) else (flags >> 8) & 0xFF
+            sm = cubin.sm_of(elf)
             if sm != isa:
                 continue
             for sec in elf.iter_sections():
