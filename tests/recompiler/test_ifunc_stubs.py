@@ -151,13 +151,17 @@ def test_the_built_stub_tail_calls_each_answer_and_its_caller_keeps_x2(tmp_path:
     assert "s->x[2] = x2" not in call and "x2 = s->x[2]" not in call, call
 
 
-def test_an_unresolved_stub_makes_its_caller_store_and_reload(tmp_path: Path, monkeypatch) -> None:
+def test_an_unresolved_stub_makes_its_caller_store_and_keep_its_own(tmp_path: Path, monkeypatch) -> None:
     text = _built(tmp_path, monkeypatch, {})
     call = _call_site(text)
     # x2 reaches the unknown callee through NxCpu: stored at the call, or where main writes it
     # (interproc.write_through: one write, one call site that may read it)
     written = re.search(r"x2 = [^;]*; s->x\[2\] = x2;", _function(text, MAIN))
-    assert ("s->x[2] = x2" in call) != bool(written) and "x2 = s->x[2]" in call, (call, _function(text, MAIN))
+    assert ("s->x[2] = x2" in call) != bool(written), (call, _function(text, MAIN))
+    # after the call main reads its own x2 (AAPCS64 trusted, results_only: a caller-saved register
+    # that is no result stays in the caller's local; a lifted return stores none of them, so a
+    # reload could only find this value or what a deeper call site stored: interproc.site_liveness)
+    assert "x2 = s->x[2]" not in call, call
 
 
 DRIVER = r"""
