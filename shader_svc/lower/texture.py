@@ -91,6 +91,21 @@ class ComputeTextures(LowerBase):
     def _tex_refuse(self, inst: Inst, what: str) -> None:
         raise TranslateError(f"{inst.text()} (word {inst.word:#x}): {what} not translated", offset=inst.addr)
 
+    def _txd_ir(self, blk: Block, inst: Inst, handle, a: int, b: int, first: int, val):
+        """TXD of either ISA: the point at Ra + first, + 1, the gradients Rb..Rb+3, .AOFFI's
+        offsets word at Ra + first + 2 (a constant: lower/indirect.const_reg); RZ reads 0."""
+
+        def reg(r: int, k: int) -> int | None:
+            return None if r == 255 else r + k
+
+        point = [val(reg(a, first)), val(reg(a, first + 1))]
+        grads = [val(reg(b, k)) for k in range(4)]
+        if inst.mods.get("AOFFI"):
+            off = reg(a, first + 2)
+            known = const_reg(self.insts, self.insts.index(inst), off) if off is not None else 0
+            return blk.emit("BindlessSampleGradOffset", handle, *point, *grads, val(off), word=known, inst=inst)
+        return blk.emit("BindlessSampleGrad", handle, *point, *grads)
+
     def op_tex_compute(self, inst: Inst) -> None:
         """TEX / TXD / TXQ, bound or .B, of a kernel (module docstring)."""
         self._tex_types()
@@ -137,14 +152,7 @@ class ComputeTextures(LowerBase):
             vec = blk.emit("BindlessSample", handle, *args, lod=lod)
             fl = True
         elif kind == "TXD":
-            point = [val(reg(a, first)), val(reg(a, first + 1))]
-            grads = [val(reg(b, k)) for k in range(4)]
-            if mods.get("AOFFI"):
-                off = reg(a, first + 2)
-                known = const_reg(self.insts, self.insts.index(inst), off) if off is not None else 0
-                vec = blk.emit("BindlessSampleGradOffset", handle, *point, *grads, val(off), word=known, inst=inst)
-            else:
-                vec = blk.emit("BindlessSampleGrad", handle, *point, *grads)
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val)
             fl = True
         else:
             if ops["query"]["sym"] != 0:
@@ -269,14 +277,7 @@ class ComputeTextures53(ComputeTextures):
             vec = blk.emit("BindlessSample", handle, val(reg(a, 0)), val(reg(a, 1)), val(level), lod=lod)
             fl = True
         elif kind == "TXD":
-            point = [val(reg(a, first)), val(reg(a, first + 1))]
-            grads = [val(reg(b, k)) for k in range(4)]
-            if mods.get("AOFFI"):
-                off = reg(a, first + 2)
-                known = const_reg(self.insts, self.insts.index(inst), off) if off is not None else 0
-                vec = blk.emit("BindlessSampleGradOffset", handle, *point, *grads, val(off), word=known, inst=inst)
-            else:
-                vec = blk.emit("BindlessSampleGrad", handle, *point, *grads)
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val)
             fl = True
         else:
             if ops["query"]["sym"] != 1:  # SM53's TEX_HEADER_DIMENSION
