@@ -174,6 +174,15 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     slot_samplers: dict[int, Sampler] = {}
     pool_textures: list[Texture] = []  # the last POOLS packet's registered entries
     ms_samples: int | None = None  # the last MULTISAMPLE packet's count (None: none sent)
+    from gpu_host import compute  # compute dispatches (compute.py); imported here: it imports this module
+
+    cstate = compute.CheckState()
+
+    def add_range(key: tuple[int, int, int]) -> None:
+        if key not in seen:
+            seen.add(key)
+            pl.ranges.append(key)
+
     for i, cmd in enumerate(commands):
         op = cmd[0]
         where = f"submission {seq}: packet {i} {P.OPS[op].name}"
@@ -386,6 +395,8 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if why:
                 raise SubmissionError(f"{where}: {why}")
             pl.waits += op == P.OP_EVENT_WAIT
+        elif op in compute.COMPUTE_OPS:
+            compute.check(where, cmd, objects, pl, cstate, add_range)
         elif op in (P.OP_BEGIN, P.OP_END):
             raise SubmissionError(f"{where}: nested submission marker")
     pl.uploads = list(uploads.values())
