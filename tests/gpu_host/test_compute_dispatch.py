@@ -323,3 +323,56 @@ def test_a_killed_gpu_process_is_replaced_and_the_dispatch_replayed(env, kernels
     assert c.reconnects == reconnects + 1
     assert np.array_equal(words(env, out), expected(a))
     assert np.array_equal(frame_image(c, frame).reshape(-1, 4).copy().view(np.uint32).ravel(), expected(a))
+
+
+def test_compute_packets_have_one_binary_form():
+    """The four packets convert to the binary blob (issue 32's format) and decode back in C
+    (gpu_host/nxpkt.c, its op table generated from packets.OPS) to what packets.check gives; a
+    slot beyond its range is refused by the C format pass by name."""
+    from gpu_host import binpackets, nxpkt
+
+    cmds = [
+        (P.OP_COMPUTE_BUFFER, 15, 1, 1 << 33, 4096, 0x160, True),
+        (P.OP_COMPUTE_CONST, 0xFFFC, 0xDEADBEEF),
+        (P.OP_COMPUTE_SURFACE, 7, P.EMPTY),
+        (P.OP_DISPATCH, 9, 65535, 2, 3, 65536, 0xFFFF, P.EMPTY, 0, 0, 0),
+    ]
+    assert nxpkt.decode(binpackets.convert(cmds)) == [P.check(c) for c in cmds]
+    blob = bytearray(binpackets.convert([(P.OP_COMPUTE_SURFACE, 7, 1)]))
+    blob[16 + 4] = 8  # slot 8: past the surface pool
+    with pytest.raises(nxpkt.NativePacketError, match="COMPUTE_SURFACE: field slot"):
+        nxpkt.decode(bytes(blob))
+
+
+def test_a_recording_of_a_dispatch_replays_to_the_same_frame(kernels, tmp_path):
+    """``--record`` holds the compute program (a GLCompute module, no fragment stage) and the
+    dispatch's snapshot; ``nxrecomp replay`` renders the frame the live process presented."""
+    from cpu_host.gpu_client.client import GpuClient
+    from cpu_host.gpu_client.shaders import GlslSource
+    from gpu_guest import TEX_FS, TEX_VS, start_gpu, stop_gpu
+
+    rec = tmp_path / "compute.nxgpu"
+    proc, d = start_gpu(args=["--record", str(rec)])
+    try:
+        c = GpuClient(d, ring_capacity=1 << 20)
+        c.connect(timeout=30)
+        g = types.SimpleNamespace(client=c, pool=c.create_pool(1, 8 << 20))
+        c.register_program(2, GlslSource(TEX_VS, TEX_FS))
+        c.register(SamplerDesc(62))
+        g.pool.write(VTX_OFF, rect_uv_px(0, 0, W, H, W, H).tobytes())
+        prog, bank, pat = _registered(g, kernels)
+        tex, show = targets(g, 0)
+        a = inputs(g, 5, O_OFF)
+        c.wait(c.submit([*g.consts, *_dispatch_packets(prog, tex, O_OFF, bank, pat), *draw_surface(tex, show, 1)]))
+        assert c.dropped() == 0
+        live = c.frame(1).sha256
+        assert np.array_equal(np.frombuffer(c.frame(1).rgba, np.uint32), expected(a))
+        c.close()
+    finally:
+        stop_gpu(proc)
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
+    assert (out / "frames.txt").read_text().split() == ["1", live]
