@@ -1,8 +1,8 @@
 """Compute dispatches in the GPU process (issue 31): the shader service's compute programs
 (CUDA-style kernels of SM53/SM86 machine code translated to SPIR-V GLCompute) registered, their
 pipelines made at registration (on the gRPC thread, never on the replay thread), and the packets
-COMPUTE_BUFFER / COMPUTE_CONST / COMPUTE_SURFACE / DISPATCH checked (``check``, called by
-``validate.plan``) and recorded (``HANDLERS``, merged into ``replay_commands.HANDLERS``).
+COMPUTE_BUFFER / COMPUTE_CONST / COMPUTE_SURFACE / DISPATCH checked (``compute_check.check``,
+called by ``validate.plan``) and recorded (``HANDLERS``, merged into ``replay_commands.HANDLERS``).
 
 The interface a translated kernel expects (shader_svc/README.md, "Surfaces";
 tests/shader_svc/vk_compute.py runs the same modules): descriptor set 0 binding 0 is a storage
@@ -48,10 +48,8 @@ MODEL_GLCOMPUTE, MODE_LOCAL_SIZE = 5, 17
 DEC_BINDING, DEC_SET = 33, 34
 BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
 SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS["2D"])
-SURFACE_FORMATS = ("RGBA8", "BGRA8")  # colour formats of 4-byte texels a surface entry may have
 BANK_ALIGN = 256  # offsets of banks in their buffer: >= any minStorageBufferOffsetAlignment
 EMPTY = P.EMPTY
-COMPUTE_OPS = frozenset({P.OP_COMPUTE_BUFFER, P.OP_COMPUTE_CONST, P.OP_COMPUTE_SURFACE, P.OP_DISPATCH})
 
 
 @dataclass(frozen=True)
@@ -278,80 +276,6 @@ class Compute:
 
 def _up(n: int) -> int:
     return (n + BANK_ALIGN - 1) & ~(BANK_ALIGN - 1)
-
-
-# -- validation (validate.plan calls ``check`` for the four ops) -----------------------------------
-@dataclass
-class CheckState:
-    """What the compute packets bound so far in one submission (validation's view)."""
-
-    buffers: dict[int, tuple] = None  # type: ignore[assignment]
-    consts: dict[int, int] = None  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        self.buffers, self.consts = {}, {}
-
-
-def check(where: str, cmd: tuple, objects: Objects, pl: Plan, st: CheckState, add_range) -> None:
-    """One compute packet checked against the registered objects; ranges it reads are added to
-    the plan's snapshot (``add_range``).  A failure raises SubmissionError naming the field."""
-    from gpu_host.validate import _range
-
-    op = cmd[0]
-    if op == P.OP_COMPUTE_BUFFER:
-        slot, pool, off, size, at, write = cmd[1:7]
-        _range(objects, where, pool, off, size)
-        if at != EMPTY and (at % 8 or at + 8 > P.MAX_COMPUTE_BANK):
-            raise SubmissionError(f"{where}: field at = {at:#x} is not a multiple of 8 inside a 64 KiB bank")
-        if write:
-            can_write = getattr(objects.memory, "can_write", None)
-            if can_write is not None and not can_write(pool):
-                raise SubmissionError(f"{where}: field write: pool {pool} was mapped read-only (its memfd refuses writes)")
-        add_range((pool, off, size))
-        st.buffers[slot] = cmd
-    elif op == P.OP_COMPUTE_CONST:
-        if cmd[1] % 4:
-            raise SubmissionError(f"{where}: field at = {cmd[1]:#x} is not a multiple of 4")
-        st.consts[cmd[1]] = cmd[2]
-    elif op == P.OP_COMPUTE_SURFACE:
-        tid = cmd[2]
-        if tid == EMPTY:
-            return
-        t = objects.textures.get(tid)
-        if t is None:
-            raise SubmissionError(f"{where}: field texture {tid} is not a registered texture")
-        if not t.render_target or t.fmt.name not in SURFACE_FORMATS or t.samples > 1 or t.layers > 1 or t.cube:
-            raise SubmissionError(
-                f"{where}: field texture {tid} ({t.fmt.name}, {t.samples} sample(s), {t.layers} layer(s)"
-                f"{', render target' if t.render_target else ''}) is not a one-sample, one-layer "
-                f"{'/'.join(SURFACE_FORMATS)} render target (a surface pool entry)"
-            )
-    else:  # DISPATCH
-        _, prog, x, y, z, bank, mask, ppool, poff, psize, pat = cmd
-        if prog not in objects.compute_programs:
-            raise SubmissionError(f"{where}: field program {prog} is not a registered compute program")
-        if bank < 16 or bank % 16:
-            raise SubmissionError(f"{where}: field bank_size = {bank} is not a multiple of 16 from 16 to 65536")
-        for k in range(P.COMPUTE_BUFFER_SLOTS):
-            if mask >> k & 1:
-                b = st.buffers.get(k)
-                if b is None:
-                    raise SubmissionError(f"{where}: field buffer_mask = {mask:#x}: storage buffer slot {k} is not bound")
-                if b[5] != EMPTY and b[5] + 8 > bank:
-                    raise SubmissionError(
-                        f"{where}: storage buffer slot {k}'s address at {b[5]:#x} lies past the {bank}-byte bank"
-                    )
-        for at in st.consts:
-            if at + 4 > bank:
-                raise SubmissionError(f"{where}: COMPUTE_CONST at {at:#x} lies past the {bank}-byte bank (field bank_size)")
-        if psize:
-            if pat % 4 or pat + psize > bank:
-                raise SubmissionError(
-                    f"{where}: fields params_at/params_size = {pat:#x}+{psize:#x} do not fit the {bank}-byte bank "
-                    "(or params_at is not a multiple of 4)"
-                )
-            _range(objects, where, ppool, poff, psize)
-            add_range((ppool, poff, psize))
 
 
 # -- recording (replay_commands.CommandRecording calls these by op) --------------------------------
