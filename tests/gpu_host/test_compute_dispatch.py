@@ -113,7 +113,8 @@ class Guest:
         monkeypatch.setenv("NXRECOMP_CPU_HOST_NVN_RECORDER", "python")
         self.Call = Call
         self.ffi = ffi = cffi.FFI()
-        self.cpu = types.SimpleNamespace(x=ffi.new("uint64_t[32]"))
+        ffi.cdef("typedef struct { uint64_t x[32]; } GuestCpu;")  # X registers first, as NxCpu
+        self.cpu = ffi.new("GuestCpu *")
         self.lib = types.SimpleNamespace(nx_hz_range_ok=lambda addr, size, perm: 1)
         self.mem = ffi.new("uint64_t[64]")  # NVN structures, 8 bytes each
         self.view = ffi.new("uint8_t[]", 1 << 23)  # the front end's view of pool 1 (code lives here)
@@ -376,3 +377,59 @@ def test_a_recording_of_a_dispatch_replays_to_the_same_frame(kernels, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert (out / "frames.txt").read_text().split() == ["1", live]
+
+
+def test_native_recorder_leaves_compute_binds_to_the_compute_module(monkeypatch):
+    """With the C recorder (cpu_host.nvn_recorder = native): a compute-stage uniform bind is not
+    recorded in C (it would become a graphics UNIFORM) but left to Python, which keeps it as the
+    kernel's parameters; binding a compute program likewise (the C recorder knows graphics
+    programs only).  The front end's retry serves both (SERVED); the dispatch's packets go into the
+    C recorder's stream and decode (C) to what the Python recorder makes."""
+    from cpu_host.gpu_client import blob
+    from cpu_host.horizon.hle.nvn.compute import ComputeFunctions, ComputeInfo
+    from cpu_host.horizon.hle.nvn.native import NativeRecorder
+    from cpu_host.horizon.hle.nvn.objects import Program
+    from gpu_host import binpackets, nxpkt
+
+    r = NativeRecorder()
+    r.L.nxr_bench_init()
+    try:
+        g = Guest(types.SimpleNamespace(client=None), monkeypatch)
+        s = g.svc
+        s.native = r
+        prog_ptr = g.at(12)
+        prog = Program(777)
+        prog.compute = ComputeInfo(86, (BLOCK, 1, 1), 384)
+        s.objects[777] = prog
+        g.mem[12] = 777
+        g.call(s.cb_begin, g.cb)
+        names = r.names()
+        retry = {
+            n: s._native_retry(names.index(n), f)
+            for n, f in (
+                ("nvnCommandBufferBindProgram", s.cb_program),
+                ("nvnCommandBufferBindUniformBuffer", s.cb_uniform),
+            )
+        }
+        cpu_addr = int(g.ffi.cast("uintptr_t", g.cpu))
+        for i, v in enumerate((g.cb, 1, 0, g.base + PAR_OFF, 28)):
+            g.cpu.x[i] = v
+        assert r.try_call(names.index("nvnCommandBufferBindUniformBuffer"), cpu_addr) == ""  # Python's turn
+        g.cpu.x[1] = 2  # the same call at the vertex stage: C's (its pool is unknown to C here: named)
+        assert "lies in no memory pool" in r.try_call(names.index("nvnCommandBufferBindUniformBuffer"), cpu_addr)
+        g.call(retry["nvnCommandBufferBindProgram"], g.cb, prog_ptr, 1)
+        g.call(retry["nvnCommandBufferBindUniformBuffer"], g.cb, 1, 0, g.base + PAR_OFF, 28)
+        cf = ComputeFunctions(s)
+        g.call(cf.bind_storage, g.cb, 1, 0, g.base + A_OFF, 4 * N)
+        g.call(cf.dispatch, g.cb, 3, 1, 1)
+        rec = g.call(lambda c: s._rec(c, "test"), g.cb)
+        block = r.end(rec.commands.cb)
+        body = b"".join(bytes(b) for b, _ in block.chunks)
+        got = nxpkt.decode(binpackets.blob_header(sum(n for _, n in block.chunks), len(body)) + body)
+        assert isinstance(block, blob.Block)
+        disp = [p for p in got if p[0] == P.OP_DISPATCH]
+        assert disp == [(P.OP_DISPATCH, 777, 3, 1, 1, 384, 1, 1, PAR_OFF, 28, 0x160)]
+        assert (P.OP_COMPUTE_BUFFER, 0, 1, A_OFF, 4 * N, 0x160, True) in got
+        assert not [p for p in got if p[0] in (P.OP_UNIFORM, P.OP_PROGRAM)]  # nothing for the graphics stages
+    finally:
+        r.L.nxr_reset()
