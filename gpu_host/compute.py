@@ -427,6 +427,8 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, comp.layout, 0, 2, [ds0, ds1], 0, None)
     vk.vkCmdDispatch(cb, x, y, z)
     full_barrier(cb)  # its writes visible to the draws, copies and write-backs after it
+    if _propagate(rec, st, mask):
+        full_barrier(cb)
     if twins:
         for t, im, tw in twins:
             if t.id in done:
@@ -438,6 +440,29 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
         if mask >> k & 1 and b[6]:
             rec.reads.append((None, ("storage", b[2], b[3], b[4]), -1))
     rec.res.dispatches = getattr(rec.res, "dispatches", 0) + 1
+
+
+def _propagate(rec: Any, st: _RecState, mask: int) -> bool:
+    """The bytes a dispatch may have written (its ``write`` buffers) copied into every other
+    snapshotted range of the submission that overlaps them (a VERTEX, UNIFORM or COMPUTE_BUFFER of
+    another offset or size in the same pool): later commands read pool memory as the dispatch left
+    it, whichever range they bind.  Returns whether anything was copied."""
+    regions: dict[tuple, list] = {}
+    for k in range(P.COMPUTE_BUFFER_SLOTS):
+        b = st.buffers.get(k)
+        if not (mask >> k & 1 and b[6]):
+            continue
+        pool, off, size = b[2], b[3], b[4]
+        src = rec.where[(pool, off, size)]
+        for r in rec.plan.ranges:
+            if r[0] != pool or r == (pool, off, size):
+                continue
+            lo, hi = max(off, r[1]), min(off + size, r[1] + r[2])
+            if lo < hi:
+                regions.setdefault(r, []).append(vk.VkBufferCopy(src + lo - off, rec.where[r] + lo - r[1], hi - lo))
+    for r, regs in regions.items():
+        vk.vkCmdCopyBuffer(rec.cb, rec.arena.handle, rec.arena.handle, len(regs), regs)
+    return bool(regions)
 
 
 HANDLERS = {

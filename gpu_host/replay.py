@@ -190,7 +190,7 @@ class Replayer(ReplayImages, ReplayReadback):
                 self.dev.free_buffer(cur)
             n = 1 << max(16, (size - 1).bit_length())
             if which == "arena" and self.dev.buffer_device_address:  # storage buffers of dispatches (compute.py)
-                usage |= BUFFER_DEVICE_ADDRESS
+                usage |= BUFFER_DEVICE_ADDRESS | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT
             cur = self.dev.buffer(n, usage)
             setattr(self, which, cur)
         return cur

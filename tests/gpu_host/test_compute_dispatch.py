@@ -433,3 +433,28 @@ def test_native_recorder_leaves_compute_binds_to_the_compute_module(monkeypatch)
         assert not [p for p in got if p[0] in (P.OP_UNIFORM, P.OP_PROGRAM)]  # nothing for the graphics stages
     finally:
         r.L.nxr_reset()
+
+
+def test_a_dispatch_reads_what_an_earlier_one_wrote_through_an_overlapping_range(env, kernels):
+    """Dispatch 1 writes o1; dispatch 2 reads its ``a`` through a different range that overlaps
+    it (o1 .. o1 + 4N + 64: another size, so another copy in the snapshot) and writes o2:
+    o2 = f(f(a)), pool memory as dispatch 1 left it (before the overlap copy, dispatch 2 read the
+    snapshot's zeros)."""
+    prog, bank, pat = _registered(env, kernels)
+    tex, show = targets(env, 9)
+    o1, o2 = O_OFF + 0x10000, O_OFF + 0x18000
+    a = inputs(env, 7, o1)
+    env.pool.write(o2, bytes(4 * N))
+    second = [
+        (P.OP_COMPUTE_BUFFER, 0, 1, o1, 4 * N + 64, pat, False),  # overlaps o1's range, longer
+        (P.OP_COMPUTE_BUFFER, 2, 1, o2, 4 * N, pat + 16, True),
+        (P.OP_DISPATCH, prog, N // BLOCK, 1, 1, bank, 7, 1, PAR_OFF, 28, pat),
+    ]
+    env.pool.write(o1 + 4 * N, bytes(64))
+    c = env.client
+    before = c.dropped()
+    seq = c.submit([*env.consts, *_dispatch_packets(prog, tex, o1, bank, pat), *second])
+    c.wait(seq)
+    assert c.dropped() == before, gpu_log(env.dir)[-1500:]
+    assert np.array_equal(words(env, o1), expected(a))
+    assert np.array_equal(words(env, o2), expected(expected(a)))
