@@ -213,3 +213,6 @@ class ComputeFunctions:
             out.append((P.OP_DISPATCH, prog.id, *groups, info.bank_size, mask, pool, off, size, params_at))
             for p in out:
                 rec.commands.append(p)
+            targets = getattr(rec.commands, "targets", None)  # the C recorder's stream keeps its own set
+            if targets is not None:  # surfaces it writes are written back like render targets (queues.py)
+                targets.update(t for t in binds.images.values())
