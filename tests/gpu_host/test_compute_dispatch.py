@@ -458,3 +458,25 @@ def test_a_dispatch_reads_what_an_earlier_one_wrote_through_an_overlapping_range
     assert c.dropped() == before, gpu_log(env.dir)[-1500:]
     assert np.array_equal(words(env, o1), expected(a))
     assert np.array_equal(words(env, o2), expected(expected(a)))
+
+
+def test_front_end_refuses_bad_compute_programs_and_binds_by_name(env, kernels, monkeypatch):
+    """The NVN front end names a guest's mistakes in compute calls (GuestError: the process ends
+    with the report): a bank smaller than the ISA's parameter offset, storage buffers of a graphics
+    stage, an index past the slots, an image handle of no texture, a dispatch with no program."""
+    from cpu_host.horizon.hle.abi import GuestError
+    from cpu_host.horizon.hle.nvn.compute import ComputeFunctions
+
+    g = Guest(env, monkeypatch)
+    with pytest.raises(GuestError, match=r"bank_size 64 ends before the SM86 parameters at 0x160"):
+        g.program(11, 86, kernels[86].code, 64)
+    s, cf = g.svc, ComputeFunctions(g.svc)
+    g.call(s.cb_begin, g.cb)
+    with pytest.raises(GuestError, match=r"stage 2 \(storage buffers and images are served for the compute stage"):
+        g.call(cf.bind_storage, g.cb, 2, 0, g.base + A_OFF, 64)
+    with pytest.raises(GuestError, match=r"storage buffer index 16 \(0\.\.15\)"):
+        g.call(cf.bind_storage, g.cb, 1, 16, g.base + A_OFF, 64)
+    with pytest.raises(GuestError, match=r"image handle 0x63 names no texture"):
+        g.call(cf.bind_image, g.cb, 1, 0, 99)
+    with pytest.raises(GuestError, match=r"no compute program bound"):
+        g.call(cf.dispatch, g.cb, 1, 1, 1)

@@ -111,7 +111,11 @@ class ComputeFunctions:
             raise GuestError(f"nvnProgramSetShaders: compute local size {[x, y, z]} is not 1..1024 invocations")
         if not 16 <= bank <= P.MAX_COMPUTE_BANK:
             raise GuestError(f"nvnProgramSetShaders: compute bank_size {bank} is not 16..{P.MAX_COMPUTE_BANK}")
-        bank_layout(arch)  # names an architecture with no bank layout
+        params_at, _ = bank_layout(arch)  # names an architecture with no bank layout
+        if bank <= params_at:
+            raise GuestError(
+                f"nvnProgramSetShaders: compute bank_size {bank} ends before the SM{arch} parameters at {params_at:#x}"
+            )
         svc._pool_at(data, size, "compute shader code")
         code = c.read(data, size, "compute shader code")
         spirv = svc.translate(arch, STAGE_COMPUTE, code, features, local_size=(x, y, z))
