@@ -121,8 +121,14 @@ class Engine:
             self._changed()
 
     def register_program(self, id: int, vertex: bytes, fragment: bytes) -> None:
+        from gpu_host import compute
+
         with self.lock:
-            self.objects.add_program(id, vertex, fragment)
+            if not fragment and compute.is_compute(vertex):  # a compute program (PROTOCOL.md "Compute")
+                self.replayer.compute.register(self.objects, id, vertex)
+            else:
+                self.objects.add_program(id, vertex, fragment)
+                self.objects.compute_programs.pop(id, None)
             if self.recorder:
                 self.recorder.program(id, vertex, fragment)
             self._changed()

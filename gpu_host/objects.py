@@ -180,6 +180,7 @@ class MappedPools:
 
 class Objects:
     def __init__(self, memory: Memory) -> None:
+        self.compute_programs: dict = {}  # id -> compute.ComputeProgram (RegisterProgram of a GLCompute module)
         self.memory = memory
         self.textures: dict[int, Texture] = {}
         self.samplers: dict[int, Sampler] = {}

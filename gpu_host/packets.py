@@ -126,6 +126,27 @@ _OPS = [
             ("format", U32),
         ),
     ),
+    # Compute dispatches (PROTOCOL.md "Compute", gpu_host/compute.py): storage buffers, words of
+    # constant bank 0, surface pool entries, and the dispatch of a registered compute program.
+    Op(41, "COMPUTE_BUFFER", (("slot", U32), ("pool", U32), ("offset", U64), ("size", U64), ("at", U32), ("write", BOOL))),
+    Op(42, "COMPUTE_CONST", (("at", U32), ("value", U32))),
+    Op(43, "COMPUTE_SURFACE", (("slot", U32), ("texture", U32))),
+    Op(
+        44,
+        "DISPATCH",
+        (
+            ("program", U32),
+            ("x", U32),
+            ("y", U32),
+            ("z", U32),
+            ("bank_size", U32),
+            ("buffer_mask", U32),
+            ("params_pool", U32),
+            ("params_offset", U64),
+            ("params_size", U32),
+            ("params_at", U32),
+        ),
+    ),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
@@ -139,6 +160,10 @@ OP_EVENT_SIGNAL, OP_EVENT_WAIT = 29, 30
 OP_RENDER_TARGETS, OP_CLEAR_TARGET = 31, 32
 OP_RESOLVE = 33
 OP_PRESENT_IMAGE = 40
+OP_COMPUTE_BUFFER, OP_COMPUTE_CONST, OP_COMPUTE_SURFACE, OP_DISPATCH = 41, 42, 43, 44
+COMPUTE_BUFFER_SLOTS = 16  # COMPUTE_BUFFER's slot 0..15 (DISPATCH's buffer_mask: one bit a slot)
+COMPUTE_SURFACE_SLOTS = 8  # the 2D surface pool's entries (shader_svc/lower/surface.py SURFACE_POOL)
+MAX_COMPUTE_BANK = 65536  # DISPATCH's bank_size: constant bank 0 of a compute program, at most 64 KiB
 EVENT_SIGNAL_MODES = ("write", "add")
 EVENT_WAIT_MODES = ("equal", "gequal_wrap")
 
@@ -213,6 +238,12 @@ def _enum_limits() -> dict[tuple[int, str], int]:
             (OP_PRESENT_IMAGE, "layout"): 1,
             (OP_PRESENT_IMAGE, "block_height_log2"): 5,
             (OP_PRESENT_IMAGE, "format"): 3,
+            (OP_COMPUTE_BUFFER, "slot"): COMPUTE_BUFFER_SLOTS - 1,
+            (OP_COMPUTE_CONST, "at"): MAX_COMPUTE_BANK - 4,
+            (OP_COMPUTE_SURFACE, "slot"): COMPUTE_SURFACE_SLOTS - 1,
+            (OP_DISPATCH, "bank_size"): MAX_COMPUTE_BANK,
+            (OP_DISPATCH, "buffer_mask"): (1 << COMPUTE_BUFFER_SLOTS) - 1,
+            (OP_DISPATCH, "params_size"): MAX_COMPUTE_BANK,
         }
     )
     for face in ("front", "back"):

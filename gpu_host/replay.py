@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 import vulkan as vk
 
-from gpu_host import events, present_image
+from gpu_host import compute, events, present_image
 from gpu_host import packets as P
 from gpu_host.formats import TexFormat
 from gpu_host.objects import Memory, Objects, Texture
 from gpu_host.pipelines import Pipelines, cache_file
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
-from gpu_host.vkdevice import COLOR_LAYERS, Buffer, Device, Image
+from gpu_host.vkdevice import BUFFER_DEVICE_ADDRESS, COLOR_LAYERS, Buffer, Device, Image
 
 from gpu_host.replay_images import (  # noqa: F401 (names other modules import from here)
     ALIGN,
@@ -167,6 +167,7 @@ class Replayer(ReplayImages, ReplayReadback):
         self.dummies: dict[str, Image] = {"2d": self.dummy_img, "other": self.dummy_img}
         self.pool_sets = PoolSets(dev, self.pipes.pool_layout)
         self.native: Any = None  # native_replay.NativeReplay, set by the Engine (gpu_host.native_replay)
+        self.compute = compute.Compute(dev)  # compute programs' pipelines, banks, surface twins
 
     def reset(self, objects: Objects) -> None:
         """A new client session: drop its predecessor's images (pipelines stay cached)."""
@@ -176,6 +177,9 @@ class Replayer(ReplayImages, ReplayReadback):
         self.images.clear()
         self.uploaded.clear()
         self.stale.clear()
+        self.compute.reset()
+        if objects is not self.objects:
+            self.compute.forget(self.objects)
         self.objects = objects
 
     # -- resources -------------------------------------------------------------
@@ -185,6 +189,8 @@ class Replayer(ReplayImages, ReplayReadback):
             if cur is not None:
                 self.dev.free_buffer(cur)
             n = 1 << max(16, (size - 1).bit_length())
+            if which == "arena" and self.dev.buffer_device_address:  # storage buffers of dispatches (compute.py)
+                usage |= BUFFER_DEVICE_ADDRESS | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT
             cur = self.dev.buffer(n, usage)
             setattr(self, which, cur)
         return cur
@@ -309,7 +315,9 @@ class Replayer(ReplayImages, ReplayReadback):
         # 4. write-backs (before the caller publishes fences: a guest waiting on one sees the
         #    bytes), then frames
         for frame, t, o in reads:
-            if frame is None and type(t) is tuple:  # EVENT_SIGNAL (gpu_host/events.py)
+            if frame is None and type(t) is tuple and t[0] == "storage":  # a dispatch's storage buffer (compute.py)
+                compute.write_back(self.objects, arena, where, t)
+            elif frame is None and type(t) is tuple:  # EVENT_SIGNAL (gpu_host/events.py)
                 events.apply_signal(self.objects.memory, t)
             elif frame is None:
                 self._write_back(t, self._guest_texels(t, rb.mapped, o))
@@ -441,6 +449,8 @@ class Replayer(ReplayImages, ReplayReadback):
         for img in {id(i): i for i in self.dummies.values()}.values():
             self.dev.free_image(img)
         self.pool_sets.close()
+        self.compute.forget(self.objects)
+        self.compute.close()
         for s in self.samplers.values():
             vk.vkDestroySampler(self.dev.device, s, None)
         self.pipes.close()

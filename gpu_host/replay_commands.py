@@ -17,6 +17,7 @@ from typing import Any
 import vulkan as vk
 from vulkan._vulkan import lib as _vklib  # direct entry points for the per-draw calls
 
+from gpu_host import compute
 from gpu_host import packets as P
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
@@ -448,6 +449,7 @@ HANDLERS = {
     P.OP_WRITEBACK: R.copy_out,
 }
 del R
+HANDLERS.update(compute.HANDLERS)  # COMPUTE_BUFFER, COMPUTE_CONST, COMPUTE_SURFACE, DISPATCH (compute.py)
 
 
 def blend_for(blends: dict[int, tuple], k: int) -> tuple:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpu_host import events, present_image
+from gpu_host import compute_check, events, present_image
 from gpu_host import packets as P
 from gpu_host.objects import Objects, Program, Sampler, Texture
 from gpu_host.ring_layout import NUM_FENCES
@@ -174,6 +174,13 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
     slot_samplers: dict[int, Sampler] = {}
     pool_textures: list[Texture] = []  # the last POOLS packet's registered entries
     ms_samples: int | None = None  # the last MULTISAMPLE packet's count (None: none sent)
+    cstate = compute_check.CheckState()  # compute dispatches (compute_check.py, compute.py)
+
+    def add_range(key: tuple[int, int, int]) -> None:
+        if key not in seen:
+            seen.add(key)
+            pl.ranges.append(key)
+
     for i, cmd in enumerate(commands):
         op = cmd[0]
         where = f"submission {seq}: packet {i} {P.OPS[op].name}"
@@ -386,6 +393,10 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             if why:
                 raise SubmissionError(f"{where}: {why}")
             pl.waits += op == P.OP_EVENT_WAIT
+        elif op in compute_check.COMPUTE_OPS:
+            bad = compute_check.check(cmd, objects, cstate, add_range)
+            if bad:
+                raise SubmissionError(f"{where}: {bad}")
         elif op in (P.OP_BEGIN, P.OP_END):
             raise SubmissionError(f"{where}: nested submission marker")
     pl.uploads = list(uploads.values())

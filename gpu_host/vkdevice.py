@@ -14,6 +14,12 @@ FENCE_TIMEOUT_NS = 120 * 10**9  # one submission's replay, first-draw shader com
 log = logging.getLogger("gpu_host.vk")
 
 
+# Vulkan 1.2 core values the binding (1.3.275.1) leaves as None: VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT
+# and VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT (the spec's enum tables).
+BUFFER_DEVICE_ADDRESS = 0x00020000
+MEMORY_ALLOCATE_DEVICE_ADDRESS = 0x00000002
+
+
 class VulkanUnavailable(RuntimeError):
     pass
 
@@ -116,13 +122,17 @@ class Device:
         # SPIR-V Int64Atomics capability the shader service emits for the guest's 64-bit ATOM/RED
         # needs the matching one, and Int64 needs shaderInt64): enabled where the device has them.
         self.int64_atomics = {name for name in ("shaderBufferInt64Atomics", "shaderSharedInt64Atomics") if getattr(q12, name)}
+        # Buffer device addresses (Vulkan 1.2 core): the shader service's compute programs reach
+        # global memory through 64-bit addresses (PhysicalStorageBuffer64); gpu_host/compute.py.
+        self.buffer_device_address = bool(q12.bufferDeviceAddress and have.shaderInt64)
         f12 = (
             vk.VkPhysicalDeviceVulkan12Features(
                 pNext=gpl,
                 **({"shaderSampledImageArrayNonUniformIndexing": vk.VK_TRUE} if self.descriptor_indexing else {}),
                 **{name: vk.VK_TRUE for name in self.int64_atomics},
+                **({"bufferDeviceAddress": vk.VK_TRUE} if self.buffer_device_address else {}),
             )
-            if self.descriptor_indexing or self.int64_atomics
+            if self.descriptor_indexing or self.int64_atomics or self.buffer_device_address
             else gpl
         )
         f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=f12, dynamicRendering=vk.VK_TRUE)
@@ -199,9 +209,13 @@ class Device:
             if host
             else vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
         )
+        # a buffer with a device address (gpu_host/compute.py) needs memory allocated for one
+        dev_addr = vk.VkMemoryAllocateFlagsInfo(flags=MEMORY_ALLOCATE_DEVICE_ADDRESS) if usage & BUFFER_DEVICE_ADDRESS else None
         mem = vk.vkAllocateMemory(
             self.device,
-            vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=self._mem_type(req.memoryTypeBits, flags)),
+            vk.VkMemoryAllocateInfo(
+                pNext=dev_addr, allocationSize=req.size, memoryTypeIndex=self._mem_type(req.memoryTypeBits, flags)
+            ),
             None,
         )
         vk.vkBindBufferMemory(self.device, h, mem, 0)

@@ -68,6 +68,10 @@ def every_op() -> list[tuple]:
         (P.OP_BEGIN, 5),
         (P.OP_END, 5),
         (P.OP_PRESENT_IMAGE, 12, 3, 1 << 33, 1280, 720, 1, 5120, 4, 2),
+        (P.OP_COMPUTE_BUFFER, 15, 1, 1 << 33, 4096, 0x160, True),  # gpu-compute: PROTOCOL.md "Compute"
+        (P.OP_COMPUTE_CONST, 0xFFFC, 0xDEADBEEF),
+        (P.OP_COMPUTE_SURFACE, 7, E),
+        (P.OP_DISPATCH, 9, 65535, 2, 3, 65536, 0xFFFF, E, 0, 0, 0),
     ]
 
 

@@ -311,6 +311,10 @@ VALID = {
     P.OP_CLEAR_TARGET: (3, 0.0, 0.5, 1.0, 1.0),
     P.OP_RESOLVE: (7, 8),
     P.OP_PRESENT_IMAGE: (1, 3, 0, 32, 16, 0, 128, 0, 0),
+    P.OP_COMPUTE_BUFFER: (15, 1, 1 << 40, 4096, 0x160, True),  # gpu-compute: PROTOCOL.md "Compute"
+    P.OP_COMPUTE_CONST: (0xFFFC, 7),
+    P.OP_COMPUTE_SURFACE: (7, P.EMPTY),
+    P.OP_DISPATCH: (9, 65535, 2, 3, 65536, 0xFFFF, P.EMPTY, 0, 0, 0),
 }
 
 

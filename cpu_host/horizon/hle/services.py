@@ -55,7 +55,7 @@ def connect_gpu():
     return client
 
 
-def translate_shader(arch: int, stage: int, code: bytes, features: int = 0) -> bytes:
+def translate_shader(arch: int, stage: int, code: bytes, features: int = 0, local_size: tuple[int, ...] = ()) -> bytes:
     """Guest machine code -> SPIR-V through the shader service (settings shader_svc.listen);
     ``features``: what the GPU process's device has (shader.proto Program.features)."""
     import grpc
@@ -66,7 +66,8 @@ def translate_shader(arch: int, stage: int, code: bytes, features: int = 0) -> b
     with grpc.insecure_channel(addr) as ch:
         try:
             r = shader_pb2_grpc.ShaderTranslatorStub(ch).Translate(
-                shader_pb2.Program(arch=arch, stage=stage, code=code, features=features), timeout=60
+                shader_pb2.Program(arch=arch, stage=stage, code=code, features=features, local_size=list(local_size)),
+                timeout=60,
             )
         except grpc.RpcError as e:
             raise GuestError(

@@ -34,7 +34,11 @@ typedef struct { uint32_t magic; uint32_t stage; uint32_t arch; uint32_t size; }
 typedef struct { NVNbufferAddress data; const NVNshaderControl *control; } NVNshaderData;
 #define NVN_SHADER_MAGIC 0x4853584eu           /* "NXSH" */
 
-enum { NVN_STAGE_VERTEX = 2, NVN_STAGE_FRAGMENT = 3 };          /* as the shader service numbers them */
+enum { NVN_STAGE_COMPUTE = 1, NVN_STAGE_VERTEX = 2, NVN_STAGE_FRAGMENT = 3 };  /* as the shader service numbers them */
+/* A compute stage's NVNshaderControl is followed by this (ours): the kernel's workgroup size and
+ * the size of its constant bank 0 (cpu_host/horizon/hle/nvn/compute.py). */
+typedef struct { uint32_t local_size[3]; uint32_t bank_size; } NVNcomputeControl;
+typedef uint64_t NVNimageHandle;
 enum { NVN_SHADER_ARCH_SPIRV = 0, NVN_SHADER_ARCH_SM53 = 53, NVN_SHADER_ARCH_SM86 = 86 };
 enum { NVN_FORMAT_RGBA8 = 1, NVN_FORMAT_BGRA8 = 2, NVN_FORMAT_R8 = 3, NVN_FORMAT_RG8 = 4, NVN_FORMAT_RGB565 = 5,
        NVN_FORMAT_RGBA16F = 6, NVN_FORMAT_RGBA32F = 7, NVN_FORMAT_BC1 = 8, NVN_FORMAT_BC3 = 9, NVN_FORMAT_BC7 = 10,
@@ -240,7 +244,11 @@ NVNgenericFuncPtr nvnBootstrapLoader(const char *name);
     X(void, nvnCommandBufferSignalEvent, (NVNcommandBuffer *cb, const NVNevent *event, int mode, int location, int flags, uint32_t value)) \
     X(void, nvnCommandBufferWaitEvent, (NVNcommandBuffer *cb, const NVNevent *event, int mode, uint32_t value)) \
     X(void, nvnTextureBuilderSetSamples, (NVNtextureBuilder *b, int samples)) \
-    X(void, nvnCommandBufferDownsample, (NVNcommandBuffer *cb, const NVNtexture *src, const NVNtexture *dst))
+    X(void, nvnCommandBufferDownsample, (NVNcommandBuffer *cb, const NVNtexture *src, const NVNtexture *dst)) \
+    X(void, nvnCommandBufferBindStorageBuffer, (NVNcommandBuffer *cb, int stage, int index, NVNbufferAddress address, size_t size)) \
+    X(NVNimageHandle, nvnDeviceGetImageHandle, (const NVNdevice *device, int textureId)) \
+    X(void, nvnCommandBufferBindImage, (NVNcommandBuffer *cb, int stage, int index, NVNimageHandle handle)) \
+    X(void, nvnCommandBufferDispatchCompute, (NVNcommandBuffer *cb, int groupsX, int groupsY, int groupsZ))
 
 #define NVN_PTR_FIELD(ret, name, params) ret (*name) params;
 typedef struct NvnProcs { NVN_PROCS(NVN_PTR_FIELD) } NvnProcs;

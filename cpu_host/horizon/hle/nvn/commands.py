@@ -9,6 +9,7 @@ import logging
 import struct
 
 from cpu_host.horizon.hle.abi import Call, GuestError
+from cpu_host.horizon.hle.nvn.compute import STAGE_COMPUTE, ComputeFunctions
 from cpu_host.horizon.hle.nvn.handles import Held, nbytes
 from cpu_host.horizon.hle.nvn.objects import (
     CommandBuffer,
@@ -180,6 +181,8 @@ class NvnCommands:
         with self.lock:
             rec = self._rec(c, "nvnCommandBufferBindProgram")
             prog = self._obj(c, 1, Program, "nvnCommandBufferBindProgram")
+            if getattr(prog, "compute", None) is not None:  # the compute stage's program (nvn/compute.py)
+                return ComputeFunctions(self).bind_program(c, prog)
             if not prog.registered:
                 raise GuestError("nvnCommandBufferBindProgram: the program has no vertex and fragment shaders")
             rec.commands.append((P.OP_PROGRAM, prog.id))
@@ -222,6 +225,8 @@ class NvnCommands:
     def cb_uniform(self, c: Call) -> None:
         with self.lock:
             rec = self._rec(c, "nvnCommandBufferBindUniformBuffer")
+            if c.sarg32(1) == STAGE_COMPUTE:  # a compute kernel's parameters (nvn/compute.py)
+                return ComputeFunctions(self).bind_params(c)
             slot = c.sarg32(2)
             if not 0 <= slot < MAX_SLOTS:
                 raise GuestError(f"uniform buffer index {slot} (0..{MAX_SLOTS - 1})")

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from cpu_host.horizon.hle.abi import Call, GuestError
+from cpu_host.horizon.hle.nvn.compute import SERVED, ComputeFunctions
 from cpu_host.horizon.hle.nvn.events import EventFunctions
 from cpu_host.horizon.hle.nvn.handles import CommandHandles
 from cpu_host.horizon.hle.nvn.objects import (
@@ -308,6 +309,7 @@ class NvnService(NvnResources, NvnCommands, NvnFixedState, NvnQueues):
             ("nvnCommandBufferDownsample", self.cb_downsample, False),
         ]
         rows += EventFunctions(self).rows()  # NVNevent (nvn/events.py)
+        rows += ComputeFunctions(self).rows()  # compute dispatches (nvn/compute.py)
         return [HostFunction(n, n, fn, blocking) for n, fn, blocking in rows]
 
     # -- the native recorder ----------------------------------------------------------------------
@@ -363,7 +365,9 @@ class NvnService(NvnResources, NvnCommands, NvnFixedState, NvnQueues):
                     return
                 if err:
                     raise GuestError(err)
-                impl(c)  # names the object (a program pointer, a program without shaders)
+                if impl(c) is SERVED:  # a call the C recorder leaves to Python (compute stage: nvn/compute.py)
+                    return
+                # impl named the object (a program pointer, a program without shaders)
                 raise GuestError(f"{what}: the native recorder refused a call the Python path accepts")
 
         return retry

@@ -633,6 +633,7 @@ static int vertex_buffer(NxCpu *s, Rec *r, char *err) {
 }
 
 static int uniform(NxCpu *s, Rec *r, char *err) {
+    if (s32(s, 1) == 1) return SLOW;   /* the compute stage's parameters: nvn/compute.py records them */
     int32_t slot = s32(s, 2);
     if (slot < 0 || slot >= MAX_SLOTS) return ERR("uniform buffer index %d (0..%d)", slot, MAX_SLOTS - 1);
     const Pool *pl = pool_at(s->x[3], s->x[4]);

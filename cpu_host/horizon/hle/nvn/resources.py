@@ -9,6 +9,7 @@ import logging
 import struct
 
 from cpu_host.horizon.hle.abi import Call, GuestError
+from cpu_host.horizon.hle.nvn.compute import STAGE_COMPUTE, ComputeFunctions
 from cpu_host.horizon.hle.nvn.guest_memory import back_with_memfd
 from cpu_host.horizon.hle.nvn.objects import (
     Buffer,
@@ -253,8 +254,10 @@ class NvnResources:
                 magic, stage, arch, size = struct.unpack("<IIII", c.read(control, 16, "NVNshaderControl"))
                 if magic != SHADER_MAGIC:
                     raise GuestError(f"shader {i}: control magic {magic:#x} is not 'NXSH'")
+                if stage == STAGE_COMPUTE and count == 1:  # a compute program (nvn/compute.py)
+                    return ComputeFunctions(self).set_shaders(c, prog, control, data, arch, size, features)
                 if stage not in (STAGE_VERTEX, STAGE_FRAGMENT):
-                    raise GuestError(f"shader {i}: stage {stage} (vertex 2 and fragment 3 are served)")
+                    raise GuestError(f"shader {i}: stage {stage} (vertex 2 and fragment 3 are served; compute 1 alone)")
                 pool, off = self._pool_at(data, size, f"shader {i} code")
                 code = c.read(data, size, f"shader {i} code")
                 spirv[stage] = code if arch == ARCH_SPIRV else self.translate(arch, stage, code, features)

@@ -96,7 +96,8 @@ def _extra_blend_packets(rec: Recording) -> list[tuple]:
 
 
 def _targets(cmds: list) -> list[int]:
-    """Texture ids the commands render into (TARGET, both of DEPTH_TARGET's)."""
+    """Texture ids the commands render into (TARGET, both of DEPTH_TARGET's, RENDER_TARGETS') or
+    a dispatch writes (COMPUTE_SURFACE): the queue writes back those with pool storage."""
     out = []
     for c in cmds:
         if c[0] == P.OP_TARGET:
@@ -105,4 +106,6 @@ def _targets(cmds: list) -> list[int]:
             out += [t for t in c[1:3] if t != P.EMPTY]
         elif c[0] == P.OP_RENDER_TARGETS:
             out += [t for t in (*c[1], c[2]) if t != P.EMPTY]
+        elif c[0] == P.OP_COMPUTE_SURFACE and c[2] != P.EMPTY:  # a dispatch writes it (nvn/compute.py)
+            out.append(c[2])
     return out

@@ -1,0 +1,482 @@
+"""Compute dispatches in the GPU process (issue 31): the shader service's compute programs
+(CUDA-style kernels of SM53/SM86 machine code translated to SPIR-V GLCompute) registered, their
+pipelines made at registration (on the gRPC thread, never on the replay thread), and the packets
+COMPUTE_BUFFER / COMPUTE_CONST / COMPUTE_SURFACE / DISPATCH checked (``compute_check.check``,
+called by ``validate.plan``) and recorded (``HANDLERS``, merged into ``replay_commands.HANDLERS``).
+
+The interface a translated kernel expects (shader_svc/README.md, "Surfaces";
+tests/shader_svc/vk_compute.py runs the same modules): descriptor set 0 binding 0 is a storage
+buffer holding *constant bank 0* (launch dimensions, the driver's words, kernel parameters);
+global memory is reached through 64-bit buffer device addresses (SPIR-V
+PhysicalStorageBuffer64) that the bank holds; set 1 binding 2 is the 2D surface pool, 8 storage
+images of format R32ui.  The GPU process builds each dispatch's bank from the packets: zeros of
+``bank_size`` bytes, every COMPUTE_CONST word, the DISPATCH's parameter bytes (a pool range,
+snapshotted like a uniform block) at ``params_at``, then the device address of each storage
+buffer of ``buffer_mask`` at its ``at``.  A storage buffer is a pool range in the submission's
+snapshot arena (made with a device address), so a draw or a dispatch after it that binds the
+same range reads what it wrote; ranges bound with ``write`` are written back into the pool after
+the submission (before fences publish, in packet order with WRITEBACK), as WRITEBACK does.
+
+A surface pool entry is a registered one-sample, one-layer colour render target (GPU-owned, as
+WRITEBACK and sampling see it) of a 4-byte texel format (RGBA8, BGRA8): the shader sees its rows
+as 32-bit texels.  The dispatch works on an R32ui twin image, copied from the texture before and
+back after (vkCmdCopyImage between size-compatible formats), behind full barriers, so the
+draws, copies and write-backs that follow see its writes.
+
+Sources of facts: the Vulkan 1.3 specification (vkCmdDispatch and maxComputeWorkGroupCount,
+VkPhysicalDeviceVulkan12Features.bufferDeviceAddress, "Copying Data Between Images": size-
+compatible formats), the SPIR-V 1.6 specification (OpEntryPoint, OpExecutionMode LocalSize,
+DescriptorSet/Binding decorations); the bank layout is the shader service's (the CUDA driver's
+layout it reads, shader_svc/sm86/cbank.py, shader_svc/sm53/cbank.py).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import vulkan as vk
+
+from gpu_host import packets as P
+from gpu_host.objects import ObjectError, Objects
+from gpu_host.validate import Plan, SubmissionError
+
+SPIRV_MAGIC = 0x07230203
+OP_ENTRY_POINT, OP_EXECUTION_MODE, OP_DECORATE = 15, 16, 71
+MODEL_GLCOMPUTE, MODE_LOCAL_SIZE = 5, 17
+DEC_BINDING, DEC_SET = 33, 34
+BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
+SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS["2D"])
+BANK_ALIGN = 256  # offsets of banks in their buffer: >= any minStorageBufferOffsetAlignment
+EMPTY = P.EMPTY
+
+
+@dataclass(frozen=True)
+class ComputeProgram:
+    id: int
+    spirv: bytes
+    local_size: tuple[int, int, int]
+    surfaces: bool  # reads/writes the 2D surface pool (set 1)
+    pipeline: Any
+
+
+def is_compute(code: bytes) -> bool:
+    """Whether a module's (first) entry point is GLCompute: RegisterProgram with it in
+    ``vertex_spirv`` and no fragment module registers a compute program."""
+    try:
+        return _scan(code, "module")[0] == MODEL_GLCOMPUTE
+    except ObjectError:
+        return False
+
+
+def _scan(code: bytes, what: str) -> tuple[int, tuple[int, int, int] | None, set[tuple[int, int]]]:
+    """(execution model, LocalSize, the (set, binding) pairs decorated) of a SPIR-V module."""
+    if len(code) < 20 or len(code) % 4:
+        raise ObjectError(f"{what}: {len(code)} bytes is not a SPIR-V module")
+    words = struct.unpack(f"<{len(code) // 4}I", code)
+    if words[0] != SPIRV_MAGIC:
+        raise ObjectError(f"{what}: bad SPIR-V magic {words[0]:#x}")
+    model, local = -1, None
+    sets: dict[int, int] = {}
+    binds: dict[int, int] = {}
+    i = 5
+    while i < len(words):
+        n, op = words[i] >> 16, words[i] & 0xFFFF
+        if n == 0 or i + n > len(words):
+            raise ObjectError(f"{what}: instruction at word {i} has a bad word count {n}")
+        if op == OP_ENTRY_POINT and model < 0:
+            model = words[i + 1]
+        elif op == OP_EXECUTION_MODE and n >= 6 and words[i + 2] == MODE_LOCAL_SIZE:
+            local = (words[i + 3], words[i + 4], words[i + 5])
+        elif op == OP_DECORATE and n >= 4 and words[i + 2] in (DEC_SET, DEC_BINDING):
+            (sets if words[i + 2] == DEC_SET else binds)[words[i + 1]] = words[i + 3]
+        i += n
+    pairs = {(sets.get(v, 0), b) for v, b in binds.items()}
+    return model, local, pairs
+
+
+class Compute:
+    """The compute side of one Replayer: registered programs' pipelines, per-submission
+    descriptor sets and banks, and the R32ui twins of surface textures."""
+
+    def __init__(self, dev: Any) -> None:
+        self.dev = dev
+        d = dev.device
+        self.dsl0 = vk.vkCreateDescriptorSetLayout(
+            d,
+            vk.VkDescriptorSetLayoutCreateInfo(
+                bindingCount=1,
+                pBindings=[
+                    vk.VkDescriptorSetLayoutBinding(
+                        binding=0,
+                        descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                        descriptorCount=1,
+                        stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+                    )
+                ],
+            ),
+            None,
+        )
+        self.dsl1 = vk.vkCreateDescriptorSetLayout(
+            d,
+            vk.VkDescriptorSetLayoutCreateInfo(
+                bindingCount=1,
+                pBindings=[
+                    vk.VkDescriptorSetLayoutBinding(
+                        binding=SURFACE_BINDING[1],
+                        descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                        descriptorCount=P.COMPUTE_SURFACE_SLOTS,
+                        stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+                    )
+                ],
+            ),
+            None,
+        )
+        self.layout = vk.vkCreatePipelineLayout(
+            d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.dsl0, self.dsl1]), None
+        )
+        self.pool: Any = None  # descriptor pool of the current submission
+        self.bank: Any = None  # vkdevice.Buffer: the current submission's constant banks
+        self.twins: dict[int, Any] = {}  # texture id -> (Texture, R32ui twin Image)
+        self.dummy: Any = None  # a 1x1 R32ui storage image for empty surface entries
+        from vulkan._vulkan import lib as _lib  # the wrapper returns its argument, not the address
+
+        self._addr_fn = _lib.vkGetBufferDeviceAddress
+        self._addrs: dict[Any, int] = {}
+
+    # -- registration (the gRPC thread) ----------------------------------------------------------
+    def register(self, objects: Objects, id: int, code: bytes) -> ComputeProgram:
+        from gpu_host.objects import _spirv_val
+
+        what = f"compute program {id}"
+        if not self.dev.buffer_device_address:
+            raise ObjectError(f"{what}: {self.dev.name} lacks bufferDeviceAddress/shaderInt64, which compute programs need")
+        model, local, pairs = _scan(code, what)
+        if model != MODEL_GLCOMPUTE:
+            raise ObjectError(f"{what}: execution model {model}, expected GLCompute (5)")
+        if local is None:
+            raise ObjectError(f"{what}: no LocalSize execution mode")
+        lim = self.dev.limits
+        if any(v < 1 or v > m for v, m in zip(local, lim.maxComputeWorkGroupSize)) or (
+            local[0] * local[1] * local[2] > lim.maxComputeWorkGroupInvocations
+        ):
+            raise ObjectError(
+                f"{what}: local size {list(local)} exceeds {self.dev.name}'s maxComputeWorkGroupSize "
+                f"{list(lim.maxComputeWorkGroupSize)} / maxComputeWorkGroupInvocations {lim.maxComputeWorkGroupInvocations}"
+            )
+        for s, b in sorted(pairs):
+            if (s, b) not in (BANK_BINDING, SURFACE_BINDING):
+                raise ObjectError(
+                    f"{what}: uses descriptor set {s} binding {b}; the GPU process binds constant bank 0 "
+                    "(set 0 binding 0) and the 2D surface pool (set 1 binding 2) to compute programs"
+                )
+        _spirv_val(code, what)
+        d = self.dev.device
+        mod = vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None)
+        try:
+            stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
+            pipe = vk.vkCreateComputePipelines(
+                d, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=self.layout)], None
+            )[0]
+        except vk.VkError as e:
+            raise ObjectError(f"{what}: the driver refused the pipeline ({type(e).__name__})") from None
+        finally:
+            vk.vkDestroyShaderModule(d, mod, None)
+        old = objects.compute_programs.get(id)
+        prog = ComputeProgram(id, code, local, SURFACE_BINDING in pairs, pipe)
+        objects.compute_programs[id] = prog
+        objects.programs.pop(id, None)  # one id, one program
+        if old is not None:
+            vk.vkDeviceWaitIdle(d)  # a running submission may still use it
+            vk.vkDestroyPipeline(d, old.pipeline, None)
+        return prog
+
+    # -- per submission ----------------------------------------------------------------------------
+    def begin(self, plan: Plan) -> None:
+        """Banks and descriptor sets for every DISPATCH of ``plan`` (the previous submission has
+        completed: submit_wait), made before its first dispatch is recorded."""
+        dispatches = [c for c in plan.commands if c[0] == P.OP_DISPATCH]
+        d = self.dev.device
+        if self.pool is not None:
+            vk.vkDestroyDescriptorPool(d, self.pool, None)
+        n = max(1, len(dispatches))
+        self.pool = vk.vkCreateDescriptorPool(
+            d,
+            vk.VkDescriptorPoolCreateInfo(
+                maxSets=2 * n,
+                poolSizeCount=2,
+                pPoolSizes=[
+                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=n),
+                    vk.VkDescriptorPoolSize(
+                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=n * P.COMPUTE_SURFACE_SLOTS
+                    ),
+                ],
+            ),
+            None,
+        )
+        need = sum(_up(c[5]) for c in dispatches) or BANK_ALIGN
+        if self.bank is None or self.bank.size < need:
+            if self.bank is not None:
+                self.dev.free_buffer(self.bank)
+            self.bank = self.dev.buffer(1 << max(16, (need - 1).bit_length()), vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT)
+        self.bank_off = 0
+
+    def address(self, buf: Any) -> int:
+        a = self._addrs.get(buf.handle)
+        if a is None:
+            info = vk.ffi.new(
+                "VkBufferDeviceAddressInfo*", {"sType": vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, "buffer": buf.handle}
+            )
+            a = self._addrs[buf.handle] = int(self._addr_fn(self.dev.device, info))
+        return a
+
+    def twin(self, rp: Any, t: Any) -> Any:
+        cur = self.twins.get(t.id)
+        if cur is not None and cur[0] == t:
+            return cur[1]
+        if cur is not None:
+            self.dev.free_image(cur[1])
+        usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+        img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage)
+        self.twins[t.id] = (t, img)
+        return img
+
+    def dummy_image(self) -> Any:
+        if self.dummy is None:
+            usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+            self.dummy = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage)
+        return self.dummy
+
+    def reset(self) -> None:
+        """A new session: its textures are gone (programs are the session's objects too)."""
+        for _, img in self.twins.values():
+            self.dev.free_image(img)
+        self.twins.clear()
+
+    def forget(self, objects: Objects) -> None:
+        for prog in objects.compute_programs.values():
+            vk.vkDestroyPipeline(self.dev.device, prog.pipeline, None)
+        objects.compute_programs.clear()
+
+    def close(self) -> None:
+        d = self.dev.device
+        vk.vkDeviceWaitIdle(d)
+        self.reset()
+        if self.dummy is not None:
+            self.dev.free_image(self.dummy)
+        if self.bank is not None:
+            self.dev.free_buffer(self.bank)
+        if self.pool is not None:
+            vk.vkDestroyDescriptorPool(d, self.pool, None)
+        vk.vkDestroyPipelineLayout(d, self.layout, None)
+        vk.vkDestroyDescriptorSetLayout(d, self.dsl1, None)
+        vk.vkDestroyDescriptorSetLayout(d, self.dsl0, None)
+
+
+def _up(n: int) -> int:
+    return (n + BANK_ALIGN - 1) & ~(BANK_ALIGN - 1)
+
+
+# -- recording (replay_commands.CommandRecording calls these by op) --------------------------------
+class _RecState:
+    def __init__(self) -> None:
+        self.buffers: dict[int, tuple] = {}
+        self.consts: dict[int, int] = {}
+        self.surfaces: dict[int, int] = {}
+
+
+def _state(rec: Any) -> _RecState:
+    st = rec.__dict__.get("compute_state")
+    if st is None:
+        st = rec.__dict__["compute_state"] = _RecState()
+        rec.rp.compute.begin(rec.plan)
+    return st
+
+
+def _buffer(rec: Any, i: int, cmd: tuple) -> None:
+    _state(rec).buffers[cmd[1]] = cmd
+
+
+def _const(rec: Any, i: int, cmd: tuple) -> None:
+    _state(rec).consts[cmd[1]] = cmd[2]
+
+
+def _surface(rec: Any, i: int, cmd: tuple) -> None:
+    _state(rec).surfaces[cmd[1]] = cmd[2]
+
+
+def full_barrier(cb: Any) -> None:
+    """Every earlier write made visible to every later access (a draw, a copy, a dispatch)."""
+    vk.vkCmdPipelineBarrier(
+        cb,
+        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        0,
+        1,
+        [
+            vk.VkMemoryBarrier(
+                srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
+            )
+        ],
+        0,
+        None,
+        0,
+        None,
+    )
+
+
+def _copy(cb: Any, src: Any, dst: Any, w: int, h: int) -> None:
+    layers = vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1)
+    vk.vkCmdCopyImage(
+        cb,
+        src.handle,
+        vk.VK_IMAGE_LAYOUT_GENERAL,
+        dst.handle,
+        vk.VK_IMAGE_LAYOUT_GENERAL,
+        1,
+        [
+            vk.VkImageCopy(
+                srcSubresource=layers,
+                srcOffset=vk.VkOffset3D(0, 0, 0),
+                dstSubresource=layers,
+                dstOffset=vk.VkOffset3D(0, 0, 0),
+                extent=vk.VkExtent3D(w, h, 1),
+            )
+        ],
+    )
+
+
+def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
+    st = _state(rec)
+    rec.end()  # no dispatch inside rendering
+    rp, cb, objs = rec.rp, rec.cb, rec.objs
+    comp: Compute = rp.compute
+    _, pid, x, y, z, bank_size, mask, ppool, poff, psize, pat = cmd
+    limit = rec.dev.limits.maxComputeWorkGroupCount
+    for name, v, m in zip(("x", "y", "z"), (x, y, z), limit):
+        if v > m:
+            raise SubmissionError(
+                f"submission {rec.plan.seq}: packet {i} DISPATCH: field {name} = {v} exceeds "
+                f"{rec.dev.name}'s maxComputeWorkGroupCount {list(limit)}"
+            )
+    prog: ComputeProgram = objs.compute_programs[pid]
+    # constant bank 0: the driver's words, the parameters, the storage buffers' addresses
+    img = bytearray(bank_size)
+    for at, v in st.consts.items():
+        struct.pack_into("<I", img, at, v)
+    if psize:
+        o = rec.where[(ppool, poff, psize)]
+        img[pat : pat + psize] = rec.amap[o : o + psize]
+    base = comp.address(rec.arena)
+    for k in range(P.COMPUTE_BUFFER_SLOTS):
+        b = st.buffers.get(k)
+        if mask >> k & 1 and b[5] != EMPTY:
+            struct.pack_into("<Q", img, b[5], base + rec.where[(b[2], b[3], b[4])])
+    boff = comp.bank_off
+    comp.bank.mapped[boff : boff + bank_size] = bytes(img)
+    comp.bank_off += _up(bank_size)
+    d = rec.dev.device
+    ds0, ds1 = vk.vkAllocateDescriptorSets(
+        d, vk.VkDescriptorSetAllocateInfo(descriptorPool=comp.pool, descriptorSetCount=2, pSetLayouts=[comp.dsl0, comp.dsl1])
+    )
+    twins = []
+    views = []
+    for k in range(P.COMPUTE_SURFACE_SLOTS):
+        tid = st.surfaces.get(k, EMPTY)
+        if tid == EMPTY:
+            views.append(comp.dummy_image().view)
+            continue
+        t = objs.textures[tid]
+        tw = comp.twin(rp, t)
+        twins.append((t, rp.image_for(t), tw))
+        views.append(tw.view)
+    general = vk.VK_IMAGE_LAYOUT_GENERAL
+    vk.vkUpdateDescriptorSets(
+        d,
+        2,
+        [
+            vk.VkWriteDescriptorSet(
+                dstSet=ds0,
+                dstBinding=0,
+                descriptorCount=1,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=comp.bank.handle, offset=boff, range=bank_size)],
+            ),
+            vk.VkWriteDescriptorSet(
+                dstSet=ds1,
+                dstBinding=SURFACE_BINDING[1],
+                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in views],
+            ),
+        ],
+        0,
+        None,
+    )
+    full_barrier(cb)  # what came before (draws, uploads, dispatches) is visible to the kernel
+    done = set()
+    for t, im, tw in twins:
+        if t.id not in done:
+            _copy(cb, im, tw, t.width, t.height)
+            done.add(t.id)
+    if twins:
+        full_barrier(cb)
+    vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, prog.pipeline)
+    vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, comp.layout, 0, 2, [ds0, ds1], 0, None)
+    vk.vkCmdDispatch(cb, x, y, z)
+    full_barrier(cb)  # its writes visible to the draws, copies and write-backs after it
+    if _propagate(rec, st, mask):
+        full_barrier(cb)
+    if twins:
+        for t, im, tw in twins:
+            if t.id in done:
+                _copy(cb, tw, im, t.width, t.height)
+                done.discard(t.id)
+        full_barrier(cb)
+    for k in range(P.COMPUTE_BUFFER_SLOTS):  # written back into the pool after the run, in order with WRITEBACK
+        b = st.buffers.get(k)
+        if mask >> k & 1 and b[6]:
+            rec.reads.append((None, ("storage", b[2], b[3], b[4]), -1))
+    rec.res.dispatches = getattr(rec.res, "dispatches", 0) + 1
+
+
+def _propagate(rec: Any, st: _RecState, mask: int) -> bool:
+    """The bytes a dispatch may have written (its ``write`` buffers) copied into every other
+    snapshotted range of the submission that overlaps them (a VERTEX, UNIFORM or COMPUTE_BUFFER of
+    another offset or size in the same pool): later commands read pool memory as the dispatch left
+    it, whichever range they bind.  Returns whether anything was copied."""
+    regions: dict[tuple, list] = {}
+    for k in range(P.COMPUTE_BUFFER_SLOTS):
+        b = st.buffers.get(k)
+        if not (mask >> k & 1 and b[6]):
+            continue
+        pool, off, size = b[2], b[3], b[4]
+        src = rec.where[(pool, off, size)]
+        for r in rec.plan.ranges:
+            if r[0] != pool or r == (pool, off, size):
+                continue
+            lo, hi = max(off, r[1]), min(off + size, r[1] + r[2])
+            if lo < hi:
+                regions.setdefault(r, []).append(vk.VkBufferCopy(src + lo - off, rec.where[r] + lo - r[1], hi - lo))
+    for r, regs in regions.items():
+        vk.vkCmdCopyBuffer(rec.cb, rec.arena.handle, rec.arena.handle, len(regs), regs)
+    return bool(regions)
+
+
+HANDLERS = {
+    P.OP_COMPUTE_BUFFER: _buffer,
+    P.OP_COMPUTE_CONST: _const,
+    P.OP_COMPUTE_SURFACE: _surface,
+    P.OP_DISPATCH: _dispatch,
+}
+
+
+def write_back(objects: Objects, arena: Any, where: dict, key: tuple) -> None:
+    """A storage buffer bound with ``write``: its bytes after the run into the pool."""
+    if not hasattr(objects.memory, "write"):  # a recording being replayed: nothing to write to
+        return
+    _, pool, off, size = key
+    o = where[(pool, off, size)]
+    objects.memory.write(pool, off, bytes(arena.mapped[o : o + size]))
