@@ -1,0 +1,102 @@
+"""Graphics-stage instructions drawn on lavapipe and compared exactly with numpy (issue 31's
+"executed exactly" column): KILL (SM86) and KIL (SM53) discarding the pixels a comparison picks,
+SM53's ALD / AST in a pass-through vertex program, and PIXLD.COVMASK (the pixel's coverage mask:
+one sample per pixel, so 1 in every covered pixel).  Every program is nvdisasm's text
+(``test_listings_are_what_nvdisasm_reads``); each draw records its programs for
+shader_svc/README.md's table (``isa_coverage.exact_program``) when it equals the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import listings
+from isa_coverage import exact_program
+from quad_draw import FS53_HDR, FS_HDR, VS_PASS, VS_PASS_HDR, H, W, fragment53, quad, spirv
+from shader_svc import sph
+from shader_svc import translate as tr
+from shader_svc.sm53.assemble import assemble_program as asm53
+from spirv_checks import spirv_val
+
+# u > 0.5 (pixels x >= 16 of 32: no pixel centre on the edge) killed; the others magenta
+FS86_KILL = """
+IPA.PASS R0, a[0x80]
+FSETP.GT.AND P0, PT, R0, 0.5, PT
+@P0 KILL
+MOV R0, 0x3f800000
+MOV R1, RZ
+MOV R2, 0x3f800000
+MOV R3, 0x3f800000
+EXIT
+"""
+# the same on SM53 (perspective-correct u from the compilers' 1/w idiom), killing v < 0.25 too
+FS53_KIL = """
+IPA.PASS R4, a[0x7c], RZ
+MUFU.RCP R4, R4
+IPA R0, a[0x80], R4
+IPA R1, a[0x84], R4
+FSETP.GT.AND P0, PT, R0, 0.5, PT
+@P0 KIL
+FSETP.LT.AND P1, PT, R1, 0.25, PT
+@P1 KIL
+MOV32I R0, 0x3f800000
+MOV R1, RZ
+MOV32I R2, 0x3f800000
+MOV32I R3, 0x3f800000
+EXIT
+"""
+# SM53 pass-through vertex program: position and uv as they come (one ALD.128, two ALD.64 and
+# their stores, so both sizes are read and written)
+VS53_PASS = """
+ALD.128 R0, a[0x80]
+ALD.64 R4, a[0x90]
+ALD.64 R6, a[0x98]
+AST.128 a[0x70], R0
+AST.64 a[0x80], R4
+AST.64 a[0x88], R6
+EXIT
+"""
+VS53_PASS_HDR = dict(inputs=set(range(0x80, 0xA0, 4)), outputs=set(range(0x70, 0x90, 4)))
+MAGENTA = (255, 0, 255, 255)
+CLEAR = (0.0, 0.5, 0.0, 1.0)  # green (unorm 128): what a killed pixel keeps
+
+
+def vertex53(text: str, hdr: dict) -> bytes:
+    h = sph.build("vertex", version=3, **hdr)
+    return tr.translate(tr.make_program(53, 2, h + asm53(text, base_addr=len(h))))
+
+
+def _want(killed: np.ndarray) -> np.ndarray:
+    want = np.broadcast_to(np.array(MAGENTA), (H, W, 4)).copy()
+    want[killed] = (0, 128, 0, 255)
+    return want
+
+
+def test_sm86_kill_discards_the_pixels_its_predicate_picks(gpu, tmp_path):
+    fs = spirv("fragment", FS86_KILL, dict(FS_HDR, kills_pixels=True))
+    spirv_val(fs, tmp_path, "kill86")
+    xs = np.arange(W)
+    killed = np.broadcast_to((xs + 0.5) / W > 0.5, (H, W))
+    with exact_program("test_gfx_exact::FS86_KILL", (86, FS86_KILL), (86, VS_PASS)):
+        img = gpu.draw(spirv("vertex", VS_PASS, VS_PASS_HDR), fs, quad(), (W, H), clear=CLEAR).astype(int)
+        assert killed.any() and not killed.all()
+        assert (img == _want(killed)).all(), np.argwhere((img != _want(killed)).any(axis=2))[:4]
+
+
+def test_sm53_ald_ast_and_kil_match_numpy(gpu, tmp_path):
+    """SM53 end to end: the vertex program's ALD/AST place the quad and pass uv; KIL drops the
+    pixels with u > 0.5 or v < 0.25 (v's rows y < 4 of 16: again no centre on an edge)."""
+    vs = vertex53(VS53_PASS, VS53_PASS_HDR)
+    fs = fragment53(FS53_KIL, dict(FS53_HDR, kills_pixels=True))
+    spirv_val(vs, tmp_path, "vs53")
+    spirv_val(fs, tmp_path, "kil53")
+    u = (np.arange(W) + 0.5) / W
+    v = (np.arange(H) + 0.5) / H
+    killed = (u[None, :] > 0.5) | (v[:, None] < 0.25)
+    with exact_program("test_gfx_exact::SM53_PASS_KIL", (53, VS53_PASS), (53, FS53_KIL)):
+        img = gpu.draw(vs, fs, quad(), (W, H), clear=CLEAR).astype(int)
+        assert (img == _want(killed)).all(), np.argwhere((img != _want(killed)).any(axis=2))[:4]
+
+
+def test_listings_are_what_nvdisasm_reads(nv_tools):
+    listings.check_sm86([FS86_KILL, VS_PASS])
+    listings.check_sm53([FS53_KIL, VS53_PASS])
