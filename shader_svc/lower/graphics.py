@@ -13,7 +13,8 @@ image samplers; see shader_svc/README.md "Graphics-stage interface"):
 - bindless handles pick entries of the texture and sampler pools (set 1, bindings 0 and 1):
   ``gfx_bindless.GfxBindless``;
 - the colour targets, sample mask and depth at EXIT, and the entry point:
-  ``gfx_outputs.GfxOutputs``.
+  ``gfx_outputs.GfxOutputs``;
+- the pixel's own values (PIXLD) and AL2P's attribute addresses: ``gfx_pixel.GfxPixel``.
 
 ``GraphicsLowering`` is their sum with the module setup, the interface variables and the uniform
 blocks.  Float math in these stages is what the driver does (FFMA is GLSL's Fma): the GPU
@@ -38,6 +39,7 @@ from shader_svc.lower.gfx_bindless import (
     GfxBindless,
 )
 from shader_svc.lower.gfx_outputs import GfxOutputs
+from shader_svc.lower.gfx_pixel import GfxPixel
 from shader_svc.lower.gfx_textures import (
     GLSL_NCLAMP,
     GLSL_ROUND_EVEN,
@@ -80,9 +82,9 @@ UBO_WORDS = 4096  # uvec4 elements: 64 KiB, Vulkan's guaranteed minimum range
 BANKS = range(0, 4)
 
 
-class GraphicsLowering(GfxAttributes, GfxTextures, GfxBindless, GfxOutputs):
+class GraphicsLowering(GfxAttributes, GfxTextures, GfxBindless, GfxOutputs, GfxPixel):
     """The graphics stages' module setup, interface variables and uniform blocks, with the
-    attribute, texture, bindless and output mixins (module docstring); mixed in before an ISA's
+    attribute, texture, bindless, output and pixel mixins (module docstring); mixed in before an ISA's
     lowering."""
 
     def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:

@@ -74,6 +74,7 @@ GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {
     "TLD4",
     "TXD",
     "TMML",
+    "PIXLD",  # arch-gfx
 }
 STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment"}
 POS_W = POSITION + 12
@@ -123,6 +124,7 @@ class Gfx53(Tex53):
         "TXD": "txd53",
         "TMML": "tmml53",
         "KIL": "kill",  # the control driver calls ``kill`` for it (a terminator of its block)
+        "PIXLD": "pixld53",  # arch-gfx
     }
 
     def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:
@@ -180,6 +182,14 @@ class Gfx53(Tex53):
 
     def _block_end(self, block: list[Inst]) -> None:
         self._after[block[0].addr] = (set(self.w_regs), set(self.rcpw_regs))
+
+    def pixld53(self, inst: Inst) -> None:
+        """PIXLD (lower/gfx_pixel.py); the address operand [Ra + imm], whose use no public source
+        here gives, must be [RZ]."""
+        a = inst.ops["a"]
+        if a["reg"] != 255 or a["off"]:
+            self.bad(inst, "PIXLD with an address other than [RZ] is not translated")
+        self.pixld_ir(inst, inst.mods["mode"], inst.ops["d"]["reg"], inst.ops["p"]["pred"])
 
     def kill(self, ins: Inst) -> None:
         if self.header.stage != "fragment":

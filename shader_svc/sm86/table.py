@@ -1651,6 +1651,7 @@ R(
             (D, P81H),
             mods=(Mod("mode", 78, 3, ((0, ""), (1, ".COVMASK"), (2, ".CENTROID_OFFSET"), (4, ".INNER_COVERAGE"))),),
             cls="attr",
+            ir="PIXLD",  # arch-gfx: .COVMASK in fragment programs (lower/gfx_pixel.py)
         ),
         Row(
             "ISBERD",

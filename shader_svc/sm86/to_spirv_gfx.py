@@ -44,6 +44,7 @@ GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {
     "TXQ.B",
     "TXD",
     "TMML",
+    "PIXLD",  # arch-gfx
 }
 # TEX/TLD/TLD4 dimension field -> (SPIR-V Dim, arrayed, coordinate count)
 # (1D declares the Sampled1D capability, cube arrays SampledCubeArray: Vulkan's imageCubeArray feature)
@@ -77,6 +78,7 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
         "TXD": "txd",
         "TMML": "tmml",
         "KILL": "kill",  # the control driver calls ``kill`` for it (a terminator of its block)
+        "PIXLD": "pixld",  # arch-gfx
     }
 
     def lowered(self, ir: str) -> bool:
@@ -175,6 +177,10 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
         if ops["d"]["reg"] != 255:
             b.set_reg(ops["d"]["reg"], b.op("BitcastU32", f))
         ir_spirv.emit(self, b)
+
+    def pixld(self, inst: Inst) -> None:
+        """PIXLD (lower/gfx_pixel.py)."""
+        self.pixld_ir(inst, inst.mods["mode"], inst.ops["d"]["reg"], inst.ops["p"]["pred"])
 
     def kill(self, ins: Inst) -> None:
         if self.header.stage != "fragment":

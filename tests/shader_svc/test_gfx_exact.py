@@ -8,6 +8,7 @@ shader_svc/README.md's table (``isa_coverage.exact_program``) when it equals the
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import listings
 from isa_coverage import exact_program
@@ -56,6 +57,45 @@ AST.64 a[0x88], R6
 EXIT
 """
 VS53_PASS_HDR = dict(inputs=set(range(0x80, 0xA0, 4)), outputs=set(range(0x70, 0x90, 4)))
+# PIXLD.COVMASK's four bytes as R, G, B, A: byte k scaled by c[0x0][0x0] = 1/255 (bytes 0, 2)
+# or c[0x0][0x4] = 1/(255 * 256) (bytes 1, 3, left in place), each exactly its unorm8
+FS86_PIXLD = """
+PIXLD.COVMASK R4
+LOP3.LUT R8, R4, 0xff, RZ, 0xc0, !PT
+LOP3.LUT R9, R4, 0xff00, RZ, 0xc0, !PT
+SHF.R.U32.HI R10, RZ, 0x10, R4
+LOP3.LUT R10, R10, 0xff, RZ, 0xc0, !PT
+SHF.R.U32.HI R11, RZ, 0x10, R4
+LOP3.LUT R11, R11, 0xff00, RZ, 0xc0, !PT
+I2FP.F32.U32 R8, R8
+I2FP.F32.U32 R9, R9
+I2FP.F32.U32 R10, R10
+I2FP.F32.U32 R11, R11
+FMUL R0, R8, c[0x0][0x0]
+FMUL R1, R9, c[0x0][0x4]
+FMUL R2, R10, c[0x0][0x0]
+FMUL R3, R11, c[0x0][0x4]
+EXIT
+"""
+FS53_PIXLD = """
+PIXLD.COVMASK R4, [RZ]
+LOP32I.AND R8, R4, 0xff
+LOP32I.AND R9, R4, 0xff00
+SHR.U32 R10, R4, 0x10
+LOP32I.AND R10, R10, 0xff
+SHR.U32 R11, R4, 0x10
+LOP32I.AND R11, R11, 0xff00
+I2F.F32.U32 R8, R8
+I2F.F32.U32 R9, R9
+I2F.F32.U32 R10, R10
+I2F.F32.U32 R11, R11
+FMUL R0, R8, c[0x0][0x0]
+FMUL R1, R9, c[0x0][0x4]
+FMUL R2, R10, c[0x0][0x0]
+FMUL R3, R11, c[0x0][0x4]
+EXIT
+"""
+INV = {0: np.array([1 / 255, 1 / (255 * 256)], np.float32).tobytes() + bytes(56)}
 MAGENTA = (255, 0, 255, 255)
 CLEAR = (0.0, 0.5, 0.0, 1.0)  # green (unorm 128): what a killed pixel keeps
 
@@ -97,6 +137,50 @@ def test_sm53_ald_ast_and_kil_match_numpy(gpu, tmp_path):
         assert (img == _want(killed)).all(), np.argwhere((img != _want(killed)).any(axis=2))[:4]
 
 
+def test_pixld_covmask_reads_the_coverage_mask(gpu, tmp_path):
+    """One sample a pixel (the harness's single-sampled target), every pixel of the quad covered:
+    the mask is 1, bytes (1, 0, 0, 0) in every pixel, on both architectures."""
+    fs86 = spirv("fragment", FS86_PIXLD, FS_HDR)
+    fs53 = fragment53(FS53_PIXLD)
+    spirv_val(fs86, tmp_path, "pixld86")
+    spirv_val(fs53, tmp_path, "pixld53")
+    vs = spirv("vertex", VS_PASS, VS_PASS_HDR)
+    with exact_program("test_gfx_exact::FS_PIXLD", (86, FS86_PIXLD), (53, FS53_PIXLD), (86, VS_PASS)):
+        for fs in (fs86, fs53):
+            img = gpu.draw(vs, fs, quad(), (W, H), uniforms=INV).astype(int)
+            assert (img == (1, 0, 0, 0)).all(), np.unique(img.reshape(-1, 4), axis=0)[:4]
+
+
+@pytest.mark.parametrize(
+    "isa, line, why",
+    [
+        (86, "PIXLD.CENTROID_OFFSET R4", "only PIXLD.COVMASK"),
+        (86, "PIXLD.INNER_COVERAGE R4", "only PIXLD.COVMASK"),
+        (86, "PIXLD R4", "only PIXLD.COVMASK"),
+        (86, "PIXLD.COVMASK R4, P0", "predicate destination"),
+        (53, "PIXLD.COVERED R4, [RZ]", "only PIXLD.COVMASK"),
+        (53, "PIXLD.COVMASK R4, [R2]", "address other than [RZ]"),
+        (53, "PIXLD.COVMASK R4, [0x4]", "address other than [RZ]"),
+        (53, "PIXLD.COVMASK R4, P1, [RZ]", "predicate destination"),
+    ],
+)
+def test_other_pixld_forms_are_refused_by_name(isa, line, why):
+    from shader_svc.lower.base import TranslateError
+
+    with pytest.raises(TranslateError, match=why.replace("[", r"\[").replace("]", r"\]")):
+        if isa == 86:
+            spirv("fragment", line + "\nEXIT\n", FS_HDR)
+        else:
+            fragment53(line + "\nEXIT\n")
+
+
+def test_pixld_outside_a_fragment_program_is_refused():
+    from shader_svc.lower.base import TranslateError
+
+    with pytest.raises(TranslateError, match="PIXLD outside a fragment program"):
+        spirv("vertex", "PIXLD.COVMASK R4\n" + VS_PASS, VS_PASS_HDR)
+
+
 def test_listings_are_what_nvdisasm_reads(nv_tools):
-    listings.check_sm86([FS86_KILL, VS_PASS])
-    listings.check_sm53([FS53_KIL, VS53_PASS])
+    listings.check_sm86([FS86_KILL, VS_PASS, FS86_PIXLD])
+    listings.check_sm53([FS53_KIL, VS53_PASS, FS53_PIXLD])
