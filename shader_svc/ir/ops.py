@@ -566,3 +566,7 @@ OPS.update({d.name: d for d in (OpDef("FAddOdd32", F32, (F32, F32)),)})
 # - ``LoadSampleMaskIn``: element 0 of the fragment's SampleMask input ``var`` (PIXLD.COVMASK:
 #   bit n set when sample n of the pixel is covered), its 32 bits.
 OPS.update({d.name: d for d in (OpDef("LoadSampleMaskIn", U32, (), ("var",)),)})
+# - ``LoadOutputF32``: component ``comp`` of the vec4 f32 output ``var`` as this invocation last
+#   wrote it (AST.PHYS rewrites the outputs its address does not pick with themselves:
+#   lower/gfx_indexed.py).
+OPS.update({d.name: d for d in (OpDef("LoadOutputF32", F32, (), ("var", "comp")),)})

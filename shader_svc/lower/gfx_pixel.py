@@ -1,23 +1,13 @@
 """Fragment programs: the pixel's own values (``GfxPixel``, a mixin of
-``graphics.GraphicsLowering``) and AL2P's attribute addresses, both architectures.
+``graphics.GraphicsLowering``), both architectures.
 
 PIXLD Rd (nvdisasm's modes: SM53 0 '', 1 .COVMASK, 2 .COVERED, 3 .OFFSET, 4 .CENTROID_OFFSET,
 5 .MY_INDEX; SM86 0 '', 1 .COVMASK, 2 .CENTROID_OFFSET, 3 .MY_INDEX, 4 .INNER_COVERAGE) reads a
 value of the fragment's pixel.  Translated: .COVMASK, the pixel's coverage mask, bit n set when
-sample n is covered (Mesa NAK reads gl_SampleMaskIn with PIXLD.COVMASK): Vulkan's SampleMask
-input, element 0 (one sample a pixel: 1).  The other modes (sample counts, offsets, the
+sample n is covered (nouveau's codegen and Mesa NAK read gl_SampleMaskIn with PIXLD.COVMASK):
+Vulkan's SampleMask input, element 0 (one sample a pixel: 1).  The other modes (sample counts, offsets, the
 sample's index, whose layouts no public source here gives), a predicate destination other than
-PT, and SM53's address operand other than [RZ] are refused by name.
-
-AL2P Rd, Ra, imm ("attribute logical to physical"): the address ALD.PHYS / AST.PHYS read and
-write through, of the attribute word at logical byte address Ra + imm (the address space of
-ALD/AST's a[...]: 0x70 Position, 0x80 + 16N generic attribute N; nouveau lowers indirect
-attribute access to AL2P then ALD/AST with the register address, and Ryujinx's documentation
-of the instruction treats it as that sum).  The physical layout is the hardware's own and only
-these instructions see it, so the translation keeps the logical address as the physical one:
-Rd = Ra + imm (``al2p_ir``), and ALD.PHYS / AST.PHYS a[Rx] read / write the declared word whose
-address Rx holds (a select over the header's words: ``attr_phys_ir``; a word the header does not
-declare reads 0 and is not written)."""
+PT, and SM53's address operand other than [RZ] are refused by name."""
 
 from __future__ import annotations
 
@@ -31,8 +21,7 @@ PIXLD_COVMASK = 1  # the mode value of .COVMASK, both architectures (nvdisasm)
 
 
 class GfxPixel(Lowering):
-    """Mixin of ``graphics.GraphicsLowering``: PIXLD and the attribute-address rows (module
-    docstring)."""
+    """Mixin of ``graphics.GraphicsLowering``: PIXLD (module docstring)."""
 
     def pixld_ir(self, inst: Inst, mode: int, dst: int, pred_dst: int) -> None:
         """PIXLD's value into ``dst`` (255: dropped); ``pred_dst`` its predicate destination

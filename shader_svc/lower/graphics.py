@@ -14,7 +14,8 @@ image samplers; see shader_svc/README.md "Graphics-stage interface"):
   ``gfx_bindless.GfxBindless``;
 - the colour targets, sample mask and depth at EXIT, and the entry point:
   ``gfx_outputs.GfxOutputs``;
-- the pixel's own values (PIXLD) and AL2P's attribute addresses: ``gfx_pixel.GfxPixel``.
+- the pixel's own values (PIXLD): ``gfx_pixel.GfxPixel``;
+- attribute words addressed by a register (AL2P, ALD.PHYS / AST.PHYS): ``gfx_indexed.GfxIndexed``.
 
 ``GraphicsLowering`` is their sum with the module setup, the interface variables and the uniform
 blocks.  Float math in these stages is what the driver does (FFMA is GLSL's Fma): the GPU
@@ -38,6 +39,7 @@ from shader_svc.lower.gfx_bindless import (
     TEXTURE_POOL,
     GfxBindless,
 )
+from shader_svc.lower.gfx_indexed import GfxIndexed
 from shader_svc.lower.gfx_outputs import GfxOutputs
 from shader_svc.lower.gfx_pixel import GfxPixel
 from shader_svc.lower.gfx_textures import (
@@ -82,9 +84,9 @@ UBO_WORDS = 4096  # uvec4 elements: 64 KiB, Vulkan's guaranteed minimum range
 BANKS = range(0, 4)
 
 
-class GraphicsLowering(GfxAttributes, GfxTextures, GfxBindless, GfxOutputs, GfxPixel):
+class GraphicsLowering(GfxAttributes, GfxTextures, GfxBindless, GfxOutputs, GfxPixel, GfxIndexed):
     """The graphics stages' module setup, interface variables and uniform blocks, with the
-    attribute, texture, bindless, output and pixel mixins (module docstring); mixed in before an ISA's
+    attribute, texture, bindless, output, pixel and indexed-attribute mixins (module docstring); mixed in before an ISA's
     lowering."""
 
     def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:

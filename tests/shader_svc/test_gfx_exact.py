@@ -181,6 +181,90 @@ def test_pixld_outside_a_fragment_program_is_refused():
         spirv("vertex", "PIXLD.COVMASK R4\n" + VS_PASS, VS_PASS_HDR)
 
 
+# --- AL2P and register-addressed attributes (SM53) ------------------------------------------------
+# c[0x0][0x0] = k (0 or 0x10) picks the input (attribute 1 or 2: AL2P R9 = phys(a[k + 0x90])) and
+# the varying it goes to (0 or 1: AL2P.O R10 = phys(a[k + 0x80])); both varyings are zeroed
+# first, so the draw shows which word each register address reached.
+VS53_AL2P = """
+ALD.128 R0, a[0x80]
+MOV R8, c[0x0][0x0]
+AL2P R9, R8, 0x90
+ALD.PHYS.128 R4, a[R9]
+AL2P.O R10, R8, 0x80
+AST.128 a[0x70], R0
+AST.128 a[0x80], RZ
+AST.128 a[0x90], RZ
+AST.PHYS.64 a[R10], R4
+IADD32I R11, R10, 0x8
+AST.PHYS a[R11], R6
+EXIT
+"""
+VS53_AL2P_HDR = dict(inputs=set(range(0x80, 0xB0, 4)), outputs=set(range(0x70, 0xA0, 4)))
+FS53_FLAT2 = """
+IPA.CONSTANT R0, a[0x80], RZ
+IPA.CONSTANT R1, a[0x84], RZ
+IPA.CONSTANT R2, a[0x98], RZ
+IPA.CONSTANT R3, a[0x9c], RZ
+EXIT
+"""
+FS53_FLAT2_HDR = dict(inputs={a: "constant" for a in (0x80, 0x84, 0x98, 0x9C)}, targets=(0xF,))
+
+
+def _al2p_ref(k: int, inputs: dict[int, float]) -> tuple[int, ...]:
+    """VS53_AL2P's varyings, word by word in the a[] address space (AL2P keeps the logical
+    address: module docstring of lower/gfx_indexed.py), as FS53_FLAT2's unorm8 colour."""
+    out = dict.fromkeys(range(0x80, 0xA0, 4), 0.0)
+    r9, r10 = k + 0x90, k + 0x80
+    r4_7 = [inputs[r9 + 4 * i] for i in range(4)]
+    out[r10], out[r10 + 4] = r4_7[0], r4_7[1]
+    out[r10 + 8] = r4_7[2]
+    return tuple(round(out[a] * 255) for a in (0x80, 0x84, 0x98, 0x9C))
+
+
+@pytest.mark.parametrize("k", [0, 0x10])
+def test_sm53_al2p_addresses_attributes_by_register(gpu, tmp_path, k):
+    """The input attribute and the varying picked by a run-time register (c[0x0][0x0]) through
+    AL2P: attribute 1 -> varying 0 (k = 0), attribute 2 -> varying 1 (k = 0x10), words x, y by
+    one AST.PHYS.64 and z by a single-word AST.PHYS at the address + 8."""
+    import struct
+
+    vs = vertex53(VS53_AL2P, VS53_AL2P_HDR)
+    fs = fragment53(FS53_FLAT2, FS53_FLAT2_HDR)
+    spirv_val(vs, tmp_path, "al2p53")
+    verts = quad()
+    verts[:, 1] = np.array([10, 200, 77, 150]) / 255
+    verts[:, 2] = np.array([30, 60, 90, 120]) / 255
+    inputs = {0x80 + 4 * i: float(verts[0].reshape(-1)[i]) for i in range(16)}
+    want = _al2p_ref(k, inputs)
+    assert want == ((10, 200, 0, 0) if k == 0 else (0, 0, 90, 0))  # (the two cases really differ)
+    with exact_program(f"test_gfx_exact::VS53_AL2P[{k}]", (53, VS53_AL2P), (53, FS53_FLAT2)):
+        img = gpu.draw(vs, fs, verts.astype(np.float32), (W, H), uniforms={0: struct.pack("<I", k) + bytes(60)}).astype(int)
+        assert (img == want).all(), np.unique(img.reshape(-1, 4), axis=0)[:4]
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("AL2P.64 R9, R8, 0x90", "only AL2P of one word"),
+        ("AL2P P0, R9, R8, 0x90", "only AL2P of one word"),
+        ("ALD.O.PHYS R4, a[R9]", "current vertex"),
+        ("ALD.PHYS R4, a[R9], R2", "current vertex"),
+    ],
+)
+def test_other_al2p_forms_are_refused_by_name(line, why):
+    from shader_svc.lower.base import TranslateError
+
+    with pytest.raises(TranslateError, match=why):
+        vertex53(line + "\n" + VS53_PASS, VS53_PASS_HDR)
+
+
+def test_al2p_outside_a_vertex_program_is_refused():
+    from shader_svc.lower.base import TranslateError
+
+    with pytest.raises(TranslateError, match="vertex programs only"):
+        fragment53("AL2P R9, R8, 0x90\nEXIT\n")
+
+
 def test_listings_are_what_nvdisasm_reads(nv_tools):
     listings.check_sm86([FS86_KILL, VS_PASS, FS86_PIXLD])
-    listings.check_sm53([FS53_KIL, VS53_PASS, FS53_PIXLD])
+    listings.check_sm53([FS53_KIL, VS53_PASS, FS53_PIXLD, VS53_AL2P, FS53_FLAT2])
