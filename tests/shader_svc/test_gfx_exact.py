@@ -242,6 +242,57 @@ def test_sm53_al2p_addresses_attributes_by_register(gpu, tmp_path, k):
         assert (img == want).all(), np.unique(img.reshape(-1, 4), axis=0)[:4]
 
 
+# SM86: ALD.PHYS / AST.PHYS move one word each (nvdisasm prints no size with .PHYS)
+VS86_AL2P = """
+ALD.128 R0, a[0x80]
+MOV R8, c[0x0][0x0]
+AL2P R9, R8, 0x90
+ALD.PHYS R4, a[R9]
+IADD3 R12, R9, 0x4, RZ
+ALD.PHYS R5, a[R12]
+AL2P.O R10, R8, 0x80
+MOV R12, RZ
+MOV R13, RZ
+MOV R14, RZ
+MOV R15, RZ
+AST.128 a[0x70], R0
+AST.128 a[0x80], R12
+AST.128 a[0x90], R12
+AST.PHYS a[R10], R4
+IADD3 R11, R10, 0x4, RZ
+AST.PHYS a[R11], R5
+EXIT
+"""
+FS86_FLAT2 = """
+IPA.CONSTANT R0, a[0x80]
+IPA.CONSTANT R1, a[0x84]
+IPA.CONSTANT R2, a[0x90]
+IPA.CONSTANT R3, a[0x94]
+EXIT
+"""
+FS86_FLAT2_HDR = dict(inputs={a: "constant" for a in (0x80, 0x84, 0x90, 0x94)}, targets=(0xF,))
+
+
+@pytest.mark.parametrize("k", [0, 0x10])
+def test_sm86_al2p_addresses_attributes_by_register(gpu, tmp_path, k):
+    """SM86's single-word forms: x, y of attribute 1 (k = 0) or 2 (k = 0x10) to varying 0 or 1."""
+    import struct
+
+    vs = spirv("vertex", VS86_AL2P, VS53_AL2P_HDR)
+    fs = spirv("fragment", FS86_FLAT2, FS86_FLAT2_HDR)
+    spirv_val(vs, tmp_path, "al2p86")
+    verts = quad()
+    verts[:, 1] = np.array([10, 200, 77, 150]) / 255
+    verts[:, 2] = np.array([30, 60, 90, 120]) / 255
+    inputs = {0x80 + 4 * i: float(verts[0].reshape(-1)[i]) for i in range(16)}
+    out = dict.fromkeys(range(0x80, 0xA0, 4), 0.0)
+    out[k + 0x80], out[k + 0x84] = inputs[k + 0x90], inputs[k + 0x94]
+    want = tuple(round(out[a] * 255) for a in (0x80, 0x84, 0x90, 0x94))
+    with exact_program(f"test_gfx_exact::VS86_AL2P[{k}]", (86, VS86_AL2P), (86, FS86_FLAT2)):
+        img = gpu.draw(vs, fs, verts.astype(np.float32), (W, H), uniforms={0: struct.pack("<I", k) + bytes(60)}).astype(int)
+        assert (img == want).all(), np.unique(img.reshape(-1, 4), axis=0)[:4]
+
+
 @pytest.mark.parametrize(
     "line, why",
     [
@@ -249,13 +300,19 @@ def test_sm53_al2p_addresses_attributes_by_register(gpu, tmp_path, k):
         ("AL2P P0, R9, R8, 0x90", "only AL2P of one word"),
         ("ALD.O.PHYS R4, a[R9]", "current vertex"),
         ("ALD.PHYS R4, a[R9], R2", "current vertex"),
+        ((86, "AL2P.64 R9, R8, 0x90"), "only AL2P of one word"),
+        ((86, "ALD.O.PHYS R4, a[R9]"), "current vertex"),
     ],
 )
 def test_other_al2p_forms_are_refused_by_name(line, why):
     from shader_svc.lower.base import TranslateError
 
+    isa, line = line if isinstance(line, tuple) else (53, line)
     with pytest.raises(TranslateError, match=why):
-        vertex53(line + "\n" + VS53_PASS, VS53_PASS_HDR)
+        if isa == 86:
+            spirv("vertex", line + "\n" + VS_PASS, VS_PASS_HDR)
+        else:
+            vertex53(line + "\n" + VS53_PASS, VS53_PASS_HDR)
 
 
 def test_al2p_outside_a_vertex_program_is_refused():
@@ -266,5 +323,5 @@ def test_al2p_outside_a_vertex_program_is_refused():
 
 
 def test_listings_are_what_nvdisasm_reads(nv_tools):
-    listings.check_sm86([FS86_KILL, VS_PASS, FS86_PIXLD])
+    listings.check_sm86([FS86_KILL, VS_PASS, FS86_PIXLD, VS86_AL2P, FS86_FLAT2])
     listings.check_sm53([FS53_KIL, VS53_PASS, FS53_PIXLD, VS53_AL2P, FS53_FLAT2])
