@@ -284,7 +284,6 @@ def record_exact_program(isa: int, name: str, texts: list[str], ok: bool) -> Non
     tmp.replace(path)  # (never half-written)
 
 
-
 @contextlib.contextmanager
 def exact_program(name: str, *programs: tuple[int, str]):
     """Around the lines of a test that draws (or dispatches) ``programs`` (``(isa, text)`` pairs,
@@ -301,6 +300,7 @@ def exact_program(name: str, *programs: tuple[int, str]):
         for isa in sorted({isa for isa, _ in programs}):
             texts = [ln for i, t in programs if i == isa for ln in t.splitlines()]
             record_exact_program(isa, name, texts, ok)
+
 
 def record_exact_ops(results: list) -> None:
     """Write the mnemonics of the corpus kernels that ran exactly, per ISA (``cuda_corpus``'s
