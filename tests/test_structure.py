@@ -226,6 +226,38 @@ def test_the_settings_rows_the_common_layer_looks_up_are_data_only():
     assert not any(bad.values()), bad
 
 
+# Issue 33: a class is one job; past this many lines (decorators and docstring included) it is
+# split along its topics into mixins of modules of their own (as lower/graphics.py's
+# GraphicsLowering, sm53/lower_int.py's Int53 and sm86/lower_alu.py's Alu86 were).
+MAX_CLASS_LINES = 500
+
+
+def long_classes(source: str, name: str, limit: int = MAX_CLASS_LINES) -> list[str]:
+    """``name:line Class (n lines)`` for every class (nested ones too) of ``source`` longer than
+    ``limit`` lines."""
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        if isinstance(node, ast.ClassDef):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            n = node.end_lineno - first + 1
+            if n > limit:
+                out.append(f"{name}:{node.lineno} {node.name} ({n} lines)")
+    return out
+
+
+def test_the_class_length_check_counts_a_class_to_its_last_line():
+    body = "\n".join(f"    x{i} = {i}" for i in range(9))
+    src = f"@dataclass\nclass A:\n{body}\n\nclass B:\n    class C:\n{body.replace('    ', '        ')}\n"
+    assert long_classes(src, "t.py", 10) == ["t.py:2 A (11 lines)", "t.py:13 B (11 lines)"]
+    assert long_classes(src, "t.py", 11) == []
+    assert long_classes(src, "t.py", 9) == ["t.py:2 A (11 lines)", "t.py:13 B (11 lines)", "t.py:14 C (10 lines)"]
+
+
+def test_no_class_is_longer_than_the_limit():
+    bad = [c for mod, path in sorted(_modules().items()) for c in long_classes(path.read_text(), mod)]
+    assert not bad, f"classes over {MAX_CLASS_LINES} lines (split them along their topics into mixins):\n" + "\n".join(bad)
+
+
 def test_ruff_passes():
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
     if ruff is None:

@@ -560,3 +560,13 @@ OPS.update({d.name: d for d in (OpDef("BindlessSampleGradOffset", TEXEL, (U32,) 
 #   whichever neighbour has an odd last bit), from TwoSum's exact error; exact for operands whose
 #   sum and error stay normal (lower/half.py ``fadd_odd32``: HFMA2's product and addend).
 OPS.update({d.name: d for d in (OpDef("FAddOdd32", F32, (F32, F32)),)})
+
+
+# --- arch-gfx (issue 31): the pixel's values (lower/gfx_pixel.py) -------------------------------
+# - ``LoadSampleMaskIn``: element 0 of the fragment's SampleMask input ``var`` (PIXLD.COVMASK:
+#   bit n set when sample n of the pixel is covered), its 32 bits.
+OPS.update({d.name: d for d in (OpDef("LoadSampleMaskIn", U32, (), ("var",)),)})
+# - ``LoadOutputF32``: component ``comp`` of the vec4 f32 output ``var`` as this invocation last
+#   wrote it (AST.PHYS rewrites the outputs its address does not pick with themselves:
+#   lower/gfx_indexed.py).
+OPS.update({d.name: d for d in (OpDef("LoadOutputF32", F32, (), ("var", "comp")),)})

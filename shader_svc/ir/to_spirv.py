@@ -383,3 +383,7 @@ LOWER.update(
 
 # --- shader-halfgfx (issue 31): HFMA2's round-to-odd sum (lower/half.py) ---------------------------
 LOWER.update({"FAddOdd32": lambda lw, o, a: half.fadd_odd32(lw, a[0], a[1])})
+
+# --- arch-gfx (issue 31): the pixel's values (lower/gfx_pixel.py) -------------------------------
+LOWER.update({"LoadSampleMaskIn": lambda lw, o, a: lw.load_sample_mask_in(o.attrs["var"])})
+LOWER.update({"LoadOutputF32": lambda lw, o, a: lw.load_output(o.attrs["var"], o.attrs["comp"])})

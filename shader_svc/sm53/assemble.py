@@ -268,6 +268,11 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
         if not -(1 << (o.width - 1)) <= rel < (1 << (o.width - 1)):
             raise _Miss(tok)
         return put(w, o.lo, o.width, rel & ((1 << o.width) - 1))
+    if isinstance(o, Attr) and o.reg:  # arch-gfx: a[R2] (ALD.PHYS / AST.PHYS)
+        m = re.fullmatch(r"a\[R(\d+)\]", tok)
+        if not m or int(m.group(1)) > 254:
+            raise _Miss(tok)
+        return put(w, o.lo, o.width, int(m.group(1)))
     if isinstance(o, Attr):
         m = re.fullmatch(r"a\[(0x[0-9a-f]+|RZ)\]", tok)
         if not m:

@@ -339,6 +339,8 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
     if isinstance(o, Target):
         return _hex(v["target"])
     if isinstance(o, Attr):
+        if o.reg:  # arch-gfx: ALD.PHYS / AST.PHYS a[R2] (RZ: the row's exclusive bits)
+            return f"a[R{v['attr']}]"
         return f"a[{_hex(v['attr']) if v['attr'] else o.zero}]"
     if isinstance(o, Sym):
         name = o.lookup(v["sym"])  # '' = left out of the text (JMP's condition CC.T)

@@ -199,6 +199,7 @@ class Attr(operands.Attr):
     text of address 0 (ALD/AST print 'a[RZ]', IPA 'a[0x0]')."""
 
     zero: str = "0x0"
+    reg: bool = False  # arch-gfx: the field is a register, printed a[R2] (ALD.PHYS / AST.PHYS)
 
 
 # TEXS/TLDS component masks: the 3-bit field's meaning depends on whether the second

@@ -1734,3 +1734,27 @@ def _vabsdiff4_signs(r):
 
 
 ROWS[:] = [_vabsdiff4_signs(r) for r in ROWS]
+
+
+# --- arch-gfx (issue 31): attributes addressed by a register (lower/gfx_indexed.py) -----------------
+# ALD / AST with Ra (bits 8..15) not RZ and the offset field (20..29) zero: nvdisasm 11.8 prints
+# 'ALD.PHYS R0, a[R2]' ('.O' before '.PHYS', the size after it), 'AST.PHYS a[R3], R1' (a word
+# with both Ra and an offset it refuses; with .P it prints 'ALD.P R0, a[R2]', left out here).
+row(
+    "ALD",
+    op(0xEFD8, 13),
+    (D, Attr("a", 8, 8, reg=True), VTX),
+    (flag("O", 32), text("PHYS", ".PHYS"), AL_SIZE),
+    ir="ALD.PHYS",
+    cls="attr",
+    exclusive=(0xFF << 8,),
+)
+row(
+    "AST",
+    op(0xEFF0, 13),
+    (Attr("a", 8, 8, reg=True), Reg("b", 0), VTX),
+    (text("PHYS", ".PHYS"), AL_SIZE),
+    ir="AST.PHYS",
+    cls="attr",
+    exclusive=(0xFF << 8,),
+)

@@ -74,8 +74,12 @@ GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {
     "TLD4",
     "TXD",
     "TMML",
+    "PIXLD",  # arch-gfx
+    "AL2P",
+    "ALD.PHYS",
+    "AST.PHYS",
 }
-STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment"}
+STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment", "ALD.PHYS": "vertex", "AST.PHYS": "vertex"}
 POS_W = POSITION + 12
 
 
@@ -85,13 +89,13 @@ def _dst_regs(inst: Inst) -> set[int]:
     everything else lowered in these stages one register."""
     ir, ops = inst.row.ir, inst.ops
     widths = {"d": 1}
-    if ir == "ALD":
+    if ir in ("ALD", "ALD.PHYS"):
         widths = {"d": inst.mods["size"] + 1}
     elif ir in ("TEX", "TLD", "TXQ", "TEX.B", "TLD.B", "TLD4.B", "TXQ.B", "TLD4", "TXD", "TMML"):
         widths = {"d": bin(ops["mask"]["imm"]).count("1")}
     elif ir in ("TEXS", "TLDS", "TLD4S"):
         widths = {"d": 2, "d2": 2}
-    elif ir == "AST":
+    elif ir in ("AST", "AST.PHYS"):
         widths = {}
     out: set[int] = set()
     for name, n in widths.items():
@@ -123,6 +127,10 @@ class Gfx53(Tex53):
         "TXD": "txd53",
         "TMML": "tmml53",
         "KIL": "kill",  # the control driver calls ``kill`` for it (a terminator of its block)
+        "PIXLD": "pixld53",  # arch-gfx
+        "AL2P": "al2p53",
+        "ALD.PHYS": "ald53_phys",
+        "AST.PHYS": "ast53_phys",
     }
 
     def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:
@@ -180,6 +188,31 @@ class Gfx53(Tex53):
 
     def _block_end(self, block: list[Inst]) -> None:
         self._after[block[0].addr] = (set(self.w_regs), set(self.rcpw_regs))
+
+    def al2p53(self, inst: Inst) -> None:
+        """AL2P (lower/gfx_indexed.py): the 32-bit form with no predicate destination (what
+        ALD.PHYS / AST.PHYS of one word read; nouveau emits these)."""
+        if inst.mods["size"] or inst.ops["p"]["pred"] != 7:
+            self.bad(inst, "only AL2P of one word with no predicate destination is translated")
+        self.al2p_ir(inst, inst.ops["d"]["reg"], inst.ops["a"]["reg"], inst.ops["b"]["imm"])
+
+    def ald53_phys(self, inst: Inst) -> None:
+        if inst.ops["vtx"]["reg"] != 255 or inst.mods["O"]:
+            self.bad(inst, "only vertex inputs of the current vertex are translated")
+        self.attr_phys_ir(inst, inst.ops["a"]["attr"], inst.mods["size"] + 1, inst.ops["d"]["reg"], True)
+
+    def ast53_phys(self, inst: Inst) -> None:
+        if inst.ops["vtx"]["reg"] != 255:
+            self.bad(inst, "only outputs of the current vertex are translated")
+        self.attr_phys_ir(inst, inst.ops["a"]["attr"], inst.mods["size"] + 1, inst.ops["b"]["reg"], False)
+
+    def pixld53(self, inst: Inst) -> None:
+        """PIXLD (lower/gfx_pixel.py); the address operand [Ra + imm], whose use no public source
+        here gives, must be [RZ]."""
+        a = inst.ops["a"]
+        if a["reg"] != 255 or a["off"]:
+            self.bad(inst, "PIXLD with an address other than [RZ] is not translated")
+        self.pixld_ir(inst, inst.mods["mode"], inst.ops["d"]["reg"], inst.ops["p"]["pred"])
 
     def kill(self, ins: Inst) -> None:
         if self.header.stage != "fragment":

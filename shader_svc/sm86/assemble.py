@@ -195,6 +195,11 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if not m or v % o.scale or v // o.scale >= 1 << o.width:
             raise _NoMatch(text)
         return [(o.ur, 6, _regnum(m.group(1), "UR")), (o.lo, o.width, v // o.scale)], 0
+    if isinstance(o, Attr) and o.reg:  # arch-gfx: a[R2] (ALD.PHYS / AST.PHYS)
+        m = re.fullmatch(r"a\[R(\d+)\]", text)
+        if not m or int(m.group(1)) > 254:
+            raise _NoMatch(text)
+        return [(o.lo, o.width, int(m.group(1)))], 0
     if isinstance(o, Attr):
         m = re.fullmatch(r"a\[(0x[0-9a-f]+)\]", text)
         if not m or _int(m.group(1)) % o.scale or _int(m.group(1)) // o.scale >= 1 << o.width:

@@ -107,7 +107,8 @@ def _operand(o, w: int, addr: int):
     if isinstance(o, Target):
         return {"target": addr + 16 + 4 * sext(get(w, o.lo, o.width), o.width)}
     if isinstance(o, Attr):
-        return {"attr": get(w, o.lo, o.width) * o.scale, **({"ur": get(w, o.ur, 6)} if o.ur is not None else {})}
+        v = {"attr": get(w, o.lo, o.width) * o.scale, **({"ur": get(w, o.ur, 6)} if o.ur is not None else {})}
+        return {**v, "reg": v["attr"]} if o.reg else v  # (arch-gfx: a register, for Row.refuse)
     if isinstance(o, Sym):
         return {"sym": get(w, o.lo, o.width)}
     raise TypeError(o)
@@ -314,6 +315,8 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     if isinstance(o, Target):
         return _hex(v["target"])
     if isinstance(o, Attr):
+        if o.reg:  # arch-gfx: ALD.PHYS / AST.PHYS a[R2] (RZ: refused by the row)
+            return f"a[R{v['attr']}]"
         if o.ur is not None:
             return f"a[{_reg_name(v['ur'], 'UR')}" + (f"+{v['attr']:#x}]" if v["attr"] else "]")
         return f"a[{v['attr']:#x}]"

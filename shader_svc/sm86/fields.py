@@ -138,6 +138,7 @@ class Attr(operands.Attr):
 
     scale: int = 1
     ur: int | None = None
+    reg: bool = False  # arch-gfx: the field is a register, printed a[R2] (ALD.PHYS / AST.PHYS)
 
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, self.width)] + ([(self.ur, 6)] if self.ur is not None else [])

@@ -1651,6 +1651,7 @@ R(
             (D, P81H),
             mods=(Mod("mode", 78, 3, ((0, ""), (1, ".COVMASK"), (2, ".CENTROID_OFFSET"), (4, ".INNER_COVERAGE"))),),
             cls="attr",
+            ir="PIXLD",  # arch-gfx: .COVMASK in fragment programs (lower/gfx_pixel.py)
         ),
         Row(
             "ISBERD",
@@ -1900,6 +1901,7 @@ R(
             (D, Reg("a", 24, suffix="@hiderz"), Imm("b", 40, 11, "s")),  # RZ left out
             mods=(Mod("size", 74, 2, ((0, ""), (1, ".64"), (2, ".96"), (3, ".128"))), Mod("O", 79, 1, ONOFF(".O"))),
             cls="attr",
+            ir="AL2P",  # arch-gfx: lower/gfx_indexed.py
         ),
         Row(
             "FSWZADD",
@@ -2532,4 +2534,38 @@ R(
         base=hi(1 << 12),
         ir="IDP",
     )
+)
+
+
+# --- arch-gfx (issue 31): attributes addressed by a register (lower/gfx_indexed.py) ---------------
+# ALD / AST with bit 77 set: nvdisasm 13.5 prints 'ALD.PHYS R0, a[R2]' ('.O' before '.PHYS') and
+# 'AST.PHYS a[R3], R1', Ra at 24 (RZ refused by nvdisasm); the offset field (40..49) is not
+# printed, so it must be 0 here; a size other than one word prints '.???n' (refused: comps 0).
+R(
+    [
+        Row(
+            "ALD",
+            0x321,
+            (D, Attr("a", 24, 8, reg=True), Reg("vtx", 32, suffix="@hiderz")),
+            (),
+            (Mod("O", 79, 1, ONOFF(".O")), FIXED("phys", ".PHYS")),
+            base=1 << 77,
+            ir="ALD.PHYS",
+            cls="attr",
+            stages=("vertex",),
+            refuse=(("a", 255),),
+        ),
+        Row(
+            "AST",
+            0x322,
+            (Attr("a", 24, 8, reg=True), Reg("b", 32), Reg("vtx", 64, suffix="@hiderz")),
+            (),
+            (FIXED("phys", ".PHYS"),),
+            base=1 << 77,
+            ir="AST.PHYS",
+            cls="attr",
+            stages=("vertex",),
+            refuse=(("a", 255),),
+        ),
+    ]
 )

@@ -44,6 +44,10 @@ GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {
     "TXQ.B",
     "TXD",
     "TMML",
+    "PIXLD",  # arch-gfx
+    "AL2P",
+    "ALD.PHYS",
+    "AST.PHYS",
 }
 # TEX/TLD/TLD4 dimension field -> (SPIR-V Dim, arrayed, coordinate count)
 # (1D declares the Sampled1D capability, cube arrays SampledCubeArray: Vulkan's imageCubeArray feature)
@@ -77,6 +81,10 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
         "TXD": "txd",
         "TMML": "tmml",
         "KILL": "kill",  # the control driver calls ``kill`` for it (a terminator of its block)
+        "PIXLD": "pixld",  # arch-gfx
+        "AL2P": "al2p",
+        "ALD.PHYS": "ald_phys",
+        "AST.PHYS": "ast_phys",
     }
 
     def lowered(self, ir: str) -> bool:
@@ -175,6 +183,27 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
         if ops["d"]["reg"] != 255:
             b.set_reg(ops["d"]["reg"], b.op("BitcastU32", f))
         ir_spirv.emit(self, b)
+
+    def al2p(self, inst: Inst) -> None:
+        """AL2P (lower/gfx_indexed.py): one word (what ALD.PHYS / AST.PHYS, single-word on SM86,
+        read)."""
+        if inst.mods["size"]:
+            raise TranslateError(f"{inst.text()}: only AL2P of one word is translated", offset=inst.addr)
+        self.al2p_ir(inst, inst.ops["d"]["reg"], inst.ops["a"]["reg"], inst.ops["b"]["imm"])
+
+    def ald_phys(self, inst: Inst) -> None:
+        if inst.ops["vtx"]["reg"] != 255 or inst.mods["O"]:
+            raise TranslateError(f"{inst.text()}: only vertex inputs of the current vertex are translated", offset=inst.addr)
+        self.attr_phys_ir(inst, inst.ops["a"]["attr"], 1, inst.ops["d"]["reg"], True)
+
+    def ast_phys(self, inst: Inst) -> None:
+        if inst.ops["vtx"]["reg"] != 255:
+            raise TranslateError(f"{inst.text()}: only outputs of the current vertex are translated", offset=inst.addr)
+        self.attr_phys_ir(inst, inst.ops["a"]["attr"], 1, inst.ops["b"]["reg"], False)
+
+    def pixld(self, inst: Inst) -> None:
+        """PIXLD (lower/gfx_pixel.py)."""
+        self.pixld_ir(inst, inst.mods["mode"], inst.ops["d"]["reg"], inst.ops["p"]["pred"])
 
     def kill(self, ins: Inst) -> None:
         if self.header.stage != "fragment":

@@ -26,6 +26,7 @@ table kept in shader_svc/README.md.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import sys
@@ -281,6 +282,24 @@ def record_exact_program(isa: int, name: str, texts: list[str], ok: bool) -> Non
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(progs, sort_keys=True))
     tmp.replace(path)  # (never half-written)
+
+
+@contextlib.contextmanager
+def exact_program(name: str, *programs: tuple[int, str]):
+    """Around the lines of a test that draws (or dispatches) ``programs`` (``(isa, text)`` pairs,
+    nvdisasm's text: a listing check of the same file reads each back through nvdisasm) and
+    compares the result exactly with its reference: records them (``record_exact_program``,
+    each as ``name`` with its ISA) when the block ends without an exception, withdraws the
+    records when it raises (a failed comparison, a skip).  The graphics tests (vk_graphics
+    draws against numpy) count this way in the table's last column."""
+    ok = False
+    try:
+        yield
+        ok = True
+    finally:
+        for isa in sorted({isa for isa, _ in programs}):
+            texts = [ln for i, t in programs if i == isa for ln in t.splitlines()]
+            record_exact_program(isa, name, texts, ok)
 
 
 def record_exact_ops(results: list) -> None:

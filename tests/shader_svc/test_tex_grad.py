@@ -18,7 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from quad_draw import FS_HDR, H, W, draw_quad, fragment53, spirv
+import listings
+from isa_coverage import exact_program
+from quad_draw import FS_HDR, VS_PASS, H, W, draw_quad, fragment53, spirv
 from shader_svc.ir.block import Block  # noqa: F401  (the IR the handlers build)
 from shader_svc.lower.base import TranslateError
 from spirv_checks import spirv_val
@@ -71,9 +73,10 @@ def test_tmml_sm86_reads_the_level_of_detail(gpu, tmp_path, scale):
     tex = np.zeros((th, tw, 4), np.uint8)
     # c[0x0]: 1/255 and 1/(255 * 256), a byte (or a byte times 256) to its unorm8 exactly
     inv = np.array([1 / 255, 1 / (255 * 256)], np.float32).tobytes()
-    img = draw_quad(gpu, fs, textures={0: Texture(tex)}, uniforms={0: inv + bytes(56)})
-    want = np.array([*_bytes16(256 * scale), 0, 0])
-    assert (img == want).all(), (scale, np.unique(img.reshape(-1, 4), axis=0)[:4])
+    with exact_program(f"test_tex_grad::FS_TMML[{scale}]", (86, FS_TMML), (86, VS_PASS)):
+        img = draw_quad(gpu, fs, textures={0: Texture(tex)}, uniforms={0: inv + bytes(56)})
+        want = np.array([*_bytes16(256 * scale), 0, 0])
+        assert (img == want).all(), (scale, np.unique(img.reshape(-1, 4), axis=0)[:4])
 
 
 def test_txd_sm86_samples_the_texel_at_the_point(gpu, tmp_path):
@@ -133,8 +136,9 @@ def test_tmml_sm53_reads_the_level_of_detail(gpu, tmp_path, scale):
     spirv_val(fs, tmp_path, "tmml53")
     tex = np.zeros((int(H * 2.0**scale), int(W * 2.0**scale), 4), np.uint8)
     inv = np.array([1 / 255, 1 / (255 * 256)], np.float32).tobytes()
-    img = draw_quad(gpu, fs, textures={0: Texture(tex)}, uniforms={0: inv + bytes(56)})
-    assert (img == np.array([*_bytes16(256 * scale), 0, 0])).all(), (scale, np.unique(img.reshape(-1, 4), axis=0)[:4])
+    with exact_program(f"test_tex_grad::FS53_TMML[{scale}]", (53, FS53_TMML), (86, VS_PASS)):
+        img = draw_quad(gpu, fs, textures={0: Texture(tex)}, uniforms={0: inv + bytes(56)})
+        assert (img == np.array([*_bytes16(256 * scale), 0, 0])).all(), (scale, np.unique(img.reshape(-1, 4), axis=0)[:4])
 
 
 def test_txd_sm53_samples_the_texel_at_the_point(gpu, tmp_path):
@@ -225,3 +229,10 @@ def _words86(code: bytes):
     import listings
 
     return (list(listings.sm86_words(code)), "SM86")
+
+
+def test_tmml_listings_are_what_nvdisasm_reads(nv_tools):
+    """The TMML programs (and the pass-through vertex program every quad draws with) are
+    nvdisasm's text: their exact draws count in shader_svc/README.md's coverage table."""
+    listings.check_sm86([FS_TMML, VS_PASS])
+    listings.check_sm53([FS53_TMML])

@@ -22,7 +22,8 @@ import pytest
 
 import listings
 from ptxas_packing import V, packed_sm53, ptx_kernel, register_sources
-from quad_draw import FS53_HDR, FS_HDR, H, TS, W, draw53, draw86, program, program53, uv
+from isa_coverage import exact_program
+from quad_draw import FS53_HDR, FS_HDR, TS, VS_PASS, H, W, draw53, draw86, program, program53, uv
 from shader_svc import translate as tr
 from shader_svc.sm53.to_spirv_gfx import TEXS_FORMS, TLDS_FORMS
 from shader_svc.sm86.to_spirv import TranslateError
@@ -218,16 +219,17 @@ def test_tlds_1d_3d_array(gpu, tmp_path):
     rng = np.random.default_rng(13)
     line = rng.integers(0, 256, (1, 1, TS, 4), dtype=np.uint8)
     vol = rng.integers(0, 256, (4, TS, TS, 4), dtype=np.uint8)
-    fs, img = draw53(gpu, FS_TLDS_1D, Texture(line, kind="1D"))
-    spirv_val(fs, tmp_path, "tlds_1d")
-    assert (img == np.array([[line[0, 0, x & 3] for x in range(W)] for _ in range(H)])).all()
-    fs, img = draw53(gpu, FS_TLDS_3D, Texture(vol, kind="3D"))
-    spirv_val(fs, tmp_path, "tlds_3d")
-    want = np.array([[vol[(x >> 2) & 3, y & 3, x & 3] for x in range(W)] for y in range(H)])
-    assert (img == want).all()
-    fs, img = draw53(gpu, FS_TLDS_ARRAY, Texture(vol, kind="ARRAY_2D"))
-    spirv_val(fs, tmp_path, "tlds_array")
-    assert (img == want).all()
+    with exact_program("test_tex_short_dims::FS_TLDS", (53, FS_TLDS_1D), (53, FS_TLDS_3D), (53, FS_TLDS_ARRAY), (86, VS_PASS)):
+        fs, img = draw53(gpu, FS_TLDS_1D, Texture(line, kind="1D"))
+        spirv_val(fs, tmp_path, "tlds_1d")
+        assert (img == np.array([[line[0, 0, x & 3] for x in range(W)] for _ in range(H)])).all()
+        fs, img = draw53(gpu, FS_TLDS_3D, Texture(vol, kind="3D"))
+        spirv_val(fs, tmp_path, "tlds_3d")
+        want = np.array([[vol[(x >> 2) & 3, y & 3, x & 3] for x in range(W)] for y in range(H)])
+        assert (img == want).all()
+        fs, img = draw53(gpu, FS_TLDS_ARRAY, Texture(vol, kind="ARRAY_2D"))
+        spirv_val(fs, tmp_path, "tlds_array")
+        assert (img == want).all()
 
 
 @pytest.mark.parametrize("dx,dy", [(-1, 1), (1, -1), (0, 0)])
@@ -238,10 +240,11 @@ def test_tlds_offsets(gpu, tmp_path, dx, dy):
 
     tex = np.random.default_rng(14).integers(0, 256, (TS, TS, 4), dtype=np.uint8)
     word = (dx & 0xF) | (dy & 0xF) << 4
-    fs, img = draw53(gpu, FS_TLDS_AOFFI, Texture(tex), uniforms={0: struct.pack("<I", word) + bytes(60)})
-    spirv_val(fs, tmp_path, "tlds_aoffi")
-    want = np.array([[tex[1 + (y & 1) + dy, 1 + (x & 1) + dx] for x in range(W)] for y in range(H)])
-    assert (img == want).all()
+    with exact_program(f"test_tex_short_dims::FS_TLDS_AOFFI[{dx},{dy}]", (53, FS_TLDS_AOFFI), (86, VS_PASS)):
+        fs, img = draw53(gpu, FS_TLDS_AOFFI, Texture(tex), uniforms={0: struct.pack("<I", word) + bytes(60)})
+        spirv_val(fs, tmp_path, "tlds_aoffi")
+        want = np.array([[tex[1 + (y & 1) + dy, 1 + (x & 1) + dx] for x in range(W)] for y in range(H)])
+        assert (img == want).all()
 
 
 def test_reflection_names_the_short_forms_dimensions():

@@ -18,7 +18,8 @@ import pytest
 
 import listings
 from ptxas_packing import V, packed_sm53, ptx_kernel, register_sources
-from quad_draw import FS53_HDR, FS_HDR, H, W, draw53, draw86, program, program53
+from isa_coverage import exact_program
+from quad_draw import FS53_HDR, FS_HDR, VS_PASS, H, W, draw53, draw86, program, program53
 from shader_svc import translate as tr
 from spirv_checks import spirv_val
 from texel_refs import cube_texel
@@ -70,9 +71,10 @@ def test_sm53_tld4s_offsets(gpu, tmp_path, dx, dy):
     from vk_graphics import Texture
 
     texels = np.random.default_rng(31).integers(0, 256, (GS, GS, 4), dtype=np.uint8)
-    fs, img = draw53(gpu, FS53_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
-    spirv_val(fs, tmp_path, "tld4s_off")
-    assert (img == gather_ref(texels[..., 1], dx, dy)).all()
+    with exact_program(f"test_tld4_offsets::FS53_OFF[{dx},{dy}]", (53, FS53_OFF), (86, VS_PASS)):
+        fs, img = draw53(gpu, FS53_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
+        spirv_val(fs, tmp_path, "tld4s_off")
+        assert (img == gather_ref(texels[..., 1], dx, dy)).all()
 
 
 @pytest.mark.parametrize("text,dx,dy", [(FS53_DC, 0, 0), (FS53_OFF_DC, 2, -1)])
@@ -156,12 +158,13 @@ def test_sm53_tld4_array_with_offsets(gpu, tmp_path, dx, dy):
     from vk_graphics import Texture
 
     arr = np.random.default_rng(33).integers(0, 256, (4, GS, GS, 4), dtype=np.uint8)
-    fs, img = draw53(gpu, FS53_FULL_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
-    spirv_val(fs, tmp_path, "tld4_array_off")
-    for layer in range(4):
-        want = gather_ref(arr[layer, ..., 1], dx, dy)
-        rows = [y for y in range(H) if y & 3 == layer]
-        assert (img[rows] == want[rows]).all(), layer
+    with exact_program(f"test_tld4_offsets::FS53_FULL_ARRAY_OFF[{dx},{dy}]", (53, FS53_FULL_ARRAY_OFF), (86, VS_PASS)):
+        fs, img = draw53(gpu, FS53_FULL_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
+        spirv_val(fs, tmp_path, "tld4_array_off")
+        for layer in range(4):
+            want = gather_ref(arr[layer, ..., 1], dx, dy)
+            rows = [y for y in range(H) if y & 3 == layer]
+            assert (img[rows] == want[rows]).all(), layer
 
 
 @pytest.mark.parametrize("text,dx,dy", [(FS53_FULL_DC, 0, 0), (FS53_FULL_OFF_DC, -2, 3)])
@@ -274,15 +277,16 @@ def test_sm86_tld4_offsets(gpu, tmp_path, dx, dy):
     from vk_graphics import Texture
 
     texels = np.random.default_rng(41).integers(0, 256, (GS, GS, 4), dtype=np.uint8)
-    fs, img = draw86(gpu, FS86_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
-    spirv_val(fs, tmp_path, "tld4_86_off")
-    assert (img == gather_ref(texels[..., 1], dx, dy)).all()
-    arr = np.random.default_rng(42).integers(0, 256, (4, GS, GS, 4), dtype=np.uint8)
-    fs, img = draw86(gpu, FS86_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
-    spirv_val(fs, tmp_path, "tld4_86_array_off")
-    for layer in range(4):
-        rows = [y for y in range(H) if y & 3 == layer]
-        assert (img[rows] == gather_ref(arr[layer, ..., 1], dx, dy)[rows]).all(), layer
+    with exact_program(f"test_tld4_offsets::FS86_OFF[{dx},{dy}]", (86, FS86_OFF), (86, FS86_ARRAY_OFF), (86, VS_PASS)):
+        fs, img = draw86(gpu, FS86_OFF, Texture(texels), _uniforms(dx, dy, 0.0))
+        spirv_val(fs, tmp_path, "tld4_86_off")
+        assert (img == gather_ref(texels[..., 1], dx, dy)).all()
+        arr = np.random.default_rng(42).integers(0, 256, (4, GS, GS, 4), dtype=np.uint8)
+        fs, img = draw86(gpu, FS86_ARRAY_OFF, Texture(arr, kind="ARRAY_2D"), _uniforms(dx, dy, 0.0))
+        spirv_val(fs, tmp_path, "tld4_86_array_off")
+        for layer in range(4):
+            rows = [y for y in range(H) if y & 3 == layer]
+            assert (img[rows] == gather_ref(arr[layer, ..., 1], dx, dy)[rows]).all(), layer
 
 
 @pytest.mark.parametrize("text,dx,dy", [(FS86_DC, 0, 0), (FS86_OFF_DC, 3, -1)])
@@ -456,14 +460,22 @@ def test_tld_offsets_move_the_fetched_texel(gpu, tmp_path, dx, dy, dz):
     vol = np.random.default_rng(61).integers(0, 256, (4, 4, 4, 4), dtype=np.uint8)
     want3 = np.array([[vol[1 + dz, 1 + (y & 1) + dy, 1 + (x & 1) + dx] for x in range(W)] for y in range(H)])
     want2 = np.array([[vol[0, 1 + (y & 1) + dy, 1 + (x & 1) + dx] for x in range(W)] for y in range(H)])
-    for text, tex, want in ((FS53_TLD_OFF_3D, Texture(vol, kind="3D"), want3), (FS53_TLD_OFF_LL, Texture(vol[0]), want2)):
-        fs, img = draw53(gpu, text, tex, _fetch_word(dx, dy, dz))
-        spirv_val(fs, tmp_path, "tld53_off")
-        assert (img == want).all(), text
-    for text in (FS86_TLD_OFF_3D, FS86_TLD_OFF_LL):
-        fs, img = draw86(gpu, text, Texture(vol, kind="3D"), _fetch_word(dx, dy, dz))
-        spirv_val(fs, tmp_path, "tld86_off")
-        assert (img == want3).all(), text
+    with exact_program(
+        f"test_tld4_offsets::TLD_OFF[{dx},{dy},{dz}]",
+        (53, FS53_TLD_OFF_3D),
+        (53, FS53_TLD_OFF_LL),
+        (86, FS86_TLD_OFF_3D),
+        (86, FS86_TLD_OFF_LL),
+        (86, VS_PASS),
+    ):
+        for text, tex, want in ((FS53_TLD_OFF_3D, Texture(vol, kind="3D"), want3), (FS53_TLD_OFF_LL, Texture(vol[0]), want2)):
+            fs, img = draw53(gpu, text, tex, _fetch_word(dx, dy, dz))
+            spirv_val(fs, tmp_path, "tld53_off")
+            assert (img == want).all(), text
+        for text in (FS86_TLD_OFF_3D, FS86_TLD_OFF_LL):
+            fs, img = draw86(gpu, text, Texture(vol, kind="3D"), _fetch_word(dx, dy, dz))
+            spirv_val(fs, tmp_path, "tld86_off")
+            assert (img == want3).all(), text
 
 
 def test_tld_offset_listings_are_what_nvdisasm_reads(nv_tools):
