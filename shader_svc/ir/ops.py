@@ -560,3 +560,11 @@ OPS.update({d.name: d for d in (OpDef("BindlessSampleGradOffset", TEXEL, (U32,) 
 #   whichever neighbour has an odd last bit), from TwoSum's exact error; exact for operands whose
 #   sum and error stay normal (lower/half.py ``fadd_odd32``: HFMA2's product and addend).
 OPS.update({d.name: d for d in (OpDef("FAddOdd32", F32, (F32, F32)),)})
+
+
+# --- shader-ctl: barrier reductions (PTX bar.red; lower/barrier_red.py, lower/warp.py) ----------
+# - ``BarrierReduce`` (p): a workgroup barrier (``Barrier``'s ordering) at which every invocation
+#   contributes ``p``; the result, the same in every invocation: ``op`` 0 POPC the number of
+#   invocations whose ``p`` holds, 1 AND 1 where every one holds else 0, 2 OR 1 where any holds
+#   else 0 (PTX ISA "bar.red": popc.u32 / and.pred / or.pred over the CTA's threads).
+OPS.update({d.name: d for d in (OpDef("BarrierReduce", U32, (B,), ("op",)),)})

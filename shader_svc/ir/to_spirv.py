@@ -383,3 +383,6 @@ LOWER.update(
 
 # --- shader-halfgfx (issue 31): HFMA2's round-to-odd sum (lower/half.py) ---------------------------
 LOWER.update({"FAddOdd32": lambda lw, o, a: half.fadd_odd32(lw, a[0], a[1])})
+
+# --- shader-ctl: barrier reductions (lower/warp.py) -----------------------------------------------
+LOWER.update({"BarrierReduce": lambda lw, o, a: lw.barrier_reduce(a[0], o.attrs["op"])})

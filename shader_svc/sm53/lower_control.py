@@ -10,6 +10,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import DONE, TranslateError
+from shader_svc.lower.barrier_red import BARRIER_RED_RULES, BarrierReduce
 from shader_svc.lower.cache import CACHE_RULES, CacheControl
 from shader_svc.lower.indirect import INDIRECT, IndirectBranch
 from shader_svc.lower.memory import ldc_ir
@@ -67,7 +68,7 @@ def _blocks(insts: list[Inst], extra: set[int] = frozenset()) -> list[list[Inst]
     return blocks
 
 
-class Control53(IndirectBranch, CacheControl, Lower53):
+class Control53(IndirectBranch, CacheControl, BarrierReduce, Lower53):
     """Mixin of ``to_spirv.Compute53``: blocks, the reconvergence stack, branches."""
 
     # --- control flow: the run-time stack in IR (``StackLoad`` / ``StackStore``, ir/ops.py) ---
@@ -149,7 +150,14 @@ class Control53(IndirectBranch, CacheControl, Lower53):
     CONTROL_KEYS = tuple(sorted(BRANCHES | {"PCNT", "CONT"}))
 
     def lowered(self, ir: str) -> bool:
-        return ir in INDIRECT or ir in ("PCNT", "CONT") or ir in CACHE_RULES or ir == "MEMBAR" or super().lowered(ir)
+        return (
+            ir in INDIRECT
+            or ir in ("PCNT", "CONT")
+            or ir in CACHE_RULES
+            or ir in BARRIER_RED_RULES
+            or ir == "MEMBAR"
+            or super().lowered(ir)
+        )
 
     def block_list(self) -> list[list[Inst]]:
         base = _code_base(self.insts)

@@ -2533,3 +2533,41 @@ R(
         ir="IDP",
     )
 )
+
+# --- shader-ctl: barrier reductions (PTX bar.red.popc/and/or, CUDA __syncthreads_count/and/or).
+# nvdisasm 13.5 on nvcc 13's words and every field flipped: BAR's mode 77..79 = 2 is .RED, the
+# reduction 74..75 (.POPC, .AND, .OR; 3 prints .INVALID3), the predicate 87 (not 90), the barrier
+# 54..57, the thread count 42..53 printed only when not 0 (two rows: a count of 0 is left out);
+# B2R's bit 78 is .RESULT (the barrier's result into a register and a predicate at 81, PT
+# left out).  Lowered by lower/barrier_red.py.
+_BAR_RED_MODS = (
+    Mod("mode", 77, 3, ((2, ".RED"),)),
+    Mod("op", 74, 2, ((0, ".POPC"), (1, ".AND"), (2, ".OR"))),
+    Mod("defer", 80, 1, ((0, ""), (1, ".DEFER_BLOCKING"))),
+)
+R(
+    [
+        Row("BAR", 0xB1D, (Imm("id", 54, 4, "u"), P87), (), _BAR_RED_MODS, base=hi(0x14000), ir="BAR.RED", cls="ctrl"),
+        Row(
+            "BAR",
+            0xB1D,
+            (Imm("id", 54, 4, "u"), Imm("count", 42, 12, "u"), P87),
+            (),
+            _BAR_RED_MODS,
+            base=hi(0x14000),
+            ir="BAR.RED",
+            cls="ctrl",
+            refuse=(("count", 0),),
+        ),
+        Row(
+            "B2R",
+            0x31C,
+            (D, Pred("pd", 81, hide_pt=True)),
+            (),
+            (Mod("mode", 78, 1, ((1, ".RESULT"),)),),
+            base=hi(0xE4000),
+            ir="B2R.RESULT",
+            cls="ctrl",
+        ),
+    ]
+)

@@ -212,3 +212,66 @@ K(tex_grad_aoffi) {
         inputs=inputs,
         ref=ref,
     )
+
+
+# --- shader-ctl: barrier reductions (BAR.RED + B2R.RESULT, both ISAs) ---------------------------
+def _syncthreads_ref(x) -> np.ndarray:
+    """``sync_reduce``: per 64-thread block, count / and / or of the predicates (numpy)."""
+    v = x.a.reshape(-1, 64)
+    p1, p2, p3 = (v & 1) != 0, (v & 2) != 0, (v % 7) == 3
+    c = p1.sum(axis=1, keepdims=True) + 0 * v
+    an = np.broadcast_to(p2.all(axis=1, keepdims=True), v.shape)
+    orr = np.broadcast_to(p3.any(axis=1, keepdims=True), v.shape)
+    return (c.astype(np.uint64) * 4 + an * 2 + orr).astype(np.uint32).ravel()
+
+
+def define_bar(case, Inputs) -> None:
+    """CUDA's __syncthreads_count/_and/_or (BAR.RED.POPC/.AND/.OR + B2R.RESULT) and PTX bar.red
+    with a barrier number and a thread count (the workgroup's 64): the inputs make some blocks'
+    AND true (bit 1 set everywhere) and some ORs false, so each reduction is tested both ways."""
+
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        a[64:128] |= 2  # block 1: every predicate of the AND holds
+        a[128:192] = (a[128:192] // 7) * 7  # block 2: no x % 7 == 3 (OR false), unless wrapped
+        a[128:192] = np.where(a[128:192] % 7 == 3, a[128:192] + 1, a[128:192])
+        return Inputs(a, np.zeros(1, np.uint32), 256, 256, np.zeros(256, np.uint32))
+
+    case(
+        name="sync_reduce",
+        style="barrier",
+        group="ctl_bar",
+        src=r"""
+K(sync_reduce) { uint32_t v = a[TID];
+  int c = __syncthreads_count(v & 1); int an = __syncthreads_and(v & 2); int orr = __syncthreads_or(v % 7 == 3);
+  o[TID] = c * 4 + an * 2 + orr; }""",
+        inputs=ins,
+        ref=_syncthreads_ref,
+    )
+
+    def ref_red(x) -> np.ndarray:
+        v = x.a.reshape(-1, 64)
+        return np.broadcast_to(((v & 4) != 0).sum(axis=1, keepdims=True), v.shape).astype(np.uint32).ravel() + (x.a & 0xFF)
+
+    # bar.red.popc with barrier 1 and an explicit count of 64 threads, twice in a loop (the
+    # counter is zeroed and reused: the second round must not see the first's count)
+    case(
+        name="bar_red_count",
+        style="barrier",
+        group="ctl_bar",
+        src=r"""
+K(bar_red_count) { uint32_t v = a[TID], c = 0, s = 0;
+  #pragma unroll 1
+  for (int k = 0; k < 2; k++) {
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; bar.red.popc.u32 %0, 1, 64, p; }" : "=r"(c) : "r"((v & 4) * (1 - k)));
+    s += c; }
+  o[TID] = s + (v & 0xff); }""",
+        inputs=lambda r: Inputs(
+            r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32),
+            np.zeros(1, np.uint32),
+            256,
+            256,
+            np.zeros(256, np.uint32),
+        ),
+        ref=ref_red,
+    )
