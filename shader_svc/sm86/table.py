@@ -2547,7 +2547,17 @@ _BAR_RED_MODS = (
 )
 R(
     [
-        Row("BAR", 0xB1D, (Imm("id", 54, 4, "u"), P87), (), _BAR_RED_MODS, base=hi(0x14000), ir="BAR.RED", cls="ctrl"),
+        # (the count's field as a modifier that only 0 satisfies: the rows differ in what they fix)
+        Row(
+            "BAR",
+            0xB1D,
+            (Imm("id", 54, 4, "u"), P87),
+            (),
+            _BAR_RED_MODS + (Mod("all", 42, 12, ((0, ""),)),),
+            base=hi(0x14000),
+            ir="BAR.RED",
+            cls="ctrl",
+        ),
         Row(
             "BAR",
             0xB1D,
