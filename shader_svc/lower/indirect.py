@@ -28,8 +28,10 @@ from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import DONE, LowerBase, TranslateError
 from shader_svc.spirv.structure import Unstructured
 
-INDIRECT = ("BRX",)
-INDIRECT_RULES = {"BRX": "op_indirect"}
+# CALL.IND: SM86 CALL.REL through a register (function pointers; target next + Rn + field, the
+# field -next, the table of callees' offsets in bank 2 as BRX's: ``sm86/table.py``'s last rows)
+INDIRECT = ("BRX", "CALL.IND")
+INDIRECT_RULES = {"BRX": "op_indirect", "CALL.IND": "op_indirect"}
 # instructions after which the code is not straight-line (either ISA)
 ENDS = {"BRA", "EXIT", "RET", "RET.ABS", "CALL", "CALL.ABS", "CAL", "JCAL", "SYNC", "BRK", "BPT", "KIL", "KILL", *INDIRECT}
 
@@ -107,9 +109,10 @@ class IndirectBranch(LowerBase):
             )
         return out
 
-    @staticmethod
-    def _indirect_off(ins: Inst) -> int:
-        return ins.ops["rt"]["imm"] if "rt" in ins.ops else ins.ops["t"]["imm"]
+    def _indirect_off(self, ins: Inst) -> int:
+        t = ins.ops["rt"] if "rt" in ins.ops else ins.ops["t"]
+        # an immediate offset (BRX), or a decoded target (CALL.IND: next + field, as an address)
+        return t["imm"] if "imm" in t else t["target"] - ins.addr - self.INST_BYTES
 
     def indirect_step(self, ins: Inst) -> None:
         """The structuriser's answer to a BRX: the dispatcher loop runs the program."""

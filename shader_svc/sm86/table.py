@@ -2581,3 +2581,32 @@ R(
         ),
     ]
 )
+
+# --- shader-ctl: calls through a register (CUDA function pointers, virtual functions).  nvcc 13
+# loads the callee's offset from the program start out of constant bank 2 (LDC.64 Rn, c[0x2][Rn]:
+# a function pointer's value is a byte offset into the kernel's .nv.constant2) and calls
+# CALL.REL.NOINC Rn with its offset field -next (nvdisasm 13.5 raw: the target next + Rn + field,
+# printed as the address with Rn = 0; the listing prints it as the kernel's symbol).  CALL.ABS Rn
+# calls the address in Rn (nvcc's __assertfail, read from bank 4: outside the program).
+R(
+    [
+        Row(
+            "CALL.REL",
+            0x344,
+            (PH87, Reg("a", 24), Target("rt")),  # ('rt': printed after the register, as RET's)
+            (),
+            (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+            ir="CALL.IND",
+            cls="branch",
+        ),
+        Row(
+            "CALL.ABS",
+            0x343,
+            (PH87, Reg("a", 24)),
+            (),
+            (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+            ir="CALL.ABS.R",
+            cls="branch",
+        ),
+    ]
+)

@@ -441,6 +441,7 @@ cuda_corpus_ctl.define_tex(case, Inputs)  # shader-ctl: TXD .AOFFI (constant off
 cuda_corpus_more.define_shader_u2(case, Inputs)  # shader-u2: F2IP (cvt.rni.sat.u8.f32)
 cuda_corpus_more.define_shader_u2_idp(case, Inputs)  # shader-u2: IDP.2A (dp2a)
 cuda_corpus_ctl.define_bar(case, Inputs)  # shader-ctl: __syncthreads_count/_and/_or, bar.red (BAR.RED + B2R.RESULT)
+cuda_corpus_ctl.define_calls(case, Inputs)  # shader-ctl: calls through function pointers (CALL.REL Rn, PRET + BRX)
 GROUPS = sorted({c.group for c in CASES})
 
 

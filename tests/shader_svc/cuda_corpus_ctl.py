@@ -275,3 +275,99 @@ K(bar_red_count) { uint32_t v = a[TID], c = 0, s = 0;
         ),
         ref=ref_red,
     )
+
+
+# --- shader-ctl: calls through function pointers (SM86 CALL.REL Rn, SM53 PRET + BRX) -----------
+# The group holds no __device__ variable (the corpus passes no global data segment): the tables
+# of function pointers are built in the kernel (local memory), which is how nvcc keeps them when
+# they are not globals.  Each function pointer's value is a byte offset into the kernel's
+# .nv.constant2, whose words are the callees' offsets from the program start.
+_CALL_SRC = r"""
+__device__ __noinline__ uint32_t cf0(uint32_t x) { return x * 3u + 1u; }
+__device__ __noinline__ uint32_t cf1(uint32_t x) { return x ^ 0x5a5a5a5au; }
+__device__ __noinline__ uint32_t cf2(uint32_t x) { return (x >> 3) | (x << 29); }
+__device__ __noinline__ uint32_t cf3(uint32_t x) { return x + 0x9e3779b9u; }
+typedef uint32_t (*cfn_t)(uint32_t);
+typedef uint32_t (*rfn_t)(const void *, uint32_t, int);
+__device__ __noinline__ uint32_t cwalk(const void *t, uint32_t x, int d);
+__device__ __noinline__ uint32_t cstep_a(const void *t, uint32_t x, int d) { return d ? cwalk(t, x + 1u, d - 1) : x; }
+__device__ __noinline__ uint32_t cstep_b(const void *t, uint32_t x, int d) { return d ? cwalk(t, x * 5u, d - 1) ^ d : x; }
+__device__ __noinline__ uint32_t cwalk(const void *t, uint32_t x, int d) { return ((const rfn_t *)t)[x & 1](t, x, d); }
+"""
+
+
+def _cf(k: int, x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.uint64)
+    r = [x * 3 + 1, x ^ 0x5A5A5A5A, (x >> 3) | (x << 29), x + 0x9E3779B9][k]
+    return (r & 0xFFFFFFFF).astype(np.uint32)
+
+
+def _walk(x: int, d: int) -> int:
+    """``cwalk`` in Python (uint32 wrap-around)."""
+    if x & 1 == 0:
+        return _walk((x + 1) & 0xFFFFFFFF, d - 1) if d else x
+    return (_walk((x * 5) & 0xFFFFFFFF, d - 1) ^ d) if d else x
+
+
+def define_calls(case, Inputs) -> None:
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, np.zeros(1, np.uint32), 200, 256, np.zeros(256, np.uint32))
+
+    def ref_table(x):
+        a = x.a[: x.n]
+        out = np.zeros(256, np.uint32)
+        for k in range(4):
+            out[: x.n] = np.where((a & 3) == k, _cf(k, a), out[: x.n])
+        return out
+
+    # a table of four function pointers in local memory, the callee chosen by the data
+    case(
+        name="call_fnptr",
+        style="calls",
+        group="ctl_call",
+        src=_CALL_SRC
+        + r"""
+K(call_fnptr) { int i = TID; cfn_t t[4] = {cf0, cf1, cf2, cf3};
+  if (i < n) o[i] = t[a[i] & 3](a[i]); }""",
+        inputs=ins,
+        ref=ref_table,
+    )
+
+    def ref_chain(x):
+        v = x.a[: x.n].copy()
+        for _ in range(3):
+            k = v & 3
+            nv = np.zeros_like(v)
+            for j in range(4):
+                nv = np.where(k == j, _cf(j, v), nv)
+            v = nv
+        return np.concatenate([v, np.zeros(256 - x.n, np.uint32)])
+
+    # three indirect calls in a loop, each result choosing the next callee
+    case(
+        name="call_chain",
+        style="calls",
+        group="ctl_call",
+        src=r"""
+K(call_chain) { int i = TID; cfn_t t[4] = {cf0, cf1, cf2, cf3};
+  if (i < n) { uint32_t v = a[i];
+    #pragma unroll 1
+    for (int k = 0; k < 3; k++) v = t[v & 3](v);
+    o[i] = v; } }""",
+        inputs=ins,
+        ref=ref_chain,
+    )
+
+    # recursion through function pointers: cwalk calls cstep_a / cstep_b through the table,
+    # which call cwalk again (depth 4: return addresses saved on the local-memory stack)
+    case(
+        name="call_recursive",
+        style="calls",
+        group="ctl_call",
+        src=r"""
+K(call_recursive) { int i = TID; rfn_t t[2] = {cstep_a, cstep_b};
+  if (i < n) o[i] = cwalk(t, a[i], 4); }""",
+        inputs=ins,
+        ref=lambda x: np.array([_walk(int(v), 4) for v in x.a[: x.n]] + [0] * (256 - x.n), np.uint32),
+    )
