@@ -30,8 +30,10 @@ from shader_svc.spirv.structure import Unstructured
 
 # CALL.IND: SM86 CALL.REL through a register (function pointers; target next + Rn + field, the
 # field -next, the table of callees' offsets in bank 2 as BRX's: ``sm86/table.py``'s last rows)
-INDIRECT = ("BRX", "CALL.IND")
-INDIRECT_RULES = {"BRX": "op_indirect", "CALL.IND": "op_indirect"}
+# CALL.ABS.R: SM86 CALL.ABS through a register (nvcc -G's function pointers: absolute addresses,
+# which the linker writes into MOV immediates; ``call_abs_targets``)
+INDIRECT = ("BRX", "CALL.IND", "CALL.ABS.R")
+INDIRECT_RULES = {"BRX": "op_indirect", "CALL.IND": "op_indirect", "CALL.ABS.R": "op_indirect"}
 # instructions after which the code is not straight-line (either ISA)
 ENDS = {"BRA", "EXIT", "RET", "RET.ABS", "CALL", "CALL.ABS", "CAL", "JCAL", "SYNC", "BRK", "BPT", "KIL", "KILL", *INDIRECT}
 
@@ -86,6 +88,8 @@ class IndirectBranch(LowerBase):
         bounded (module docstring)."""
         ins = insts[at]
         reg = ins.ops["a"]["reg"]
+        if ins.row.ir == "CALL.ABS.R":
+            return self.call_abs_targets(insts, at, entry)
         prev = last_writer(insts, at, reg)
         bank = _ldc_bank(prev) if prev is not None else None
         data = self._program_bank(bank) if bank is not None else None
@@ -109,7 +113,45 @@ class IndirectBranch(LowerBase):
             )
         return out
 
+    def call_abs_targets(self, insts: list[Inst], at: int, entry) -> list[tuple[int, int]]:
+        """The possible callees of CALL.ABS Rn: every address the program itself puts in a
+        register that lands on one of its instructions — a move of an immediate (how nvcc -G
+        materialises a function's address, patched by the linker: the program's start is address
+        0, as for CALL.ABS's immediate) or a word of a program bank (an over-approximation: a
+        spurious one only splits a block).  An address the program does not make itself cannot
+        be a target of its own code; where the register comes from a constant bank that is not
+        part of the program (nvcc reads external functions such as __assertfail's address from
+        bank 4) the callee is outside the program: refused by name."""
+        ins = insts[at]
+        reg, k = ins.ops["a"]["reg"], at
+        prev = last_writer(insts, k, reg)
+        while prev is not None and prev.row.ir == "MOV" and "reg" in prev.ops.get("b", {}) and prev.ops["b"]["reg"] != reg:
+            k, reg = insts.index(prev), prev.ops["b"]["reg"]  # follow plain copies (-G's MOV Rd, Rs)
+            prev = last_writer(insts, k, reg)
+        bank = _ldc_bank(prev) if prev is not None else None
+        if bank is not None and self._program_bank(bank) is None:
+            raise TranslateError(
+                f"{ins.text()} (word {ins.word:#x}): call to an address read from constant bank {bank:#x}, "
+                "which is not part of the program (an external function)",
+                offset=ins.addr,
+            )
+        out: list[tuple[int, int]] = []
+        words = [i.ops["b"]["imm"] & 0xFFFFFFFF for i in insts if i.row.ir == "MOV" and "imm" in i.ops.get("b", {})]
+        for _, data in getattr(self.spec, "banks", ()):
+            words += [int.from_bytes(data[o : o + 4], "little") for o in range(0, len(data) - 3, 4)]
+        for raw in words:
+            a = entry(raw)
+            if a is not None and (raw, a) not in out:
+                out.append((raw, a))
+        if not out:
+            raise TranslateError(
+                f"{ins.text()} (word {ins.word:#x}): no address of the code is made by the program", offset=ins.addr
+            )
+        return out
+
     def _indirect_off(self, ins: Inst) -> int:
+        if ins.row.ir == "CALL.ABS.R":  # the register holds the address itself
+            return -(ins.addr + self.INST_BYTES)
         t = ins.ops["rt"] if "rt" in ins.ops else ins.ops["t"]
         # an immediate offset (BRX), or a decoded target (CALL.IND: next + field, as an address)
         return t["imm"] if "imm" in t else t["target"] - ins.addr - self.INST_BYTES
