@@ -32,8 +32,11 @@ from shader_svc.spirv.structure import Unstructured
 # field -next, the table of callees' offsets in bank 2 as BRX's: ``sm86/table.py``'s last rows)
 # CALL.ABS.R: SM86 CALL.ABS through a register (nvcc -G's function pointers: absolute addresses,
 # which the linker writes into MOV immediates; ``call_abs_targets``)
-INDIRECT = ("BRX", "CALL.IND", "CALL.ABS.R")
-INDIRECT_RULES = {"BRX": "op_indirect", "CALL.IND": "op_indirect", "CALL.ABS.R": "op_indirect"}
+# JMX: SM53's jump to Rn + field (an absolute address), ptxas -O0's indirect call (PRET ret + JMX
+# Rn, the callee's address from linker-patched MOV32I immediates; SM53 lower_control.py)
+INDIRECT = ("BRX", "CALL.IND", "CALL.ABS.R", "JMX")
+INDIRECT_RULES = {"BRX": "op_indirect", "CALL.IND": "op_indirect", "CALL.ABS.R": "op_indirect", "JMX": "op_indirect"}
+ABSOLUTE = ("CALL.ABS.R", "JMX")  # the register holds an address from the code's start
 # instructions after which the code is not straight-line (either ISA)
 ENDS = {"BRA", "EXIT", "RET", "RET.ABS", "CALL", "CALL.ABS", "CAL", "JCAL", "SYNC", "BRK", "BPT", "KIL", "KILL", *INDIRECT}
 
@@ -88,7 +91,7 @@ class IndirectBranch(LowerBase):
         bounded (module docstring)."""
         ins = insts[at]
         reg = ins.ops["a"]["reg"]
-        if ins.row.ir == "CALL.ABS.R":
+        if ins.row.ir in ABSOLUTE:
             return self.call_abs_targets(insts, at, entry)
         prev = last_writer(insts, at, reg)
         bank = _ldc_bank(prev) if prev is not None else None
@@ -114,7 +117,8 @@ class IndirectBranch(LowerBase):
         return out
 
     def call_abs_targets(self, insts: list[Inst], at: int, entry) -> list[tuple[int, int]]:
-        """The possible callees of CALL.ABS Rn: every address the program itself puts in a
+        """The possible callees of SM86 CALL.ABS Rn and SM53 JMX Rn (+ its field): every address
+        the program itself puts in a
         register that lands on one of its instructions — a move of an immediate (how nvcc -G
         materialises a function's address, patched by the linker: the program's start is address
         0, as for CALL.ABS's immediate) or a word of a program bank (an over-approximation: a
@@ -150,8 +154,8 @@ class IndirectBranch(LowerBase):
         return out
 
     def _indirect_off(self, ins: Inst) -> int:
-        if ins.row.ir == "CALL.ABS.R":  # the register holds the address itself
-            return -(ins.addr + self.INST_BYTES)
+        if ins.row.ir in ABSOLUTE:  # the register (+ JMX's field) is the address itself
+            return ins.ops.get("t", {}).get("imm", 0) - (ins.addr + self.INST_BYTES)
         t = ins.ops["rt"] if "rt" in ins.ops else ins.ops["t"]
         # an immediate offset (BRX), or a decoded target (CALL.IND: next + field, as an address)
         return t["imm"] if "imm" in t else t["target"] - ins.addr - self.INST_BYTES

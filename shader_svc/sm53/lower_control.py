@@ -141,6 +141,8 @@ class Control53(IndirectBranch, CacheControl, BarrierReduce, Lower53):
                 self.need(ins, mode=3)  # a trap ends the kernel; here it ends the invocation
             if ins.row.ir == "PRET":
                 self.need(ins, inc=1)  # PRET.NOINC: not emitted by ptxas, meaning not public
+            if ins.row.ir == "JMX":
+                self.need(ins, LMT=0)  # .LMT: not emitted by ptxas, meaning not public
             if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
                 raise TranslateError(
                     f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
