@@ -386,3 +386,4 @@ LOWER.update({"FAddOdd32": lambda lw, o, a: half.fadd_odd32(lw, a[0], a[1])})
 
 # --- shader-ctl: barrier reductions (lower/warp.py) -----------------------------------------------
 LOWER.update({"BarrierReduce": lambda lw, o, a: lw.barrier_reduce(a[0], o.attrs["op"])})
+LOWER.update({"AtomicSharedAddAcqRel32": lambda lw, o, a: lw.atomic_add_acq_rel(a[0], a[1])})

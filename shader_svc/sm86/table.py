@@ -2610,3 +2610,33 @@ R(
         ),
     ]
 )
+
+# --- shader-ctl: mbarriers (PTX mbarrier.arrive / cp.async.mbarrier.arrive; CUDA cuda::barrier,
+# cuda::memcpy_async).  nvdisasm 13.5 on nvcc 13's words, every bit flipped: ATOMS's operation
+# 87..91 = 25 is .ARRIVE (the 64-bit mbarrier word at [Ra(.X4/.X8)+URb+off], its old value to the
+# pair d; the type 73..74 = 2 .64); MEMBAR's semantics 79..80 (0 .SC, 1 .ALL, 3 .MMIO) and scope
+# 76..78 (0 .CTA, 1 .SM, 2 .GPU): nvcc writes MEMBAR.ALL.CTA after an ARRIVES.  Lowered by
+# lower/mbarrier.py (MEMBAR as the other MEMBAR forms).
+R(
+    [
+        Row(
+            "ATOMS",
+            0xF8C,
+            (D, Mem("addr", 24, off=(40, 24), ur=64)),  # (.X4/.X8 at 78..79: not emitted, refused)
+            (),
+            # ('width', not 'type': lower/memory.py reads ATOMS's type .64 as a 64-bit data atomic)
+            (Mod("op", 87, 5, ((25, ".ARRIVE"),)), Mod("width", 73, 2, ((2, ".64"),))),
+            ir="ATOMS.ARRIVE",
+            cls="mem",
+        ),
+        Row(
+            "MEMBAR",
+            0x992,
+            (),
+            (),
+            (Mod("sem", 79, 2, ((1, ".ALL"),)), Mod("scope", 76, 3, ((0, ".CTA"), (1, ".SM"), (2, ".GPU")))),
+            ir="MEMBAR",
+            cls="ctrl",
+        ),
+    ]
+)

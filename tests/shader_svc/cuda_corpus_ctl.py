@@ -371,3 +371,80 @@ K(call_recursive) { int i = TID; rfn_t t[2] = {cstep_a, cstep_b};
         inputs=ins,
         ref=lambda x: np.array([_walk(int(v), 4) for v in x.a[: x.n]] + [0] * (256 - x.n), np.uint32),
     )
+
+
+# --- shader-ctl: mbarriers (SM86: ATOMS.ARRIVE.64, ARRIVES.LDGSTSBAR.64; PTX for sm_80+) --------
+_MBAR_INIT = r"""
+  __shared__ uint64_t mb;
+  __shared__ uint32_t s[64];
+  unsigned mba = (unsigned)__cvta_generic_to_shared(&mb);
+  if (threadIdx.x == 0) asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(mba), "r"(64));
+  __syncthreads();
+  unsigned sa = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);
+"""
+
+
+def define_mbarrier(case, Inputs) -> None:
+    """cp.async into shared memory completed through an mbarrier (the default arrive, which
+    raises the pending count first, then the thread's own arrive and a test_wait loop), and a
+    second phase of the same mbarrier waited on by parity: each thread reads another thread's
+    copied word, so a wait that does not wait for every arrival reads a stale word."""
+
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, np.zeros(1, np.uint32), 256, 256, np.zeros(256, np.uint32))
+
+    def rev(x):
+        return x.a.reshape(-1, 64)[:, ::-1].ravel().copy()
+
+    case(
+        name="mbar_cp_async",
+        style="mbarrier",
+        group="ctl_mbar",
+        src=r"""
+K(mbar_cp_async) {"""
+        + _MBAR_INIT
+        + r"""
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(sa), "l"(&a[TID]));
+  asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" :: "r"(mba));
+  uint64_t st;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba));
+  uint32_t done = 0;
+  while (!done) asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(mba), "l"(st));
+  o[TID] = s[63 - threadIdx.x]; }""",
+        inputs=ins,
+        ref=rev,
+    )
+
+    # two phases of one mbarrier (the second after the pending count's reload), plain
+    # mbarrier.arrive + test_wait for the first, test_wait.parity for the second: each thread
+    # reads words other threads wrote before arriving
+    def ref_phases(x):
+        v = x.a.reshape(-1, 64)
+        t = np.arange(64, dtype=np.uint64)
+        w = (v[:, ::-1].astype(np.uint64) * 3 + t) & 0xFFFFFFFF
+        return np.roll(w, -1, axis=1).astype(np.uint32).ravel()
+
+    case(
+        name="mbar_phases",
+        style="mbarrier",
+        group="ctl_mbar",
+        src=r"""
+K(mbar_phases) {"""
+        + _MBAR_INIT
+        + r"""
+  __shared__ uint32_t s2[64];
+  int t = threadIdx.x;
+  s[t] = a[TID];
+  uint64_t st;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba) : "memory");
+  uint32_t done = 0;
+  while (!done) asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(mba), "l"(st) : "memory");
+  s2[t] = s[63 - t] * 3u + t;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba) : "memory");
+  done = 0;
+  while (!done) asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(mba), "r"(1) : "memory");
+  o[TID] = s2[(t + 1) & 63] + 0 * sa; }""",
+        inputs=ins,
+        ref=ref_phases,
+    )
