@@ -378,14 +378,17 @@ _MBAR_INIT = r"""
   __shared__ uint64_t mb;
   __shared__ uint32_t s[64];
   unsigned mba = (unsigned)__cvta_generic_to_shared(&mb);
+#if __CUDA_ARCH__ >= 800
   if (threadIdx.x == 0) asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(mba), "r"(64));
   __syncthreads();
+#endif
   unsigned sa = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);
 """
 
 
 def define_mbarrier(case, Inputs) -> None:
-    """cp.async into shared memory completed through an mbarrier (the default arrive, which
+    """(sm_80+ PTX; SM53, whose PTX is for an older target, runs a plain shared-memory path with
+    the same result.)  cp.async into shared memory completed through an mbarrier (the default arrive, which
     raises the pending count first, then the thread's own arrive and a test_wait loop), and a
     second phase of the same mbarrier waited on by parity: each thread reads another thread's
     copied word, so a wait that does not wait for every arrival reads a stale word."""
@@ -405,13 +408,18 @@ def define_mbarrier(case, Inputs) -> None:
 K(mbar_cp_async) {"""
         + _MBAR_INIT
         + r"""
+#if __CUDA_ARCH__ < 800
+  s[threadIdx.x] = a[TID]; __syncthreads(); o[TID] = s[63 - threadIdx.x] + 0 * sa + 0 * mba; }
+#else
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(sa), "l"(&a[TID]));
   asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" :: "r"(mba));
   uint64_t st;
   asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba));
   uint32_t done = 0;
   while (!done) asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(mba), "l"(st));
-  o[TID] = s[63 - threadIdx.x]; }""",
+  o[TID] = s[63 - threadIdx.x]; }
+#endif
+""",
         inputs=ins,
         ref=rev,
     )
@@ -436,6 +444,9 @@ K(mbar_phases) {"""
   __shared__ uint32_t s2[64];
   int t = threadIdx.x;
   s[t] = a[TID];
+#if __CUDA_ARCH__ < 800
+  __syncthreads(); s2[t] = s[63 - t] * 3u + t; __syncthreads(); o[TID] = s2[(t + 1) & 63] + 0 * sa + 0 * mba; }
+#else
   uint64_t st;
   asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba) : "memory");
   uint32_t done = 0;
@@ -444,7 +455,9 @@ K(mbar_phases) {"""
   asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba) : "memory");
   done = 0;
   while (!done) asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(mba), "r"(1) : "memory");
-  o[TID] = s2[(t + 1) & 63] + 0 * sa; }""",
+  o[TID] = s2[(t + 1) & 63] + 0 * sa; }
+#endif
+""",
         inputs=ins,
         ref=ref_phases,
     )
