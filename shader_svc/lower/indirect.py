@@ -35,7 +35,13 @@ from shader_svc.spirv.structure import Unstructured
 # JMX: SM53's jump to Rn + field (an absolute address), ptxas -O0's indirect call (PRET ret + JMX
 # Rn, the callee's address from linker-patched MOV32I immediates; SM53 lower_control.py)
 INDIRECT = ("BRX", "CALL.IND", "CALL.ABS.R", "JMX")
-INDIRECT_RULES = {"BRX": "op_indirect", "CALL.IND": "op_indirect", "CALL.ABS.R": "op_indirect", "JMX": "op_indirect"}
+INDIRECT_RULES = {
+    "BRX": "op_indirect",
+    "CALL.IND": "op_indirect",
+    "CALL.ABS.R": "op_indirect",
+    "JMX": "op_indirect",
+    "LEPC": "op_lepc",
+}
 ABSOLUTE = ("CALL.ABS.R", "JMX")  # the register holds an address from the code's start
 # instructions after which the code is not straight-line (either ISA)
 ENDS = {"BRA", "EXIT", "RET", "RET.ABS", "CALL", "CALL.ABS", "CAL", "JCAL", "SYNC", "BRK", "BPT", "KIL", "KILL", *INDIRECT}
@@ -173,6 +179,21 @@ class IndirectBranch(LowerBase):
         for raw, a in targets:
             res = b.op("Select32", b.op("IEq32", t, b.const_u32(raw)), b.const_u32(block_of(a)), res)
         return ir_spirv.emit_value(self, b, res)
+
+    def op_lepc(self, inst: Inst) -> None:
+        """SM86 LEPC Rd: the instruction's own address as a 64-bit pair (nvcc's code computes a
+        return address as LEPC's value - LEPC's offset + the return point's offset: nvdisasm of
+        ``assert``'s call to __assertfail), from the code's start — the addresses CALL.ABS,
+        RET.ABS and the linker-patched immediates use here.  SM53 LEPC (not emitted by ptxas
+        12.9; which address it gives is not known here) is refused by name."""
+        if self.INST_BYTES != 16:
+            raise TranslateError(f"{inst.text()}: SM53 LEPC not translated (ptxas does not emit it)", offset=inst.addr)
+        d = inst.ops["d"]["reg"]
+        b = Block()
+        if d != 255:
+            b.set_reg(d, b.const_u32(inst.addr))
+            b.set_reg(d + 1, b.const_u32(0))
+        ir_spirv.emit(self, b)
 
     def op_indirect(self, inst: Inst) -> None:  # never reached: BRX picks the next block
         raise TranslateError(f"{inst.text()}: indirect branch outside the dispatcher", offset=inst.addr)

@@ -2640,3 +2640,6 @@ R(
         ),
     ]
 )
+
+# shader-ctl: LEPC's lowering key (lower/indirect.py: the instruction's own address)
+ROWS[:] = [replace(r, ir="LEPC") if r.mnemonic == "LEPC" and not r.ir else r for r in ROWS]
