@@ -2564,7 +2564,7 @@ R(
             (Imm("id", 54, 4, "u"), Imm("count", 42, 12, "u"), P87),
             (),
             _BAR_RED_MODS,
-            base=hi(0x14000),
+            base=hi(0x14000) | 0x40 << 42,  # a count of 64
             ir="BAR.RED",
             cls="ctrl",
             refuse=(("count", 0),),
@@ -2626,6 +2626,7 @@ R(
             (),
             # ('width', not 'type': lower/memory.py reads ATOMS's type .64 as a 64-bit data atomic)
             (Mod("op", 87, 5, ((25, ".ARRIVE"),)), Mod("width", 73, 2, ((2, ".64"),))),
+            base=0xFF020000 | hi(0x0C80043F),  # nvcc's 'ATOMS.ARRIVE.64 R2, [URZ]'
             ir="ATOMS.ARRIVE",
             cls="mem",
         ),
@@ -2635,6 +2636,7 @@ R(
             (),
             (),
             (Mod("sem", 79, 2, ((1, ".ALL"),)), Mod("scope", 76, 3, ((0, ".CTA"), (1, ".SM"), (2, ".GPU")))),
+            base=hi(0x8000),  # MEMBAR.ALL.CTA
             ir="MEMBAR",
             cls="ctrl",
         ),
