@@ -157,3 +157,18 @@ def test_sm86_guarded_arrives_is_refused():
     insts = dec86.decode_stream(asm86("@P0 ARRIVES.LDGSTSBAR.64 [URZ+0x100]\nEXIT\n"))
     with pytest.raises(TranslateError, match="guarded ARRIVES not translated"):
         tr86(insts)
+
+
+def test_sm53_jmx_to_an_address_from_a_bank_outside_the_program_is_refused():
+    """ptxas's assert: PRET + JMX through __assertfail's address in constant bank 4."""
+    code = asm53("MOV32I R3, 0x48 ;\nLDC R3, c[0x4][R3] ;\nPRET 0x30 ;\nJMX R3 ;\nEXIT ;\n")
+    insts = dec53.decode_stream(code)
+    assert [i.text() for i in insts][2:4] == ["PRET 0x30", "JMX R3"]
+    with pytest.raises(TranslateError, match=r"JMX R3 .*constant bank 0x4, which is not part of the program"):
+        tr53(insts)
+
+
+def test_sm53_pret_noinc_is_refused_by_name():
+    insts = dec53.decode_stream(asm53("PRET.NOINC 0x18 ;\nEXIT ;\n"))
+    with pytest.raises(TranslateError, match="PRET.NOINC 0x18: modifier inc not translated"):
+        tr53(insts)
