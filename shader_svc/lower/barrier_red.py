@@ -13,7 +13,7 @@ combine the predicates of all threads; the thread count b, where given, is the n
 taking part, a multiple of the warp size; bar.red has bar.sync's memory ordering); the encodings
 are nvdisasm's (``sm86/table.py``, ``sm53/table.py``, last blocks).  Refused by name: a thread
 count other than the workgroup's size (a barrier over part of the CTA, which Vulkan's workgroup
-barrier cannot express)."""
+barrier cannot express), a guarded BAR.RED (its barriers need every invocation)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,8 @@ class BarrierReduce(LowerBase):
         return self.var("bar_result", self.fn_u32)
 
     def op_bar_red(self, inst: Inst) -> None:
+        if inst.pred != 7 or inst.pred_not:  # its workgroup barriers need every invocation
+            raise TranslateError(f"{inst.text()}: guarded barrier reduction not translated", offset=inst.addr)
         x, y, z = self.spec.local_size
         count = inst.ops.get("count", {}).get("imm", 0)
         if count not in (0, x * y * z):

@@ -151,6 +151,9 @@ def test_sm86_bar_red_over_part_of_the_workgroup_is_refused():
     with pytest.raises(TranslateError, match="a barrier of 32 threads in a workgroup of 64"):
         tr86(insts, ComputeSpec((64, 1, 1)))
     _spv_ok(tr86(insts, ComputeSpec((32, 1, 1))))  # the whole workgroup: translated
+    guarded = dec86.decode_stream(asm86("@P1 BAR.RED.OR.DEFER_BLOCKING 0x0, P0\nB2R.RESULT RZ, P2\nEXIT\n"))
+    with pytest.raises(TranslateError, match="guarded barrier reduction not translated"):
+        tr86(guarded)
 
 
 def test_sm86_guarded_arrives_is_refused():
