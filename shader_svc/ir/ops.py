@@ -570,3 +570,13 @@ OPS.update({d.name: d for d in (OpDef("LoadSampleMaskIn", U32, (), ("var",)),)})
 #   wrote it (AST.PHYS rewrites the outputs its address does not pick with themselves:
 #   lower/gfx_indexed.py).
 OPS.update({d.name: d for d in (OpDef("LoadOutputF32", F32, (), ("var", "comp")),)})
+# --- shader-ctl: barrier reductions (PTX bar.red; lower/barrier_red.py, lower/warp.py) ----------
+# - ``BarrierReduce`` (p): a workgroup barrier (``Barrier``'s ordering) at which every invocation
+#   contributes ``p``; the result, the same in every invocation: ``op`` 0 POPC the number of
+#   invocations whose ``p`` holds, 1 AND 1 where every one holds else 0, 2 OR 1 where any holds
+#   else 0 (PTX ISA "bar.red": popc.u32 / and.pred / or.pred over the CTA's threads).
+OPS.update({d.name: d for d in (OpDef("BarrierReduce", U32, (B,), ("op",)),)})
+# - ``AtomicSharedAddAcqRel32`` (ptr, v): ``AtomicShared32``'s IAdd with acquire-release ordering
+#   of workgroup memory (an mbarrier arrival: the arriving invocation's earlier shared writes are
+#   visible to one that observes the phase it completes; PTX mbarrier.arrive is .release).
+OPS.update({d.name: d for d in (OpDef("AtomicSharedAddAcqRel32", U32, (SPTR, U32)),)})

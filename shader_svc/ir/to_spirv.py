@@ -387,3 +387,6 @@ LOWER.update({"FAddOdd32": lambda lw, o, a: half.fadd_odd32(lw, a[0], a[1])})
 # --- arch-gfx (issue 31): the pixel's values (lower/gfx_pixel.py) -------------------------------
 LOWER.update({"LoadSampleMaskIn": lambda lw, o, a: lw.load_sample_mask_in(o.attrs["var"])})
 LOWER.update({"LoadOutputF32": lambda lw, o, a: lw.load_output(o.attrs["var"], o.attrs["comp"])})
+# --- shader-ctl: barrier reductions (lower/warp.py) -----------------------------------------------
+LOWER.update({"BarrierReduce": lambda lw, o, a: lw.barrier_reduce(a[0], o.attrs["op"])})
+LOWER.update({"AtomicSharedAddAcqRel32": lambda lw, o, a: lw.atomic_add_acq_rel(a[0], a[1])})

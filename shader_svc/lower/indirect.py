@@ -28,8 +28,21 @@ from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import DONE, LowerBase, TranslateError
 from shader_svc.spirv.structure import Unstructured
 
-INDIRECT = ("BRX",)
-INDIRECT_RULES = {"BRX": "op_indirect"}
+# CALL.IND: SM86 CALL.REL through a register (function pointers; target next + Rn + field, the
+# field -next, the table of callees' offsets in bank 2 as BRX's: ``sm86/table.py``'s last rows)
+# CALL.ABS.R: SM86 CALL.ABS through a register (nvcc -G's function pointers: absolute addresses,
+# which the linker writes into MOV immediates; ``call_abs_targets``)
+# JMX: SM53's jump to Rn + field (an absolute address), ptxas -O0's indirect call (PRET ret + JMX
+# Rn, the callee's address from linker-patched MOV32I immediates; SM53 lower_control.py)
+INDIRECT = ("BRX", "CALL.IND", "CALL.ABS.R", "JMX")
+INDIRECT_RULES = {
+    "BRX": "op_indirect",
+    "CALL.IND": "op_indirect",
+    "CALL.ABS.R": "op_indirect",
+    "JMX": "op_indirect",
+    "LEPC": "op_lepc",
+}
+ABSOLUTE = ("CALL.ABS.R", "JMX")  # the register holds an address from the code's start
 # instructions after which the code is not straight-line (either ISA)
 ENDS = {"BRA", "EXIT", "RET", "RET.ABS", "CALL", "CALL.ABS", "CAL", "JCAL", "SYNC", "BRK", "BPT", "KIL", "KILL", *INDIRECT}
 
@@ -84,6 +97,8 @@ class IndirectBranch(LowerBase):
         bounded (module docstring)."""
         ins = insts[at]
         reg = ins.ops["a"]["reg"]
+        if ins.row.ir in ABSOLUTE:
+            return self.call_abs_targets(insts, at, entry)
         prev = last_writer(insts, at, reg)
         bank = _ldc_bank(prev) if prev is not None else None
         data = self._program_bank(bank) if bank is not None else None
@@ -107,9 +122,49 @@ class IndirectBranch(LowerBase):
             )
         return out
 
-    @staticmethod
-    def _indirect_off(ins: Inst) -> int:
-        return ins.ops["rt"]["imm"] if "rt" in ins.ops else ins.ops["t"]["imm"]
+    def call_abs_targets(self, insts: list[Inst], at: int, entry) -> list[tuple[int, int]]:
+        """The possible callees of SM86 CALL.ABS Rn and SM53 JMX Rn (+ its field): every address
+        the program itself puts in a
+        register that lands on one of its instructions — a move of an immediate (how nvcc -G
+        materialises a function's address, patched by the linker: the program's start is address
+        0, as for CALL.ABS's immediate) or a word of a program bank (an over-approximation: a
+        spurious one only splits a block).  An address the program does not make itself cannot
+        be a target of its own code; where the register comes from a constant bank that is not
+        part of the program (nvcc reads external functions such as __assertfail's address from
+        bank 4) the callee is outside the program: refused by name."""
+        ins = insts[at]
+        reg, k = ins.ops["a"]["reg"], at
+        prev = last_writer(insts, k, reg)
+        while prev is not None and prev.row.ir == "MOV" and "reg" in prev.ops.get("b", {}) and prev.ops["b"]["reg"] != reg:
+            k, reg = insts.index(prev), prev.ops["b"]["reg"]  # follow plain copies (-G's MOV Rd, Rs)
+            prev = last_writer(insts, k, reg)
+        bank = _ldc_bank(prev) if prev is not None else None
+        if bank is not None and self._program_bank(bank) is None:
+            raise TranslateError(
+                f"{ins.text()} (word {ins.word:#x}): call to an address read from constant bank {bank:#x}, "
+                "which is not part of the program (an external function)",
+                offset=ins.addr,
+            )
+        out: list[tuple[int, int]] = []
+        words = [i.ops["b"]["imm"] & 0xFFFFFFFF for i in insts if i.row.ir == "MOV" and "imm" in i.ops.get("b", {})]
+        for _, data in getattr(self.spec, "banks", ()):
+            words += [int.from_bytes(data[o : o + 4], "little") for o in range(0, len(data) - 3, 4)]
+        for raw in words:
+            a = entry(raw)
+            if a is not None and (raw, a) not in out:
+                out.append((raw, a))
+        if not out:
+            raise TranslateError(
+                f"{ins.text()} (word {ins.word:#x}): no address of the code is made by the program", offset=ins.addr
+            )
+        return out
+
+    def _indirect_off(self, ins: Inst) -> int:
+        if ins.row.ir in ABSOLUTE:  # the register (+ JMX's field) is the address itself
+            return ins.ops.get("t", {}).get("imm", 0) - (ins.addr + self.INST_BYTES)
+        t = ins.ops["rt"] if "rt" in ins.ops else ins.ops["t"]
+        # an immediate offset (BRX), or a decoded target (CALL.IND: next + field, as an address)
+        return t["imm"] if "imm" in t else t["target"] - ins.addr - self.INST_BYTES
 
     def indirect_step(self, ins: Inst) -> None:
         """The structuriser's answer to a BRX: the dispatcher loop runs the program."""
@@ -124,6 +179,21 @@ class IndirectBranch(LowerBase):
         for raw, a in targets:
             res = b.op("Select32", b.op("IEq32", t, b.const_u32(raw)), b.const_u32(block_of(a)), res)
         return ir_spirv.emit_value(self, b, res)
+
+    def op_lepc(self, inst: Inst) -> None:
+        """SM86 LEPC Rd: the instruction's own address as a 64-bit pair (nvcc's code computes a
+        return address as LEPC's value - LEPC's offset + the return point's offset: nvdisasm of
+        ``assert``'s call to __assertfail), from the code's start — the addresses CALL.ABS,
+        RET.ABS and the linker-patched immediates use here.  SM53 LEPC (not emitted by ptxas
+        12.9; which address it gives is not known here) is refused by name."""
+        if self.INST_BYTES != 16:
+            raise TranslateError(f"{inst.text()}: SM53 LEPC not translated (ptxas does not emit it)", offset=inst.addr)
+        d = inst.ops["d"]["reg"]
+        b = Block()
+        if d != 255:
+            b.set_reg(d, b.const_u32(inst.addr))
+            b.set_reg(d + 1, b.const_u32(0))
+        ir_spirv.emit(self, b)
 
     def op_indirect(self, inst: Inst) -> None:  # never reached: BRX picks the next block
         raise TranslateError(f"{inst.text()}: indirect branch outside the dispatcher", offset=inst.addr)

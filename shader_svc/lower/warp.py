@@ -189,3 +189,39 @@ class Warp(LowerBase):
         self._barrier()
         lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
         return lid, lane, self.op("OpISub", self.u32, lid, lane)
+
+    # --- barrier reductions (shader-ctl) -----------------------------------------------------
+    def _bar_red_ptr(self) -> int:
+        """The workgroup counter of ``BarrierReduce`` (one u32, declared on first use)."""
+        if "bar_red" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            v = m.id()
+            ptr = m.type("OpTypePointer", wg, self.u32)
+            m.emit("types", "OpVariable", ptr, v, wg)
+            self.vars_global["bar_red"] = (v, ptr)
+            self.interface.append(v)
+        return self.vars_global["bar_red"][0]
+
+    def barrier_reduce(self, p: int, op: int) -> int:
+        """``BarrierReduce`` (PTX bar.red over the whole CTA): three workgroup barriers around a
+        workgroup counter.  Barrier 1 (also the barrier's own ordering, as BAR.SYNC's) ends the
+        previous reduction's reads; every invocation then stores 0 (the same value, atomically);
+        barrier 2; each invocation counts itself atomically (POPC and OR where ``p`` holds, AND
+        where it does not); barrier 3; every invocation reads the total.  The next reduction's
+        barrier 1 orders these reads before its zeroing, so the counter needs no other state."""
+        E, u32 = self.m.E, self.u32
+        ctr = self._bar_red_ptr()
+        wg = self.c(E("Scope", "Workgroup"))
+        sem = self.c(E("MemorySemantics", "Relaxed"))
+        self._barrier()
+        self.do("OpAtomicStore", ctr, wg, sem, self.c(0))
+        self._barrier()
+        count = p if op != 1 else self.op("OpLogicalNot", self.bool, p)
+        self.op("OpAtomicIAdd", u32, ctr, wg, sem, self.op("OpSelect", u32, count, self.c(1), self.c(0)))
+        self._barrier()
+        total = self.op("OpAtomicLoad", u32, ctr, wg, sem)
+        if op == 0:
+            return total
+        hit = self.op("OpIEqual" if op == 1 else "OpINotEqual", self.bool, total, self.c(0))
+        return self.op("OpSelect", u32, hit, self.c(1), self.c(0))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.lower.base import DONE, TranslateError
+from shader_svc.lower.barrier_red import BARRIER_RED_RULES, BarrierReduce
 from shader_svc.lower.cache import CACHE_RULES, CacheControl
 from shader_svc.lower.indirect import INDIRECT, IndirectBranch
 from shader_svc.lower.memory import ldc_ir
@@ -22,7 +23,11 @@ ENTRY_KIND = {"SSY": 1, "SYNC": 1, "PBK": 2, "BRK": 2, "CAL": 3, "JCAL": 3, "RET
 # shader-ctl: PCNT pushes a continue entry, CONT unwinds to the innermost one and goes there (as
 # PBK/BRK; Ryujinx's decoder treats PCNT as a push op with PBK/SSY and CONT as a branch)
 ENTRY_KIND.update({"PCNT": 4, "CONT": 4})
-PUSHES = ("SSY", "PBK", "PCNT")  # push their target
+# shader-ctl: PRET pushes a return entry (RET's kind) without jumping: ptxas 12.9's indirect call
+# is ``PRET ret`` + ``BRX Rn`` (printed with the comment INDIRECT_CALL), the callee's RET unwinding
+# to it (function pointers and virtual functions, -O3; ``lower/indirect.py`` bounds the BRX)
+ENTRY_KIND["PRET"] = 3
+PUSHES = ("SSY", "PBK", "PCNT", "PRET")  # push their target
 POPS = ("SYNC", "BRK", "CONT", "RET")  # unwind to their kind's innermost entry
 WARP = {"VOTE", "SHFL"}
 STRUCT_ENDS = ("BRA", "EXIT", "SYNC", "BRK", "RET", "BPT", "CONT")
@@ -67,7 +72,7 @@ def _blocks(insts: list[Inst], extra: set[int] = frozenset()) -> list[list[Inst]
     return blocks
 
 
-class Control53(IndirectBranch, CacheControl, Lower53):
+class Control53(IndirectBranch, CacheControl, BarrierReduce, Lower53):
     """Mixin of ``to_spirv.Compute53``: blocks, the reconvergence stack, branches."""
 
     # --- control flow: the run-time stack in IR (``StackLoad`` / ``StackStore``, ir/ops.py) ---
@@ -134,6 +139,10 @@ class Control53(IndirectBranch, CacheControl, Lower53):
                 self.need(ins, inc=1)
             if ins.row.ir == "BPT":
                 self.need(ins, mode=3)  # a trap ends the kernel; here it ends the invocation
+            if ins.row.ir == "PRET":
+                self.need(ins, inc=1)  # PRET.NOINC: not emitted by ptxas, meaning not public
+            if ins.row.ir == "JMX":
+                self.need(ins, LMT=0)  # .LMT: not emitted by ptxas, meaning not public
             if ins.row.ir in WARP and (ins.pred != 7 or ins.pred_not):
                 raise TranslateError(
                     f"{ins.text()}: predicated warp-wide operation not translated (the 32-lane "
@@ -146,10 +155,17 @@ class Control53(IndirectBranch, CacheControl, Lower53):
     INST_BYTES = 8  # BRX's base: the next 8-byte slot
     # rows the control flow lowers (block ends, the stack, ``_control``) rather than a RULES
     # handler: the coverage table counts them translated (tests/shader_svc/isa_coverage.py)
-    CONTROL_KEYS = tuple(sorted(BRANCHES | {"PCNT", "CONT"}))
+    CONTROL_KEYS = tuple(sorted(BRANCHES | {"PCNT", "CONT", "PRET"}))
 
     def lowered(self, ir: str) -> bool:
-        return ir in INDIRECT or ir in ("PCNT", "CONT") or ir in CACHE_RULES or ir == "MEMBAR" or super().lowered(ir)
+        return (
+            ir in INDIRECT
+            or ir in ("PCNT", "CONT", "PRET")
+            or ir in CACHE_RULES
+            or ir in BARRIER_RED_RULES
+            or ir == "MEMBAR"
+            or super().lowered(ir)
+        )
 
     def block_list(self) -> list[list[Inst]]:
         base = _code_base(self.insts)
@@ -192,7 +208,7 @@ class Control53(IndirectBranch, CacheControl, Lower53):
         unwind that finds no entry of its kind on the path, or a stack deeper than STACK
         entries (recursion), is refused: the dispatcher loop's run-time stack runs it."""
         n = len(blocks)
-        kinds = {"SSY": "S", "PBK": "B", "PCNT": "N", "CAL": "C", "JCAL": "C"}
+        kinds = {"SSY": "S", "PBK": "B", "PCNT": "N", "PRET": "C", "CAL": "C", "JCAL": "C"}
         pops = {"SYNC": "S", "BRK": "B", "CONT": "N", "RET": "C"}
 
         def step(i: int, stack: tuple) -> list:

@@ -1758,3 +1758,28 @@ row(
     cls="attr",
     exclusive=(0xFF << 8,),
 )
+
+
+# --- shader-ctl: barrier reductions (PTX bar.red.popc/and/or, CUDA __syncthreads_count/and/or).
+# nvdisasm 11.8 on ptxas 12.9's words and every field flipped: BAR's mode 32..34 = 2 is .RED,
+# the reduction 35..36 (.POPC, .AND, .OR; 3 prints .INVALIDBARMODE3), the predicate 39 (not 42),
+# the barrier 8..15, the thread count 20..31 printed only when not 0; B2R's mode 32..33 = 1 is
+# .RESULT (the barrier's result into d and a predicate at 45, PT left out; bits 8..15 hold 0xff
+# in ptxas's words and nvdisasm refuses other values).  Lowered by lower/barrier_red.py.
+row(
+    "BAR.RED",
+    op(0xF0A8, 16, fixed=((32, 0), (33, 1), (34, 0))),
+    (Imm("id", 8, 8, "u"), Imm("count", 20, 12, "u", hide_zero=True), Pred("pp", 39, not_bit=42)),
+    (field("op", 35, 2, {0: ".POPC", 1: ".AND", 2: ".OR"}),),
+    base=0x180000000000,
+    ir="BAR.RED",
+    cls="ctrl",
+)
+row(
+    "B2R.RESULT",
+    op(0xF0B8, 13, fixed=((32, 1), (33, 0))),
+    (D, Pred("pd", 45, hide_pt=True)),
+    base=0xFF00,
+    ir="B2R.RESULT",
+    cls="ctrl",
+)

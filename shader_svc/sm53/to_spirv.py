@@ -17,6 +17,7 @@ from shader_svc.sm53.cbank import PARAMS, cbank0
 from shader_svc.sm53.decode import Inst
 from shader_svc.lower.cache import CACHE_RULES, FENCE_RULES53
 from shader_svc.lower.indirect import INDIRECT_RULES
+from shader_svc.lower.barrier_red import BARRIER_RED_RULES
 from shader_svc.sm53.lower_control import Control53
 from shader_svc.sm53.lower_extra import EXTRA_RULES, Extra53
 from shader_svc.sm53.lower_float import FLOAT_RULES, Float53
@@ -33,6 +34,7 @@ class Compute53(ComputeTextures53, Surface, Control53, Memory53, Float53, Int53,
     RULES = {
         **INDIRECT_RULES,  # shader-ctl: BRX (lower/indirect.py)
         **CACHE_RULES,  # shader-ctl: CCTL (lower/cache.py)
+        **BARRIER_RED_RULES,  # shader-ctl: BAR.RED / B2R.RESULT (lower/barrier_red.py)
         **FENCE_RULES53,  # shader-ctl: MEMBAR (lower/fence.py)
         "NOP": "op_nop",
         "SHFL": "op_shfl",

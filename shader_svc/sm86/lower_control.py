@@ -11,8 +11,10 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.lower.base import DONE, TranslateError
+from shader_svc.lower.barrier_red import BarrierReduce
 from shader_svc.lower.cache import CacheControl
 from shader_svc.lower.indirect import INDIRECT, IndirectBranch
+from shader_svc.lower.mbarrier import MBarrier
 from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import Lower86
 from shader_svc.spirv.structure import RET, Unstructured
@@ -20,7 +22,7 @@ from shader_svc.spirv.structure import RET, Unstructured
 WARP = {"SHFL", "VOTE"}
 
 
-class Control86(IndirectBranch, CacheControl, Lower86):
+class Control86(IndirectBranch, CacheControl, BarrierReduce, MBarrier, Lower86):
     """Mixin of ``to_spirv.Compute86``: the blocks and control instructions of compute kernels."""
 
     # rows the control flow lowers (block ends, ``_control``) rather than a RULES handler: the

@@ -2569,3 +2569,114 @@ R(
         ),
     ]
 )
+# --- shader-ctl: barrier reductions (PTX bar.red.popc/and/or, CUDA __syncthreads_count/and/or).
+# nvdisasm 13.5 on nvcc 13's words and every field flipped: BAR's mode 77..79 = 2 is .RED, the
+# reduction 74..75 (.POPC, .AND, .OR; 3 prints .INVALID3), the predicate 87 (not 90), the barrier
+# 54..57, the thread count 42..53 printed only when not 0 (two rows: a count of 0 is left out);
+# B2R's bit 78 is .RESULT (the barrier's result into a register and a predicate at 81, PT
+# left out).  Lowered by lower/barrier_red.py.
+_BAR_RED_MODS = (
+    Mod("mode", 77, 3, ((2, ".RED"),)),
+    Mod("op", 74, 2, ((0, ".POPC"), (1, ".AND"), (2, ".OR"))),
+    Mod("defer", 80, 1, ((0, ""), (1, ".DEFER_BLOCKING"))),
+)
+R(
+    [
+        # (the count's field as a modifier that only 0 satisfies: the rows differ in what they fix)
+        Row(
+            "BAR",
+            0xB1D,
+            (Imm("id", 54, 4, "u"), P87),
+            (),
+            _BAR_RED_MODS + (Mod("all", 42, 12, ((0, ""),)),),
+            base=hi(0x14000),
+            ir="BAR.RED",
+            cls="ctrl",
+        ),
+        Row(
+            "BAR",
+            0xB1D,
+            (Imm("id", 54, 4, "u"), Imm("count", 42, 12, "u"), P87),
+            (),
+            _BAR_RED_MODS,
+            base=hi(0x14000) | 0x40 << 42,  # a count of 64
+            ir="BAR.RED",
+            cls="ctrl",
+            refuse=(("count", 0),),
+        ),
+        Row(
+            "B2R",
+            0x31C,
+            (D, Pred("pd", 81, hide_pt=True)),
+            (),
+            (Mod("mode", 78, 1, ((1, ".RESULT"),)),),
+            base=hi(0xE4000),
+            ir="B2R.RESULT",
+            cls="ctrl",
+        ),
+    ]
+)
+
+# --- shader-ctl: calls through a register (CUDA function pointers, virtual functions).  nvcc 13
+# loads the callee's offset from the program start out of constant bank 2 (LDC.64 Rn, c[0x2][Rn]:
+# a function pointer's value is a byte offset into the kernel's .nv.constant2) and calls
+# CALL.REL.NOINC Rn with its offset field -next (nvdisasm 13.5 raw: the target next + Rn + field,
+# printed as the address with Rn = 0; the listing prints it as the kernel's symbol).  CALL.ABS Rn
+# calls the address in Rn (nvcc's __assertfail, read from bank 4: outside the program).
+R(
+    [
+        Row(
+            "CALL.REL",
+            0x344,
+            (PH87, Reg("a", 24), Target("rt")),  # ('rt': printed after the register, as RET's)
+            (),
+            (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+            ir="CALL.IND",
+            cls="branch",
+        ),
+        Row(
+            "CALL.ABS",
+            0x343,
+            (PH87, Reg("a", 24)),
+            (),
+            (Mod("NOINC", 86, 1, ((0, ""), (1, ".NOINC"))),),
+            ir="CALL.ABS.R",
+            cls="branch",
+        ),
+    ]
+)
+
+# --- shader-ctl: mbarriers (PTX mbarrier.arrive / cp.async.mbarrier.arrive; CUDA cuda::barrier,
+# cuda::memcpy_async).  nvdisasm 13.5 on nvcc 13's words, every bit flipped: ATOMS's operation
+# 87..91 = 25 is .ARRIVE (the 64-bit mbarrier word at [Ra(.X4/.X8)+URb+off], its old value to the
+# pair d; the type 73..74 = 2 .64); MEMBAR's semantics 79..80 (0 .SC, 1 .ALL, 3 .MMIO) and scope
+# 76..78 (0 .CTA, 1 .SM, 2 .GPU): nvcc writes MEMBAR.ALL.CTA after an ARRIVES.  Lowered by
+# lower/mbarrier.py (MEMBAR as the other MEMBAR forms).
+R(
+    [
+        Row(
+            "ATOMS",
+            0xF8C,
+            (D, Mem("addr", 24, off=(40, 24), ur=64)),  # (.X4/.X8 at 78..79: not emitted, refused)
+            (),
+            # ('width', not 'type': lower/memory.py reads ATOMS's type .64 as a 64-bit data atomic)
+            (Mod("op", 87, 5, ((25, ".ARRIVE"),)), Mod("width", 73, 2, ((2, ".64"),))),
+            base=0xFF020000 | hi(0x0C80043F),  # nvcc's 'ATOMS.ARRIVE.64 R2, [URZ]'
+            ir="ATOMS.ARRIVE",
+            cls="mem",
+        ),
+        Row(
+            "MEMBAR",
+            0x992,
+            (),
+            (),
+            (Mod("sem", 79, 2, ((1, ".ALL"),)), Mod("scope", 76, 3, ((0, ".CTA"), (1, ".SM"), (2, ".GPU")))),
+            base=hi(0x8000),  # MEMBAR.ALL.CTA
+            ir="MEMBAR",
+            cls="ctrl",
+        ),
+    ]
+)
+
+# shader-ctl: LEPC's lowering key (lower/indirect.py: the instruction's own address)
+ROWS[:] = [replace(r, ir="LEPC") if r.mnemonic == "LEPC" and not r.ir else r for r in ROWS]

@@ -24,6 +24,8 @@ from shader_svc.sm86.lower_async import ASYNC_RULES, Async86  # shader-mma
 from shader_svc.sm86.lower_mma import MMA_RULES, Mma86  # shader-mma
 from shader_svc.lower.cache import CACHE_RULES
 from shader_svc.lower.indirect import INDIRECT_RULES
+from shader_svc.lower.barrier_red import BARRIER_RED_RULES
+from shader_svc.lower.mbarrier import MBARRIER_RULES
 
 EXT = {
     "LEA",
@@ -110,6 +112,8 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
         **MMA_RULES,  # shader-mma
         **INDIRECT_RULES,  # shader-ctl
         **CACHE_RULES,  # shader-ctl
+        **BARRIER_RED_RULES,  # shader-ctl
+        **MBARRIER_RULES,  # shader-ctl
     }
 
     def lowered(self, ir: str) -> bool:
@@ -127,6 +131,8 @@ class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTex
             or ir in MMA_RULES
             or ir in INDIRECT_RULES
             or ir in CACHE_RULES
+            or ir in BARRIER_RED_RULES
+            or ir in MBARRIER_RULES
         )
 
     def lower(self, inst: Inst) -> None:

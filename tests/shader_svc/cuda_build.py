@@ -234,10 +234,13 @@ def link(cubin: bytes, kernel: str, isa: int = 86) -> bytes:
         pos = at[sec] + off
         s_a = at[target] + add
         if isa == 53:
-            if typ != 42:
+            # 42: JCAL's target; 43 / 44 (shader-ctl): a MOV32I immediate's 32@lo / 32@hi of S + A
+            # (nvdisasm 11.8 prints them so; ptxas -O0's function-pointer values)
+            if typ not in (42, 43, 44):
                 raise RuntimeError(f"relocation type {typ} in {sec}+{off:#x} not handled")
             (w,) = st.unpack_from("<Q", blob, pos)
-            st.pack_into("<Q", blob, pos, (w & ~(0xFFFFFFFF << 20)) | (s_a & 0xFFFFFFFF) << 20)
+            v = (s_a >> 32 if typ == 44 else s_a) & 0xFFFFFFFF
+            st.pack_into("<Q", blob, pos, (w & ~(0xFFFFFFFF << 20)) | v << 20)
             continue
         lo, hi = st.unpack_from("<QQ", blob, pos)
         w = lo | hi << 64

@@ -440,6 +440,9 @@ cuda_corpus_ctl.define_cache(case, Inputs)  # shader-ctl: cache control (CCTL)
 cuda_corpus_ctl.define_tex(case, Inputs)  # shader-ctl: TXD .AOFFI (constant offsets)
 cuda_corpus_more.define_shader_u2(case, Inputs)  # shader-u2: F2IP (cvt.rni.sat.u8.f32)
 cuda_corpus_more.define_shader_u2_idp(case, Inputs)  # shader-u2: IDP.2A (dp2a)
+cuda_corpus_ctl.define_bar(case, Inputs)  # shader-ctl: __syncthreads_count/_and/_or, bar.red (BAR.RED + B2R.RESULT)
+cuda_corpus_ctl.define_calls(case, Inputs)  # shader-ctl: calls through function pointers (CALL.REL Rn, PRET + BRX)
+cuda_corpus_ctl.define_mbarrier(case, Inputs)  # shader-ctl: mbarriers (ATOMS.ARRIVE.64, ARRIVES)
 GROUPS = sorted({c.group for c in CASES})
 
 

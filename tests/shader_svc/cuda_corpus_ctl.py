@@ -212,3 +212,252 @@ K(tex_grad_aoffi) {
         inputs=inputs,
         ref=ref,
     )
+
+
+# --- shader-ctl: barrier reductions (BAR.RED + B2R.RESULT, both ISAs) ---------------------------
+def _syncthreads_ref(x) -> np.ndarray:
+    """``sync_reduce``: per 64-thread block, count / and / or of the predicates (numpy)."""
+    v = x.a.reshape(-1, 64)
+    p1, p2, p3 = (v & 1) != 0, (v & 2) != 0, (v % 7) == 3
+    c = p1.sum(axis=1, keepdims=True) + 0 * v
+    an = np.broadcast_to(p2.all(axis=1, keepdims=True), v.shape)
+    orr = np.broadcast_to(p3.any(axis=1, keepdims=True), v.shape)
+    return (c.astype(np.uint64) * 4 + an * 2 + orr).astype(np.uint32).ravel()
+
+
+def define_bar(case, Inputs) -> None:
+    """CUDA's __syncthreads_count/_and/_or (BAR.RED.POPC/.AND/.OR + B2R.RESULT) and PTX bar.red
+    with a barrier number and a thread count (the workgroup's 64): the inputs make some blocks'
+    AND true (bit 1 set everywhere) and some ORs false, so each reduction is tested both ways."""
+
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        a[64:128] |= 2  # block 1: every predicate of the AND holds
+        a[128:192] = (a[128:192] // 7) * 7  # block 2: no x % 7 == 3 (OR false), unless wrapped
+        a[128:192] = np.where(a[128:192] % 7 == 3, a[128:192] + 1, a[128:192])
+        return Inputs(a, np.zeros(1, np.uint32), 256, 256, np.zeros(256, np.uint32))
+
+    case(
+        name="sync_reduce",
+        style="barrier",
+        group="ctl_bar",
+        src=r"""
+K(sync_reduce) { uint32_t v = a[TID];
+  int c = __syncthreads_count(v & 1); int an = __syncthreads_and(v & 2); int orr = __syncthreads_or(v % 7 == 3);
+  o[TID] = c * 4 + an * 2 + orr; }""",
+        inputs=ins,
+        ref=_syncthreads_ref,
+    )
+
+    def ref_red(x) -> np.ndarray:
+        v = x.a.reshape(-1, 64)
+        return np.broadcast_to(((v & 4) != 0).sum(axis=1, keepdims=True), v.shape).astype(np.uint32).ravel() + (x.a & 0xFF)
+
+    # bar.red.popc with barrier 1 and an explicit count of 64 threads, twice in a loop (the
+    # counter is zeroed and reused: the second round must not see the first's count)
+    case(
+        name="bar_red_count",
+        style="barrier",
+        group="ctl_bar",
+        src=r"""
+K(bar_red_count) { uint32_t v = a[TID], c = 0, s = 0;
+  #pragma unroll 1
+  for (int k = 0; k < 2; k++) {
+    asm volatile("{ .reg .pred p; setp.ne.u32 p, %1, 0; bar.red.popc.u32 %0, 1, 64, p; }" : "=r"(c) : "r"((v & 4) * (1 - k)));
+    s += c; }
+  o[TID] = s + (v & 0xff); }""",
+        inputs=lambda r: Inputs(
+            r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32),
+            np.zeros(1, np.uint32),
+            256,
+            256,
+            np.zeros(256, np.uint32),
+        ),
+        ref=ref_red,
+    )
+
+
+# --- shader-ctl: calls through function pointers (SM86 CALL.REL Rn, SM53 PRET + BRX) -----------
+# The group holds no __device__ variable (the corpus passes no global data segment): the tables
+# of function pointers are built in the kernel (local memory), which is how nvcc keeps them when
+# they are not globals.  Each function pointer's value is a byte offset into the kernel's
+# .nv.constant2, whose words are the callees' offsets from the program start.
+_CALL_SRC = r"""
+__device__ __noinline__ uint32_t cf0(uint32_t x) { return x * 3u + 1u; }
+__device__ __noinline__ uint32_t cf1(uint32_t x) { return x ^ 0x5a5a5a5au; }
+__device__ __noinline__ uint32_t cf2(uint32_t x) { return (x >> 3) | (x << 29); }
+__device__ __noinline__ uint32_t cf3(uint32_t x) { return x + 0x9e3779b9u; }
+typedef uint32_t (*cfn_t)(uint32_t);
+typedef uint32_t (*rfn_t)(const void *, uint32_t, int);
+__device__ __noinline__ uint32_t cwalk(const void *t, uint32_t x, int d);
+__device__ __noinline__ uint32_t cstep_a(const void *t, uint32_t x, int d) { return d ? cwalk(t, x + 1u, d - 1) : x; }
+__device__ __noinline__ uint32_t cstep_b(const void *t, uint32_t x, int d) { return d ? cwalk(t, x * 5u, d - 1) ^ d : x; }
+__device__ __noinline__ uint32_t cwalk(const void *t, uint32_t x, int d) { return ((const rfn_t *)t)[x & 1](t, x, d); }
+"""
+
+
+def _cf(k: int, x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.uint64)
+    r = [x * 3 + 1, x ^ 0x5A5A5A5A, (x >> 3) | (x << 29), x + 0x9E3779B9][k]
+    return (r & 0xFFFFFFFF).astype(np.uint32)
+
+
+def _walk(x: int, d: int) -> int:
+    """``cwalk`` in Python (uint32 wrap-around)."""
+    if x & 1 == 0:
+        return _walk((x + 1) & 0xFFFFFFFF, d - 1) if d else x
+    return (_walk((x * 5) & 0xFFFFFFFF, d - 1) ^ d) if d else x
+
+
+def define_calls(case, Inputs) -> None:
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, np.zeros(1, np.uint32), 200, 256, np.zeros(256, np.uint32))
+
+    def ref_table(x):
+        a = x.a[: x.n]
+        out = np.zeros(256, np.uint32)
+        for k in range(4):
+            out[: x.n] = np.where((a & 3) == k, _cf(k, a), out[: x.n])
+        return out
+
+    # a table of four function pointers in local memory, the callee chosen by the data
+    case(
+        name="call_fnptr",
+        style="calls",
+        group="ctl_call",
+        src=_CALL_SRC
+        + r"""
+K(call_fnptr) { int i = TID; cfn_t t[4] = {cf0, cf1, cf2, cf3};
+  if (i < n) o[i] = t[a[i] & 3](a[i]); }""",
+        inputs=ins,
+        ref=ref_table,
+    )
+
+    def ref_chain(x):
+        v = x.a[: x.n].copy()
+        for _ in range(3):
+            k = v & 3
+            nv = np.zeros_like(v)
+            for j in range(4):
+                nv = np.where(k == j, _cf(j, v), nv)
+            v = nv
+        return np.concatenate([v, np.zeros(256 - x.n, np.uint32)])
+
+    # three indirect calls in a loop, each result choosing the next callee
+    case(
+        name="call_chain",
+        style="calls",
+        group="ctl_call",
+        src=r"""
+K(call_chain) { int i = TID; cfn_t t[4] = {cf0, cf1, cf2, cf3};
+  if (i < n) { uint32_t v = a[i];
+    #pragma unroll 1
+    for (int k = 0; k < 3; k++) v = t[v & 3](v);
+    o[i] = v; } }""",
+        inputs=ins,
+        ref=ref_chain,
+    )
+
+    # recursion through function pointers: cwalk calls cstep_a / cstep_b through the table,
+    # which call cwalk again (depth 4: return addresses saved on the local-memory stack)
+    case(
+        name="call_recursive",
+        style="calls",
+        group="ctl_call",
+        src=r"""
+K(call_recursive) { int i = TID; rfn_t t[2] = {cstep_a, cstep_b};
+  if (i < n) o[i] = cwalk(t, a[i], 4); }""",
+        inputs=ins,
+        ref=lambda x: np.array([_walk(int(v), 4) for v in x.a[: x.n]] + [0] * (256 - x.n), np.uint32),
+    )
+
+
+# --- shader-ctl: mbarriers (SM86: ATOMS.ARRIVE.64, ARRIVES.LDGSTSBAR.64; PTX for sm_80+) --------
+_MBAR_INIT = r"""
+  __shared__ uint64_t mb;
+  __shared__ uint32_t s[64];
+  unsigned mba = (unsigned)__cvta_generic_to_shared(&mb);
+#if __CUDA_ARCH__ >= 800
+  if (threadIdx.x == 0) asm volatile("mbarrier.init.shared.b64 [%0], %1;" :: "r"(mba), "r"(64));
+  __syncthreads();
+#endif
+  unsigned sa = (unsigned)__cvta_generic_to_shared(&s[threadIdx.x]);
+"""
+
+
+def define_mbarrier(case, Inputs) -> None:
+    """(sm_80+ PTX; SM53, whose PTX is for an older target, runs a plain shared-memory path with
+    the same result.)  cp.async into shared memory completed through an mbarrier (the default arrive, which
+    raises the pending count first, then the thread's own arrive and a test_wait loop), and a
+    second phase of the same mbarrier waited on by parity: each thread reads another thread's
+    copied word, so a wait that does not wait for every arrival reads a stale word."""
+
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, np.zeros(1, np.uint32), 256, 256, np.zeros(256, np.uint32))
+
+    def rev(x):
+        return x.a.reshape(-1, 64)[:, ::-1].ravel().copy()
+
+    case(
+        name="mbar_cp_async",
+        style="mbarrier",
+        group="ctl_mbar",
+        src=r"""
+K(mbar_cp_async) {"""
+        + _MBAR_INIT
+        + r"""
+#if __CUDA_ARCH__ < 800
+  s[threadIdx.x] = a[TID]; __syncthreads(); o[TID] = s[63 - threadIdx.x] + 0 * sa + 0 * mba; }
+#else
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"(sa), "l"(&a[TID]));
+  asm volatile("cp.async.mbarrier.arrive.shared.b64 [%0];" :: "r"(mba));
+  uint64_t st;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba));
+  uint32_t done = 0;
+  while (!done) asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(mba), "l"(st));
+  o[TID] = s[63 - threadIdx.x]; }
+#endif
+""",
+        inputs=ins,
+        ref=rev,
+    )
+
+    # two phases of one mbarrier (the second after the pending count's reload), plain
+    # mbarrier.arrive + test_wait for the first, test_wait.parity for the second: each thread
+    # reads words other threads wrote before arriving
+    def ref_phases(x):
+        v = x.a.reshape(-1, 64)
+        t = np.arange(64, dtype=np.uint64)
+        w = (v[:, ::-1].astype(np.uint64) * 3 + t) & 0xFFFFFFFF
+        return np.roll(w, -1, axis=1).astype(np.uint32).ravel()
+
+    case(
+        name="mbar_phases",
+        style="mbarrier",
+        group="ctl_mbar",
+        src=r"""
+K(mbar_phases) {"""
+        + _MBAR_INIT
+        + r"""
+  __shared__ uint32_t s2[64];
+  int t = threadIdx.x;
+  s[t] = a[TID];
+#if __CUDA_ARCH__ < 800
+  __syncthreads(); s2[t] = s[63 - t] * 3u + t; __syncthreads(); o[TID] = s2[(t + 1) & 63] + 0 * sa + 0 * mba; }
+#else
+  uint64_t st;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba) : "memory");
+  uint32_t done = 0;
+  while (!done) asm volatile("{ .reg .pred p; mbarrier.test_wait.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(mba), "l"(st) : "memory");
+  s2[t] = s[63 - t] * 3u + t;
+  asm volatile("mbarrier.arrive.shared.b64 %0, [%1];" : "=l"(st) : "r"(mba) : "memory");
+  done = 0;
+  while (!done) asm volatile("{ .reg .pred p; mbarrier.test_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(mba), "r"(1) : "memory");
+  o[TID] = s2[(t + 1) & 63] + 0 * sa; }
+#endif
+""",
+        inputs=ins,
+        ref=ref_phases,
+    )

@@ -94,3 +94,84 @@ def test_sm53_brx_bounded_by_its_table(nv_tools):
     _spv_ok(tr53(insts, ComputeSpec(banks=((2, table),))))
     with pytest.raises(TranslateError, match=f"offset {brx.addr:#x}.*not bounded"):
         tr53(insts)
+
+
+# --- shader-ctl (session 27): LEPC, calls through registers, barrier reductions, mbarriers ------
+# (the executed compiler forms are the corpus groups ctl_call / ctl_bar / ctl_mbar)
+LEPC86 = """S2R R0, SR_TID.X
+LEPC R2
+MOV R6, 0x4
+IMAD.WIDE R4, R0, R6, c[0x0][0x170]
+IADD3 R2, R2, R0, R3
+STG.E [R4.64], R2
+EXIT
+"""
+
+
+def test_sm86_lepc_is_its_own_offset_from_the_code_start(compute_device):
+    """LEPC gives its own address (nvcc computes a return address as LEPC - LEPC's offset + the
+    return point), counted from the code's start as CALL.ABS/RET.ABS targets are: 0x10 here, the
+    high word 0 (out[i] = lo + i + hi)."""
+    import numpy as np
+    import vk_compute
+    from compute_dispatch import run_spirv, upload
+
+    insts = dec86.decode_stream(asm86(LEPC86))
+    assert insts[1].text() == "LEPC R2"
+    spv = tr86(insts, ComputeSpec((64, 1, 1)))
+    _spv_ok(spv)
+    n = 64
+    bo = upload(compute_device, np.zeros(n, np.uint32))
+    params = struct.pack("<QQQi", 0, 0, bo.address, n)
+    (out,) = run_spirv(compute_device, spv, vk_compute.cbank0, 0x17C, n, params, [bo], 64)
+    ok = out[:n].tolist() == [0x10 + i for i in range(n)]
+    import isa_coverage  # the coverage table's "executed exactly" column
+
+    isa_coverage.record_exact_program(86, "test_control_indirect::LEPC86", LEPC86.splitlines(), ok)
+    assert ok, out[:8]
+
+
+def test_sm53_lepc_is_refused_by_name():
+    insts = dec53.decode_stream(asm53("LEPC R2 ;\nEXIT ;\n"))
+    with pytest.raises(TranslateError, match=r"offset 0x8: LEPC R2 \(word 0x50d0000000070002\): not translated"):
+        tr53(insts)
+
+
+def test_sm86_call_to_an_address_from_a_bank_outside_the_program_is_refused():
+    """nvcc's assert calls __assertfail through an address read from constant bank 4."""
+    code = asm86("MOV R2, 0x48\nLDC.64 R2, c[0x4][R2]\nMOV R20, 0x40\nCALL.ABS.NOINC R2\nEXIT\n")
+    with pytest.raises(TranslateError, match=r"CALL.ABS.NOINC R2 .*constant bank 0x4, which is not part of the program"):
+        tr86(dec86.decode_stream(code))
+
+
+def test_sm86_bar_red_over_part_of_the_workgroup_is_refused():
+    code = asm86("BAR.RED.POPC.DEFER_BLOCKING 0x1, 0x20, P0\nB2R.RESULT R4\nEXIT\n")
+    insts = dec86.decode_stream(code)
+    assert [i.text() for i in insts[:2]] == ["BAR.RED.POPC.DEFER_BLOCKING 0x1, 0x20, P0", "B2R.RESULT R4"]
+    with pytest.raises(TranslateError, match="a barrier of 32 threads in a workgroup of 64"):
+        tr86(insts, ComputeSpec((64, 1, 1)))
+    _spv_ok(tr86(insts, ComputeSpec((32, 1, 1))))  # the whole workgroup: translated
+    guarded = dec86.decode_stream(asm86("@P1 BAR.RED.OR.DEFER_BLOCKING 0x0, P0\nB2R.RESULT RZ, P2\nEXIT\n"))
+    with pytest.raises(TranslateError, match="guarded barrier reduction not translated"):
+        tr86(guarded)
+
+
+def test_sm86_guarded_arrives_is_refused():
+    insts = dec86.decode_stream(asm86("@P0 ARRIVES.LDGSTSBAR.64 [URZ+0x100]\nEXIT\n"))
+    with pytest.raises(TranslateError, match="guarded ARRIVES not translated"):
+        tr86(insts)
+
+
+def test_sm53_jmx_to_an_address_from_a_bank_outside_the_program_is_refused():
+    """ptxas's assert: PRET + JMX through __assertfail's address in constant bank 4."""
+    code = asm53("MOV32I R3, 0x48 ;\nLDC R3, c[0x4][R3] ;\nPRET 0x30 ;\nJMX R3 ;\nEXIT ;\n")
+    insts = dec53.decode_stream(code)
+    assert [i.text() for i in insts][2:4] == ["PRET 0x30", "JMX R3"]
+    with pytest.raises(TranslateError, match=r"JMX R3 .*constant bank 0x4, which is not part of the program"):
+        tr53(insts)
+
+
+def test_sm53_pret_noinc_is_refused_by_name():
+    insts = dec53.decode_stream(asm53("PRET.NOINC 0x18 ;\nEXIT ;\n"))
+    with pytest.raises(TranslateError, match="PRET.NOINC 0x18: modifier inc not translated"):
+        tr53(insts)

@@ -39,6 +39,8 @@ CI_U = {
 # on both ISAs (SM53 runs the kernels' plain paths): two more NVRTC builds per ISA
 CI_MMA = {"cpa_sizes", "hmma_f16_k16", "imma_u8s8_16832", "ldsm_movm"}
 CI_CTL = {"brx_dense"}  # shader-ctl (cuda_corpus_ctl.py): BRX through ptxas's jump table in c[0x2]
+CI_CTL |= {"sync_reduce", "bar_red_count"}  # shader-ctl: BAR.RED + B2R.RESULT (the ctl_bar group)
+CI_CTL |= {"call_fnptr", "call_recursive"}  # shader-ctl: calls through function pointers (the ctl_call group)
 
 
 def gaps() -> dict[tuple[int, str, str], str]:

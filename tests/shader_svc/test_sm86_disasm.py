@@ -213,6 +213,10 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
     from shader_svc.sm86.to_spirv import Compute86
 
     TEX_RULES |= set(CACHE_RULES) | set(INDIRECT_RULES) | set(Compute86.CONTROL_KEYS)
+    from shader_svc.lower.barrier_red import BARRIER_RED_RULES  # shader-ctl: BAR.RED, B2R.RESULT
+    from shader_svc.lower.mbarrier import MBARRIER_RULES  # shader-ctl: ATOMS.ARRIVE, ARRIVES
+
+    TEX_RULES |= set(BARRIER_RED_RULES) | set(MBARRIER_RULES) | {"MEMBAR"}  # (MEMBAR.ALL.CTA: MEMBAR's rule)
     assert all(
         (r.ir or "") not in keys
         or r.ir in EXTRA_RULES
@@ -255,7 +259,7 @@ def test_decode_only_rows_every_bit_flipped():
 
 # lowered since: UF2FP.PACK_AB (shader-u; its .MERGE_C is refused by name)
 # translated since (shader-mma: sm86/lower_async.py, sm86/lower_mma.py): not refused any more
-TRANSLATED_SINCE = {"HMMA", "IMMA.8816", "LDGSTS.E", "DMMA.884", "BMMA"}
+TRANSLATED_SINCE = {"HMMA", "IMMA.8816", "LDGSTS.E", "DMMA.884", "BMMA", "ARRIVES.LDGSTSBAR"}  # (ARRIVES: shader-ctl)
 
 
 @pytest.mark.parametrize(
