@@ -1335,7 +1335,7 @@ row(
 row(
     "VMAD",
     op(0x5F00, 8, fixed=((50, 1),)),
-    # nvdisasm 11.8 prints no reuse flag on VMAD's operands (a set flag is refused)
+    # (reuse flags: see the shader-video block at the end)
     (DCC, Reg("a", 8, vsel=36, neg=54), Reg("b", 20, vsel=28), Reg("c", 39, neg=53)),
     (_vtype("ta", 36, 48), _vtype("tb", 28, 49), field("shr", 51, 2, {0: "", 1: ".SHR_7", 2: ".SHR_15"}), flag("SAT", 55)),
     base=(6 << 36) | (6 << 28),
@@ -1741,7 +1741,8 @@ ROWS[:] = [_vabsdiff4_signs(r) for r in ROWS]
 # (every value written, then the bit flips of isa_coverage): the step field 51..53 has eight values
 # (.MRG_8B2 3, none 7: the rows held only the swept ones, so `vadd d, a, b` was refused); the two
 # operand types print as one pair, left out when both are .S32 (VSHL/VSHR: A .S32 (bit 48) and B
-# the word; B has no sign bit there, 49 is .W); VMAD with both negations is .PO (a*b + c + 1).
+# the word; B has no sign bit there, 49 is .W); VMAD with both negations is .PO (a*b + c + 1);
+# VMAD's A, B, C print reuse flags 0, 1, 2 (the older row said none: its sweep set no flag).
 VSTEP8 = {0: ".MRG_16H", 1: ".MRG_16L", 2: ".MRG_8B0", 3: ".MRG_8B2", 4: ".ACC", 5: ".MIN", 6: ".MAX", 7: ""}
 _VT = {sel: f"{8 if sel < 4 else 16 if sel < 6 else 32}" for sel in range(7)}
 
@@ -1772,10 +1773,17 @@ def _video_row(r: Row) -> Row:
             mods.append(field("step", 51, 3, VSTEP8))
         else:
             mods.append(m)
+    if r.mnemonic == "VMNMX":  # nvdisasm prints .MX before .SAT
+        names = [m.name for m in mods]
+        i, j = names.index("SAT"), names.index("MX")
+        mods[i], mods[j] = mods[j], mods[i]
     mask, value, base = r.mask, r.value, r.base
     if shift:  # bit 48 is A's sign (ptxas's vshl.s32 words), not a fixed opcode bit
         mask, value, base = mask & ~(1 << 48), value & ~(1 << 48), base & ~(1 << 48)
-    return replace(r, mods=tuple(mods), mask=mask, value=value, base=base)
+    ops = r.operands
+    if r.mnemonic == "VMAD":  # A, B, C print '.reuse' for flags 0, 1, 2 (ptxas's words set them)
+        ops = tuple(replace(o, reuse={"a": 0, "b": 1, "c": 2}[o.name]) if o.name in "abc" else o for o in ops)
+    return replace(r, mods=tuple(mods), mask=mask, value=value, base=base, operands=ops)
 
 
 ROWS[:] = [_video_row(r) for r in ROWS]
@@ -1783,7 +1791,7 @@ _VMAD = next(r for r in ROWS if r.mnemonic == "VMAD")
 row(
     "VMAD",
     op(0x5F00, 8, fixed=((50, 1), (53, 1), (54, 1))),
-    (DCC, Reg("a", 8, vsel=36), Reg("b", 20, vsel=28), Reg("c", 39)),
+    (DCC, Reg("a", 8, vsel=36, reuse=0), Reg("b", 20, vsel=28, reuse=1), Reg("c", 39, reuse=2)),
     tuple(_VMAD.mods[:1]) + (text("PO", ".PO"),) + tuple(_VMAD.mods[1:]),
     base=(6 << 36) | (6 << 28),
     ir="VMAD",

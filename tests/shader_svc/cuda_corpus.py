@@ -440,6 +440,9 @@ cuda_corpus_ctl.define_cache(case, Inputs)  # shader-ctl: cache control (CCTL)
 cuda_corpus_ctl.define_tex(case, Inputs)  # shader-ctl: TXD .AOFFI (constant offsets)
 cuda_corpus_more.define_shader_u2(case, Inputs)  # shader-u2: F2IP (cvt.rni.sat.u8.f32)
 cuda_corpus_more.define_shader_u2_idp(case, Inputs)  # shader-u2: IDP.2A (dp2a)
+import cuda_corpus_video  # noqa: E402  (shader-video: PTX scalar video instructions)
+
+cuda_corpus_video.define(case, Inputs)  # shader-video
 GROUPS = sorted({c.group for c in CASES})
 
 
