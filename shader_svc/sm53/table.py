@@ -1742,7 +1742,7 @@ ROWS[:] = [_vabsdiff4_signs(r) for r in ROWS]
 # (.MRG_8B2 3, none 7: the rows held only the swept ones, so `vadd d, a, b` was refused); the two
 # operand types print as one pair, left out when both are .S32 (VSHL/VSHR: A .S32 (bit 48) and B
 # the word; B has no sign bit there, 49 is .W); VMAD with both negations is .PO (a*b + c + 1);
-# VMAD's A, B, C print reuse flags 0, 1, 2 (the older row said none: its sweep set no flag).
+# VMAD's A, B, C print reuse flags 0, 1, 2 when both A and B are sub-word (``_vmad_reuse``).
 VSTEP8 = {0: ".MRG_16H", 1: ".MRG_16L", 2: ".MRG_8B0", 3: ".MRG_8B2", 4: ".ACC", 5: ".MIN", 6: ".MAX", 7: ""}
 _VT = {sel: f"{8 if sel < 4 else 16 if sel < 6 else 32}" for sel in range(7)}
 
@@ -1780,10 +1780,30 @@ def _video_row(r: Row) -> Row:
     mask, value, base = r.mask, r.value, r.base
     if shift:  # bit 48 is A's sign (ptxas's vshl.s32 words), not a fixed opcode bit
         mask, value, base = mask & ~(1 << 48), value & ~(1 << 48), base & ~(1 << 48)
-    ops = r.operands
-    if r.mnemonic == "VMAD":  # A, B, C print '.reuse' for flags 0, 1, 2 (ptxas's words set them)
-        ops = tuple(replace(o, reuse={"a": 0, "b": 1, "c": 2}[o.name]) if o.name in "abc" else o for o in ops)
-    return replace(r, mods=tuple(mods), mask=mask, value=value, base=base, operands=ops)
+    return replace(r, mods=tuple(mods), mask=mask, value=value, base=base)
+
+
+def _vmad_reuse(r: Row) -> list[Row]:
+    """VMAD as two rows: nvdisasm 11.8 prints A's, B's, C's reuse flags (0, 1, 2) only when both
+    A and B are a byte or half (ptxas's words set them); with a word operand it prints none (a
+    set flag is refused there).  Each row lists only its own type pairs."""
+    if r.mnemonic != "VMAD":
+        return [r]
+    out = []
+    for sub in (True, False):
+        mods = []
+        for m in r.mods:
+            if m.name == "types":
+                keep = tuple((v, t) for v, t in m.names if ((v & 7) != 6 and (v >> 4 & 7) != 6) == sub)
+                m = replace(m, names=keep)
+            mods.append(m)
+        ops = r.operands
+        if sub:
+            ops = tuple(replace(o, reuse={"a": 0, "b": 1, "c": 2}[o.name]) if o.name in "abc" else o for o in ops)
+        else:
+            ops = tuple(replace(o, reuse=None) if o.name in "abc" else o for o in ops)
+        out.append(replace(r, mods=tuple(mods), operands=ops))
+    return out
 
 
 ROWS[:] = [_video_row(r) for r in ROWS]
@@ -1796,6 +1816,7 @@ row(
     base=(6 << 36) | (6 << 28),
     ir="VMAD",
 )
+ROWS[:] = [x for r in ROWS for x in _vmad_reuse(r)]
 # BFI's RC form (B = Rc@39, C = c[bank][offset]; ptxas's -G tex_grad_aoffi: `BFI R11, R11, R6,
 # c[0x2][0x0]`, every bit flipped under nvdisasm 11.8: 48..50 ignored, held 0)
 row("BFI", op(0x53F0, 13), (DCC, A(), Reg("b", 39, reuse=1), CBuf("c")), ir="BFI")
