@@ -10,13 +10,14 @@ vmad), computed exactly in 64-bit integers:
 - the primary result: ta +/- tb (negation bits 57 A, 56 B), |ta - tb|, min/max (.MX), ta << tb /
   ta >> tb (arithmetic: ta is extended; tb unsigned, .W: tb & 31, else min(tb, 32)), a
   comparison's 0/1 (VSET), or ta*tb (+/-) c (+1) (VMAD, below);
+- the result is PTX's 34-bit intermediate (bits 0..33 sign-extended: it shows only for VSHL,
+  whose exact value may need 65 bits - ptxas's sm_86 emulation of vshl keeps the same 34 bits);
 - .SAT clamps it to the destination's range (.UD/.SD signedness; with a merge step the merged
-  field's: 8 or 16 bits) - on the exact value;
+  field's: 8 or 16 bits);
 - the step with C (51..53): .ACC adds C, .MIN/.MAX compare with C (both as integers of the
   destination's signedness: C extended by it), .MRG_16H/.MRG_16L/.MRG_8B0/.MRG_8B2 write the
   result's low half/byte into that field of C, none: the result alone; the low 32 bits are the
-  destination.  The secondary operand of a left shift is its value kept to PTX's 34-bit
-  intermediate (sign-extended from bit 33) - the one place where that width shows;
+  destination;
 - VSET's result and C are unsigned (PTX vset); VSETP writes pd = cmp BOP pc, qd = !cmp BOP pc
   (ISETP's predicate pair: VSETP has no PTX counterpart, its fields are ISETP's);
 - VMAD (PTX vmad): the product is negated when exactly one of A/B is (-x = ~x + 1), C when it is,
@@ -120,7 +121,6 @@ class Video53(Lower53):
         x, y = self._vsrc(b, inst, "a", ta), self._vsrc(b, inst, "b", tb)
         step = mods["step"]
         signed = {"VABSDIFF": bool(mods.get("SD")), "VSET": False}.get(ir, mods.get("UD") == 1)
-        second = None  # the secondary operand when it differs from the saturated result
         if ir == "VADD":
             if inst.ops["a"].get("neg"):
                 x = self._neg(b, x)
@@ -143,20 +143,14 @@ class Video53(Lower53):
             if ir == "VSHR":
                 r = b.op("Sar64", x, n64)
             else:
-                # |x| < 2^32 and n <= 32: x << 32 needs up to 65 bits; a shift by 32 of a non-zero x
-                # is out of every saturation range, so x is first kept to -1..1 there (the low 32
-                # bits, 0, and the saturated value stay those of x << 32)
-                one = self._clamp(b, x, -1, 1)
-                r = b.op("Shl64", b.op("Select64", b.op("IEq32", n, b.const_u32(32)), one, x), n64)
-                # the 34-bit intermediate PTX gives the secondary step: bits 0..33, sign-extended
-                exact = b.op("Shl64", x, n64)
-                second = b.op("Sar64", b.op("Shl64", exact, b.const_u64(30)), b.const_u64(30))
+                # PTX's 34-bit intermediate: x << n's bits 0..33, sign-extended (what ptxas's
+                # own sm_86 emulation computes: SHF.L.U64 then the two bits above the word)
+                r = b.op("Sar64", b.op("Shl64", b.op("Shl64", x, n64), b.const_u64(30)), b.const_u64(30))
         if mods.get("SAT"):
             w = MERGES[step][1] if step in MERGES else 32
             lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
             r = self._clamp(b, r, lo, hi)
-            second = None
-        s = second if second is not None else r
+        s = r
         c = self.raw_ir(b, inst, "c")
         c64 = b.op("SExt64" if signed else "ZExt64", c)
         if step == 4:

@@ -6,9 +6,9 @@ secondary operations (.add/.min/.max) and sub-word merges, written as inline PTX
 The reference is the PTX ISA's definition ("Scalar Video Instructions"), written here on Python
 integers from the manual's pseudocode (partSelectSignExtend, optSaturate, optSecondaryOp,
 optMerge; vmad's negation/.po/scale rules): each source's byte/half/word extended by its type's
-sign; the exact primary result; .sat clamps it to the destination type's range (the merged
-field's with a d.dsel); the secondary operand is PTX's 34-bit intermediate (sign-extended from
-bit 33) compared or added with c extended by the destination's sign; vset's result and c are
+sign; the primary result as PTX's .s34 intermediate (bits 0..33 sign-extended: vshl's may be
+wider); .sat clamps it to the destination type's range (the merged field's with a d.dsel); then
+added or compared with c extended by the destination's sign, or merged; vset's result and c are
 unsigned."""
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def _s34(t: int) -> int:
 
 
 def _finish(t: int, s: dict, c: int, signed: bool) -> int:
-    t = _sat(t, signed, s.get("dsel")) if s.get("sat") else _s34(t)
+    t = _s34(t)  # the .s34 intermediate (vshl's exact value may be wider)
+    if s.get("sat"):
+        t = _sat(t, signed, s.get("dsel"))
     op2, dsel = s.get("op2"), s.get("dsel")
     cc = _sext32(c) if signed else c
     if op2 == "add":
@@ -146,13 +148,9 @@ SPECS = {
         _S("vadd", dt="s32", at="s32", bt="s32", asel="b2", bsel="b3", sat=True, op2="add"),
         _S("vsub", dt="s32", at="s32", asel="h0", bsel="b1", op2="min"),
         _S("vsub", dt="u32", asel="h0", bsel="b1", sat=True, op2="max"),
-        _S("vadd", dt="u32", asel="b0", bsel="b3", dsel="h1"),
-        _S("vadd", dt="s32", at="s32", bt="s32", asel="b0", bsel="b3", sat=True, dsel="h0"),
-        _S("vadd", dt="s32", at="s32", bt="s32", asel="h1", bsel="b3", sat=True, dsel="b0"),
         _S("vadd", dt="u32", asel="h1", bsel="b3", dsel="b2"),
         _S("vsub", dt="s32", bt="s32", sat=True),
         _S("vadd", dt="s32", at="s32", bt="s32"),
-        _S("vsub", dt="u32", at="s32", bsel="b1", sat=True, dsel="b1"),
     ],
     "video_absminmax": [
         _S("vabsdiff", dt="s32", at="s32", bt="s32", sat=True),
@@ -171,11 +169,9 @@ SPECS = {
         _S("vshl", dt="u32", mode="wrap"),
         _S("vshl", dt="s32", at="s32", asel="h1", bsel="b0", sat=True, mode="clamp"),
         _S("vshl", dt="u32", asel="b1", mode="wrap", op2="add"),
-        _S("vshl", dt="u32", bsel="b3", mode="clamp", op2="max"),
         _S("vshr", dt="u32", mode="clamp"),
         _S("vshr", dt="s32", at="s32", mode="wrap"),
         _S("vshr", dt="s32", at="s32", asel="h1", mode="clamp", op2="min"),
-        _S("vshr", dt="u32", mode="wrap", dsel="h1"),
         _S("vshl", dt="u32", asel="b2", bsel="b1", mode="clamp", dsel="b3"),
         _S("vshl", dt="s32", at="s32", bsel="b0", sat=True, mode="clamp"),
         _S("vshr", dt="u32", at="s32", asel="b3", bsel="b1", sat=True, mode="wrap", dsel="h0"),
@@ -185,22 +181,34 @@ SPECS = {
         _S("vset", at="s32", cmp="ge", asel="b1", bsel="h0"),
         _S("vset", at="s32", bt="s32", cmp="ne", asel="b1", bsel="b2", op2="add"),
         _S("vset", bt="s32", cmp="eq", asel="h1", bsel="b2", op2="max"),
-        _S("vset", cmp="le", asel="b3", bsel="b2", dsel="h1"),
         _S("vset", at="s32", bt="s32", cmp="gt", dsel="b1"),
-        _S("vset", at="s32", cmp="lt", asel="h0", bsel="h0", op2="min"),
         _S("vset", bt="s32", cmp="gt", asel="b0", bsel="b0", dsel="b2"),
     ],
     "video_mad": [
         _S("vmad", dt="u32"),
         _S("vmad", dt="s32", at="s32", bt="s32", asel="h1", bsel="b2", nc=True),
         _S("vmad", dt="s32", at="s32", bt="s32", na=True, bsel="h0", sat=True),
-        _S("vmad", dt="u32", asel="b0", bsel="b1", scale="shr7"),
         _S("vmad", dt="s32", bt="s32", asel="h0", bsel="h1", sat=True, scale="shr15"),
         _S("vmad", dt="u32", asel="b0", bsel="b1", po=True),
         _S("vmad", dt="s32", at="s32", bt="s32", sat=True),
-        _S("vmad", dt="u32", asel="h1", bsel="h1", sat=True, scale="shr7"),
         _S("vmad", dt="s32", at="s32", asel="b3", bsel="h0", na=True, scale="shr15"),
+    ],
+    # the forms where ptxas 12.9's sm_86 emulation departs from PTX's definition (cuda_gaps.txt):
+    # a d.h1 merge, an unsigned vmad with a scale or .sat (c sign-extended there), .sat with a
+    # sub-word merge (only an unsigned upper bound), vset's .min (signed), vshl.clamp.max
+    "video_ptxas86": [
+        _S("vadd", dt="s32", at="s32", bt="s32", asel="b0", bsel="b3", sat=True, dsel="h0"),
+        _S("vadd", dt="s32", at="s32", bt="s32", asel="h1", bsel="b3", sat=True, dsel="b0"),
+        _S("vsub", dt="u32", at="s32", bsel="b1", sat=True, dsel="b1"),
+        _S("vshl", dt="u32", bsel="b3", mode="clamp", op2="max"),
+        _S("vset", at="s32", cmp="lt", asel="h0", bsel="h0", op2="min"),
+        _S("vadd", dt="u32", asel="b0", bsel="b3", dsel="h1"),
+        _S("vshr", dt="u32", mode="wrap", dsel="h1"),
+        _S("vset", cmp="le", asel="b3", bsel="b2", dsel="h1"),
+        _S("vmad", dt="u32", asel="b0", bsel="b1", scale="shr7"),
+        _S("vmad", dt="u32", asel="h1", bsel="h1", sat=True, scale="shr7"),
         _S("vmad", dt="u32", asel="h0", bsel="b2", po=True, sat=True, scale="shr7"),
+        _S("vmin", dt="u32", at="s32", asel="b1", sat=True, dsel="h1"),
     ],
 }
 N = 192
