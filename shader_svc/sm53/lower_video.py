@@ -23,7 +23,11 @@ vmad), computed exactly in 64-bit integers:
 - VMAD (PTX vmad): the product is negated when exactly one of A/B is (-x = ~x + 1), C when it is,
   .PO adds 1; signed when a type is signed or anything is negated; .SHR_7/.SHR_15 shift the sum
   right (arithmetically when signed), .SAT clamps to s32/u32.
-Refused by name: a .CC destination, and VMAD.SAT with two 32-bit operands not both signed (its
+IMADSP (no PTX instruction known here compiles to it: ptxas 12.9 writes BFE + XMAD for
+mul24/mad24 at -O3 and -G) is read from its operand-type names alone: the low 32 bits of A * B +
+C, each the field its type names (U24/S24 bits 0..23, U16H0/S16H0 bits 0..15, U16H1/S16H1 bits
+16..31, 32 the word), extended by its sign or zeros; C signed when A or B is (as nvdisasm prints
+it).  Refused by name: a .CC destination, and VMAD.SAT with two 32-bit operands not both signed (its
 sum needs 66 bits).  Needs Int64 (compute stages; graphics refuses it by name)."""
 
 from __future__ import annotations
@@ -42,7 +46,13 @@ VIDEO_RULES = {
     "VSET": "op_vop",
     "VSETP": "op_vsetp",
     "VMAD": "op_vmad",
+    "IMADSP": "op_imadsp",
 }
+# IMADSP's operand types (nvdisasm 11.8's names, sm53/table.py): A U32 S32 U24 S24 U16H0 S16H0
+# U16H1 S16H1, B U24 S24 U16H0 S16H0, C 32 24 16H0: (shift, width) of each field, sign = bit 0
+SP_A = ((0, 32), (0, 32), (0, 24), (0, 24), (0, 16), (0, 16), (16, 16), (16, 16))
+SP_B = ((0, 24), (0, 24), (0, 16), (0, 16))
+SP_C = ((0, 32), (0, 24), (0, 16))
 M64 = 2**64 - 1
 # the merge steps: (shift of the result's field, its width)
 MERGES = {0: (16, 16), 1: (0, 16), 2: (0, 8), 3: (16, 8)}
@@ -203,4 +213,23 @@ class Video53(Lower53):
         if mods.get("SAT"):
             s = self._clamp(b, s, -(2**31), 2**31 - 1) if signed else self._clamp(b, s, 0, 2**32 - 1)
         self.put_ir(b, inst, b.op("Trunc32", s))
+        ir_spirv.emit(self, b)
+
+    def op_imadsp(self, inst: Inst) -> None:
+        """IMADSP (module docstring): A's, B's and C's typed fields, A * B + C modulo 2^32."""
+        self._no_cc(inst)
+        t = inst.mods["types"]
+        ta, tc, tb = t & 7, t >> 3 & 3, t >> 5 & 3
+        signed_c = bool((ta | tb) & 1)
+        b = Block()
+
+        def field(name: str, at: tuple[int, int], signed: bool) -> Value:
+            x = self.val_ir(b, inst, name)
+            if at == (0, 32):
+                return x
+            op = "SBitExtract32" if signed else "UBitExtract32"
+            return b.op(op, x, b.const_u32(at[0]), b.const_u32(at[1]))
+
+        p = b.op("IMul32", field("a", SP_A[ta], bool(ta & 1)), field("b", SP_B[tb], bool(tb & 1)))
+        self.put_ir(b, inst, b.op("IAdd32", p, field("c", SP_C[tc], signed_c)))
         ir_spirv.emit(self, b)
