@@ -16,15 +16,19 @@ stages too; shader-halfgfx) and rounded once to a half, exactly the half nearest
   followed by rounding to nearest with q bits is rounding to nearest once when p >= q + 2
   (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
   rounding to odd", IEEE Trans. Computers 57(4), 2008); 24 >= 13.
-SM53's constant-bank operand is an f32, not a half: with it the product (35 bits) and sums are
-done in f64 as before (``wide``), which graphics stages refuse by name (no Float64).
+SM53's constant-bank operand is an f32, not a half (shader-video): added to a half (HADD2's B)
+or to an exact product of halves (HFMA2's C) it is rounded to odd in f32 as HFMA2's sum is
+(Boldo-Melquiond: TwoSum of a multiple of 2^-48 and an f32 stays exact and above the subnormal
+range, a subnormal f32 operand being replaced by +/-2^-100, ``no_denormal_ir``), so those forms
+run in graphics stages too; as a multiplier (HMUL2's B, HFMA2's B) the product has 35 bits and
+is done in f64 (``wide``), which graphics stages refuse by name (no Float64).
 
 An operand's swizzle picks the half each result lane reads (``SWZ_LANES``): 0 = H1_H0 (lane i
 reads half i), 2 = .H0_H0, 3 = .H1_H1 (both lanes read that half); 1 (.F32, an f32 operand) is
 refused by the callers.  -x / |x| act on each half.  .FTZ flushes half denormals of the
 operands and of the result; .SAT clamps the result to [0, 1] (NaN -> +0, as FSaturate32).  With
-.F32 the instruction writes one f32: lane 0's operation rounded once to f32 (FADD/FMUL/FFMA's
-IR, .FTZ and .SAT as theirs)."""
+.F32 the instruction writes one f32: lane 0's operation rounded once to f32 (FADD/FMUL's IR;
+HFMA2's product of halves is exact, so FAdd32 of it rounds once; .FTZ and .SAT as FADD's)."""
 
 from __future__ import annotations
 
@@ -64,16 +68,55 @@ def pack_ir(b: Block, lo: Value, hi: Value) -> Value:
     return b.op("IOr32", lo, b.op("IShl32", hi, b.const_u32(16)))
 
 
-def arith2_ir(b: Block, ir: str, srcs: list[tuple[Value, Value]], f32: bool, ftz: bool, sat: bool, wide: bool = False) -> Value:
+def no_denormal_ir(b: Block, x: Value) -> Value:
+    """An f32 operand with a subnormal value replaced by +/-2^-100 (its sign kept): where it is
+    added to a half or to a product of halves (multiples of 2^-48), or multiplied into a half
+    result, only its sign and its being non-zero can show, both kept, and no f32 subnormal (which
+    a device may flush, graphics stages do) reaches the arithmetic."""
+    u = b.op("BitcastU32", x)
+    den = b.op(
+        "LAnd",
+        b.op("IEq32", b.op("IAnd32", u, b.const_u32(0x7F800000)), b.const_u32(0)),
+        b.op("INe32", b.op("IAnd32", u, b.const_u32(0x7FFFFF)), b.const_u32(0)),
+    )
+    tiny = b.op("IOr32", b.op("IAnd32", u, b.const_u32(0x80000000)), b.const_u32(0x0D800000))  # 2^-100
+    return b.op("BitcastF32", b.op("Select32", den, tiny, u))
+
+
+def arith2_ir(
+    b: Block,
+    ir: str,
+    srcs: list[tuple[Value, Value]],
+    f32: bool,
+    ftz: bool,
+    sat: bool,
+    wide: bool = False,
+    f32_operand: int | None = None,
+) -> Value:
     """HADD2 / HMUL2 / HFMA2 (``ir``) of the operands' lane values: the register's new u32.
-    ``wide``: an operand is an f32 rather than a half (SM53's constant bank), done in f64."""
+    ``f32_operand``: the index of an operand that is an f32 rather than a half (SM53's constant
+    bank; shader-video): HADD2's B and HFMA2's addend C are done in f32 alone (round to odd, as
+    HFMA2's sum), HMUL2's and HFMA2's f32 multiplier B in f64 (35 significant bits; ``wide``
+    forces that path).  .F32 results: one f32 rounding of the exact value - a product of two
+    halves is exact in f32, so HFMA2.F32 is that product plus C rounded once (FAdd32); only an
+    f32 multiplier needs FFMA's exact path."""
+    wide = wide or f32_operand == 1 and ir != "HADD2"
     if f32:
-        r = b.op(F32_OPS[ir], *[s[0] for s in srcs])
+        x = [s[0] for s in srcs]
+        if ir == "HFMA2" and not wide:
+            r = b.op("FAdd32", b.op("FMul32", x[0], x[1]), x[2])  # the product is exact
+        else:
+            r = b.op(F32_OPS[ir], *x)
         r = b.op("FFlushDenorm32", r) if ftz else r
         return b.op("BitcastU32", b.op("FSaturate32", r) if sat else r)
     lanes = []
     for i in (0, 1):
         x = [s[i] for s in srcs]
+        if f32_operand is not None and not wide:  # HADD2's B or HFMA2's C: round to odd in f32
+            y = no_denormal_ir(b, x[f32_operand])
+            p = x[0] if ir == "HADD2" else b.op("FMul32", x[0], x[1])  # exact
+            lanes.append(to_half_ir(b, b.op("FAddOdd32", p, y), ftz, sat))
+            continue
         if wide:  # 35 significant bits in a product with an f32: exact in f64, and so a sum
             if ir == "HADD2":
                 r = b.op("FAdd64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))
