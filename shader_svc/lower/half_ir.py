@@ -20,8 +20,10 @@ SM53's constant-bank operand is an f32, not a half (shader-video): added to a ha
 or to an exact product of halves (HFMA2's C) it is rounded to odd in f32 as HFMA2's sum is
 (Boldo-Melquiond: TwoSum of a multiple of 2^-48 and an f32 stays exact and above the subnormal
 range, a subnormal f32 operand being replaced by +/-2^-100, ``no_denormal_ir``), so those forms
-run in graphics stages too; as a multiplier (HMUL2's B, HFMA2's B) the product has 35 bits and
-is done in f64 (``wide``), which graphics stages refuse by name (no Float64).
+run in graphics stages too; as a multiplier (HMUL2's B, HFMA2's B) y is split so that the
+35-bit product is two exact f32 products, summed (with HFMA2's C: Boldo-Melquiond's sum of
+three) rounded to odd (``f32_product_ir``).  Only HFMA2.F32 with an f32 multiplier keeps FFMA's
+exact f64 path, which graphics stages refuse by name (no Float64).
 
 An operand's swizzle picks the half each result lane reads (``SWZ_LANES``): 0 = H1_H0 (lane i
 reads half i), 2 = .H0_H0, 3 = .H1_H1 (both lanes read that half); 1 (.F32, an f32 operand) is
@@ -83,6 +85,61 @@ def no_denormal_ir(b: Block, x: Value) -> Value:
     return b.op("BitcastF32", b.op("Select32", den, tiny, u))
 
 
+def _two_sum_ir(b: Block, x: Value, y: Value) -> tuple[Value, Value]:
+    """Knuth's TwoSum: s = fl(x + y) and its exact error e (x + y = s + e, six f32 operations
+    the driver does as written), exact when nothing overflows or falls below the normal range."""
+    s = b.op("FAdd32", x, y)
+    bb = b.op("FAdd32", s, b.op("FNeg32", x))
+    e1 = b.op("FAdd32", x, b.op("FNeg32", b.op("FAdd32", s, b.op("FNeg32", bb))))
+    return s, b.op("FAdd32", e1, b.op("FAdd32", y, b.op("FNeg32", bb)))
+
+
+def f32_product_ir(b: Block, x: Value, y: Value, z: Value | None) -> Value:
+    """x * y (+ z) rounded to odd in f32, for a half x (and z) and an f32 y (SM53's constant-bank
+    multiplier; shader-video), so that rounding it once more to a half is the half nearest the
+    exact value (Boldo-Melquiond, p = 24 >= 11 + 2).  y is split (Veltkamp, 12 + 11 bits) so
+    that x*yh and x*yl are exact; the two (or, with z, three: Boldo-Melquiond's correctly rounded
+    sum of three, TwoSum(x*yl, z), TwoSum(x*yh, that sum), the low parts' sum rounded to odd) are
+    summed rounded to odd.  Every quantity is then a multiple of 2^(Ey - 47) or of 2^-24 and
+    below 2^80: no f32 subnormal (a device may flush them) and no overflow for 2^-79 <= |y| <
+    2^64.  Outside: with |y| < 2^-79 (a subnormal y stands as +/-2^-100) |x*y| < 2^-62 only its
+    sign can show and +/-2^-100 stands for it; with |y| >= 2^64 (x non-zero: beyond the half
+    range), a zero, infinite or NaN operand, fl(x*y) (+ z) is already right."""
+    y = no_denormal_ir(b, y)
+    xb, yb = b.op("BitcastU32", x), b.op("BitcastU32", y)
+    ey = b.op("UBitExtract32", yb, b.const_u32(23), b.const_u32(8))
+
+    def finite(v: Value) -> Value:
+        return b.op("INe32", b.op("IAnd32", v, b.const_u32(0x7F800000)), b.const_u32(0x7F800000))
+
+    plain_case = b.op(
+        "LOr",
+        b.op("LOr", b.op("LNot", finite(xb)), b.op("IEq32", b.op("IAnd32", xb, b.const_u32(0x7FFFFFFF)), b.const_u32(0))),
+        b.op("LOr", b.op("IEq32", ey, b.const_u32(0)), b.emit("ICmp32", ey, b.const_u32(127 + 64), cmp=6, unsigned=True)),
+    )
+    if z is not None:
+        plain_case = b.op("LOr", plain_case, b.op("LNot", finite(b.op("BitcastU32", z))))
+    tiny_case = b.emit("ICmp32", ey, b.const_u32(127 - 79), cmp=1, unsigned=True)
+    plain = b.op("FMul32", x, y)
+    plain = plain if z is None else b.op("FAdd32", plain, z)
+    sign = b.op("IAnd32", b.op("IXor32", xb, yb), b.const_u32(0x80000000))
+    tiny = b.op("BitcastF32", b.op("IOr32", sign, b.const_u32(0x0D800000)))  # +/-2^-100
+    tiny = tiny if z is None else b.op("FAddOdd32", tiny, z)
+    c = b.op("FMul32", y, b.emit("ConstF32", bits=0x45801000))  # 4097 = 2^12 + 1
+    yh = b.op("FAdd32", c, b.op("FNeg32", b.op("FAdd32", c, b.op("FNeg32", y))))
+    yl = b.op("FAdd32", y, b.op("FNeg32", yh))
+    p1, p2 = b.op("FMul32", x, yh), b.op("FMul32", x, yl)  # exact: 11 + 12 bits each
+    if z is None:
+        split = b.op("FAddOdd32", p1, p2)
+    else:
+        uh, ul = _two_sum_ir(b, p2, z)
+        th, tl = _two_sum_ir(b, p1, uh)
+        split = b.op("FAddOdd32", th, b.op("FAddOdd32", tl, ul))
+    bits = b.op("Select32", tiny_case, b.op("BitcastU32", tiny), b.op("BitcastU32", split))
+    bits = b.op("Select32", plain_case, b.op("BitcastU32", plain), bits)
+    return b.op("BitcastF32", bits)
+
+
 def arith2_ir(
     b: Block,
     ir: str,
@@ -96,11 +153,11 @@ def arith2_ir(
     """HADD2 / HMUL2 / HFMA2 (``ir``) of the operands' lane values: the register's new u32.
     ``f32_operand``: the index of an operand that is an f32 rather than a half (SM53's constant
     bank; shader-video): HADD2's B and HFMA2's addend C are done in f32 alone (round to odd, as
-    HFMA2's sum), HMUL2's and HFMA2's f32 multiplier B in f64 (35 significant bits; ``wide``
-    forces that path).  .F32 results: one f32 rounding of the exact value - a product of two
-    halves is exact in f32, so HFMA2.F32 is that product plus C rounded once (FAdd32); only an
-    f32 multiplier needs FFMA's exact path."""
-    wide = wide or f32_operand == 1 and ir != "HADD2"
+    HFMA2's sum), an f32 multiplier B (HMUL2, HFMA2) by ``f32_product_ir`` (``wide`` forces the
+    older f64 path).  .F32 results: one f32 rounding of the exact value - a product of two halves
+    is exact in f32, so HFMA2.F32 is that product plus C rounded once (FAdd32); only HFMA2.F32
+    with an f32 multiplier needs FFMA's exact path (Float64)."""
+    wide = wide or f32 and ir == "HFMA2" and f32_operand == 1  # FFMA's exact path (Float64)
     if f32:
         x = [s[0] for s in srcs]
         if ir == "HFMA2" and not wide:
@@ -112,6 +169,10 @@ def arith2_ir(
     lanes = []
     for i in (0, 1):
         x = [s[i] for s in srcs]
+        if f32_operand == 1 and ir != "HADD2" and not wide:  # an f32 multiplier: in f32 alone
+            r = f32_product_ir(b, x[0], x[1], x[2] if ir == "HFMA2" else None)
+            lanes.append(to_half_ir(b, r, ftz, sat))
+            continue
         if f32_operand is not None and not wide:  # HADD2's B or HFMA2's C: round to odd in f32
             y = no_denormal_ir(b, x[f32_operand])
             p = x[0] if ir == "HADD2" else b.op("FMul32", x[0], x[1])  # exact

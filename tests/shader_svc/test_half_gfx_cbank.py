@@ -6,10 +6,11 @@ translates them without Float64 (it refused them by name before).  Each result r
 are drawn as a pixel's colour on lavapipe (test_half_gfx.py's fragment harness) and compared
 with the half (or f32) nearest the exact value (``fractions.Fraction``), for constants chosen to
 reach an f32 with all 24 bits, sums a hair off a half's midpoint, an f32 subnormal (whose sign
-alone can show), huge values, infinity and NaN.  An .F32 result that is an f32 subnormal may
+alone can show), huge values, infinity and NaN; the f32-multiplier forms (HMUL2's and HFMA2's B)
+through ``half_ir.f32_product_ir`` (a split product summed rounded to odd).  An .F32 result that is an f32 subnormal may
 come back flushed to zero (the device's, as for FADD in graphics stages); the half results never
 meet an f32 subnormal (``half_ir.no_denormal_ir``).  The f32-multiplier forms (HMUL2's and HFMA2's
-B: a 35-bit product) still need Float64 and stay refused by name there."""
+B) too; only HFMA2.F32 with an f32 multiplier (FFMA) still needs Float64 and is refused by name."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ RESULTS = {
     "R13": ("HFMA2.SAT R13, R4, R5, -c[0x0][0x40]", "fma_neg", False, True),
     "R14": ("HFMA2.F32 R14, R4, R5, R6", "f32", False, False),
     "R15": ("HFMA2.F32 R15, R4, R5, c[0x0][0x40]", "f32k", False, False),
+    "R16": ("HMUL2 R16, R4, c[0x0][0x40]", "mul", False, False),
+    "R17": ("HFMA2 R17, R4, -c[0x0][0x40], R5", "fmab_neg", False, False),
+    "R18": ("HFMA2.FTZ.SAT R18, R4, c[0x0][0x40], R5", "fmab", True, True),
 }
 # the f32 constants (bits): 0.1 (24 bits), -1/3, 2^-11 (1 + 2^-23) (added to a half in [1, 2): a
 # hair above the midpoint of two halves, which the f32 sum rounds onto), 2^-25 (1 + 2^-23) (just
@@ -59,12 +63,19 @@ def _lane(kind: str, ftz: bool, sat: bool, a: int, b: int, k: int) -> int:
     x, y, c = _h(a), _h(b), _f(k)
     if kind.endswith("_neg"):
         c = -c
-    with np.errstate(all="ignore"):
-        f64 = x + c if kind.startswith("add") else x * y + c
-    if math.isfinite(f64):
-        exact = Fraction(x) + Fraction(c) if kind.startswith("add") else Fraction(x) * Fraction(y) + Fraction(c)
-    else:
+    kind = kind.removesuffix("_neg")  # (c negated above)
+    with np.errstate(all="ignore"):  # mul: x * c; fmab: the constant multiplies, b is the addend
+        f64 = {"mul": lambda: x * c, "fmab": lambda: x * c + y}.get(kind, lambda: x + c if kind == "add" else x * y + c)()
+    if not math.isfinite(f64):
         exact = f64
+    elif kind == "mul":
+        exact = Fraction(x) * Fraction(c)
+    elif kind == "fmab":
+        exact = Fraction(x) * Fraction(c) + Fraction(y)
+    elif kind == "add":
+        exact = Fraction(x) + Fraction(c)
+    else:
+        exact = Fraction(x) * Fraction(y) + Fraction(c)
     r = _round(exact, f64)
     if ftz:
         r = hg._flush(r)
@@ -167,13 +178,13 @@ def test_constant_bank_half_forms_in_a_fragment_program_are_exact(gpu, tmp_path)
     assert not bad, f"{len(bad)} pixels differ, first: {bad[:4]}"
 
 
-@pytest.mark.parametrize("text", ["HMUL2 R0, R4, c[0x0][0x8]", "HFMA2 R0, R4, -c[0x0][0x8], R4"])
-def test_f32_multiplier_half_forms_are_refused_by_name_in_graphics(text):
-    """An f32 multiplier (35-bit products) keeps the f64 path: a fragment program refuses it with
-    the graphics lowering's reason instead of a bad module."""
+@pytest.mark.parametrize("text", ["HFMA2.F32 R0, R4, c[0x0][0x8], R4"])
+def test_f32_multiplier_fma_to_f32_is_refused_by_name_in_graphics(text):
+    """HFMA2.F32 with an f32 multiplier is FFMA (a fused 35-bit product plus C): it keeps FFMA's
+    exact f64 path, which a fragment program refuses with the graphics lowering's reason."""
     from quad_draw import program53
     from shader_svc import translate as tr
     from shader_svc.lower.base import TranslateError
 
-    with pytest.raises(TranslateError, match="FP64 arithmetic is not translated in graphics stages"):
+    with pytest.raises(TranslateError, match="(FP64|64-bit integer) arithmetic .*is not translated in graphics stages"):
         tr.translate(tr.make_program(53, 3, program53(f"IPA.PASS R4, a[0x70], RZ\n{text}\nEXIT\n", hg.HDR)))
