@@ -188,3 +188,81 @@ def test_f32_multiplier_fma_to_f32_is_refused_by_name_in_graphics(text):
 
     with pytest.raises(TranslateError, match="(FP64|64-bit integer) arithmetic .*is not translated in graphics stages"):
         tr.translate(tr.make_program(53, 3, program53(f"IPA.PASS R4, a[0x70], RZ\n{text}\nEXIT\n", hg.HDR)))
+
+
+# --- the f32-multiplier argument on the host: half_ir.f32_product_ir's steps in numpy's f32
+# (round to nearest even, no flush), against the half nearest the exact value -------------------
+F32 = np.float32
+
+
+def _two_sum(a, b):
+    s = F32(a + b)
+    bb = F32(s - a)
+    return s, F32(F32(a - F32(s - bb)) + F32(b - bb))
+
+
+def _odd(a, b):
+    s, e = _two_sum(a, b)
+    if not np.isfinite(s) or e == 0 or np.isnan(e):
+        return s
+    bits = int(np.array(s, F32).view(np.uint32))
+    if bits & 1:
+        return s
+    same = ((bits ^ int(np.array(e, F32).view(np.uint32))) >> 31) == 0
+    return np.array((bits + (1 if same else -1)) & M32, np.uint32).view(F32)[()]
+
+
+def _product(x, y, z):
+    yb = int(np.array(y, F32).view(np.uint32))
+    if yb & 0x7F800000 == 0 and yb & 0x7FFFFF:  # a subnormal stands as +/-2^-100
+        yb = yb & 0x80000000 | 0x0D800000
+        y = np.array(yb, np.uint32).view(F32)[()]
+    ey = (yb >> 23) & 0xFF
+    if not np.isfinite(x) or x == 0 or ey == 0 or ey >= 127 + 64 or (z is not None and not np.isfinite(z)):
+        r = F32(x * y)
+        return r if z is None else F32(r + z)
+    if ey < 127 - 79:
+        p = F32(-(2.0**-100) if (x < 0) != (y < 0) else 2.0**-100)
+        return p if z is None else _odd(p, z)
+    c = F32(y * F32(4097))
+    yh = F32(c - F32(c - y))
+    p1, p2 = F32(x * yh), F32(x * F32(y - yh))
+    if z is None:
+        return _odd(p1, p2)
+    uh, ul = _two_sum(p2, z)
+    th, tl = _two_sum(p1, uh)
+    return _odd(th, _odd(tl, ul))
+
+
+def test_f32_multiplier_steps_round_to_the_exact_half_on_the_host():
+    """12,000 products x*y (+ z) of a half x, z and an f32 y (random words, y near 1, mid-range,
+    and z = -x*y rounded to a half: cancellation) - the f32 steps then one rounding to a half give
+    the half nearest the exact value."""
+    rng = np.random.default_rng(31)
+    halves = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    halves = halves[~np.isnan(halves)].astype(F32)
+    bad, n = [], 0
+    with np.errstate(all="ignore"):
+        for t in range(12000):
+            x = halves[rng.integers(len(halves))]
+            z = halves[rng.integers(len(halves))] if t % 2 else None
+            yb = [
+                int(rng.integers(0, 2**32)),
+                0x3F800000 + int(rng.integers(-4096, 4096)),
+                int(rng.integers(0x20000000, 0x5F000000)) | int(rng.integers(0, 2)) << 31,
+            ][t % 3]
+            y = np.array(yb, np.uint32).view(F32)[()]
+            if np.isnan(y):
+                continue
+            if z is not None and t % 7 == 3 and np.isfinite(np.float16(-float(x) * float(y))):
+                z = F32(np.float16(-float(x) * float(y)))
+            got = int(np.float16(_product(x, y, z)).view(np.uint16))
+            f64 = float(x) * float(y) + (0.0 if z is None else float(z))
+            exact = (
+                Fraction(float(x)) * Fraction(float(y)) + (0 if z is None else Fraction(float(z))) if math.isfinite(f64) else f64
+            )
+            want = _round(exact, f64 if z is not None else float(x) * float(y))
+            n += 1
+            if not hg._same(got, want):
+                bad.append((float(x), hex(yb), z, hex(got), hex(want)))
+    assert n > 11000 and not bad, bad[:5]
