@@ -16,15 +16,21 @@ stages too; shader-halfgfx) and rounded once to a half, exactly the half nearest
   followed by rounding to nearest with q bits is rounding to nearest once when p >= q + 2
   (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
   rounding to odd", IEEE Trans. Computers 57(4), 2008); 24 >= 13.
-SM53's constant-bank operand is an f32, not a half: with it the product (35 bits) and sums are
-done in f64 as before (``wide``), which graphics stages refuse by name (no Float64).
+SM53's constant-bank operand is an f32, not a half (shader-video): added to a half (HADD2's B)
+or to an exact product of halves (HFMA2's C) it is rounded to odd in f32 as HFMA2's sum is
+(Boldo-Melquiond: TwoSum of a multiple of 2^-48 and an f32 stays exact and above the subnormal
+range, a subnormal f32 operand being replaced by +/-2^-100, ``no_denormal_ir``), so those forms
+run in graphics stages too; as a multiplier (HMUL2's B, HFMA2's B) y is split so that the
+35-bit product is two exact f32 products, summed (with HFMA2's C: Boldo-Melquiond's sum of
+three) rounded to odd (``f32_product_ir``).  Only HFMA2.F32 with an f32 multiplier keeps FFMA's
+exact f64 path, which graphics stages refuse by name (no Float64).
 
 An operand's swizzle picks the half each result lane reads (``SWZ_LANES``): 0 = H1_H0 (lane i
 reads half i), 2 = .H0_H0, 3 = .H1_H1 (both lanes read that half); 1 (.F32, an f32 operand) is
 refused by the callers.  -x / |x| act on each half.  .FTZ flushes half denormals of the
 operands and of the result; .SAT clamps the result to [0, 1] (NaN -> +0, as FSaturate32).  With
-.F32 the instruction writes one f32: lane 0's operation rounded once to f32 (FADD/FMUL/FFMA's
-IR, .FTZ and .SAT as theirs)."""
+.F32 the instruction writes one f32: lane 0's operation rounded once to f32 (FADD/FMUL's IR;
+HFMA2's product of halves is exact, so FAdd32 of it rounds once; .FTZ and .SAT as FADD's)."""
 
 from __future__ import annotations
 
@@ -64,16 +70,114 @@ def pack_ir(b: Block, lo: Value, hi: Value) -> Value:
     return b.op("IOr32", lo, b.op("IShl32", hi, b.const_u32(16)))
 
 
-def arith2_ir(b: Block, ir: str, srcs: list[tuple[Value, Value]], f32: bool, ftz: bool, sat: bool, wide: bool = False) -> Value:
+def no_denormal_ir(b: Block, x: Value) -> Value:
+    """An f32 operand with a subnormal value replaced by +/-2^-100 (its sign kept): where it is
+    added to a half or to a product of halves (multiples of 2^-48), or multiplied into a half
+    result, only its sign and its being non-zero can show, both kept, and no f32 subnormal (which
+    a device may flush, graphics stages do) reaches the arithmetic."""
+    u = b.op("BitcastU32", x)
+    den = b.op(
+        "LAnd",
+        b.op("IEq32", b.op("IAnd32", u, b.const_u32(0x7F800000)), b.const_u32(0)),
+        b.op("INe32", b.op("IAnd32", u, b.const_u32(0x7FFFFF)), b.const_u32(0)),
+    )
+    tiny = b.op("IOr32", b.op("IAnd32", u, b.const_u32(0x80000000)), b.const_u32(0x0D800000))  # 2^-100
+    return b.op("BitcastF32", b.op("Select32", den, tiny, u))
+
+
+def _two_sum_ir(b: Block, x: Value, y: Value) -> tuple[Value, Value]:
+    """Knuth's TwoSum: s = fl(x + y) and its exact error e (x + y = s + e, six f32 operations
+    the driver does as written), exact when nothing overflows or falls below the normal range."""
+    s = b.op("FAdd32", x, y)
+    bb = b.op("FAdd32", s, b.op("FNeg32", x))
+    e1 = b.op("FAdd32", x, b.op("FNeg32", b.op("FAdd32", s, b.op("FNeg32", bb))))
+    return s, b.op("FAdd32", e1, b.op("FAdd32", y, b.op("FNeg32", bb)))
+
+
+def f32_product_ir(b: Block, x: Value, y: Value, z: Value | None) -> Value:
+    """x * y (+ z) rounded to odd in f32, for a half x (and z) and an f32 y (SM53's constant-bank
+    multiplier; shader-video), so that rounding it once more to a half is the half nearest the
+    exact value (Boldo-Melquiond, p = 24 >= 11 + 2).  y is split (Veltkamp, 12 + 11 bits) so
+    that x*yh and x*yl are exact; the two (or, with z, three: Boldo-Melquiond's correctly rounded
+    sum of three, TwoSum(x*yl, z), TwoSum(x*yh, that sum), the low parts' sum rounded to odd) are
+    summed rounded to odd.  Every quantity is then a multiple of 2^(Ey - 47) or of 2^-24 and
+    below 2^80: no f32 subnormal (a device may flush them) and no overflow for 2^-79 <= |y| <
+    2^64.  Outside: with |y| < 2^-79 (a subnormal y stands as +/-2^-100) |x*y| < 2^-62 only its
+    sign can show and +/-2^-100 stands for it; with |y| >= 2^64 (x non-zero: beyond the half
+    range), a zero, infinite or NaN operand, fl(x*y) (+ z) is already right."""
+    y = no_denormal_ir(b, y)
+    xb, yb = b.op("BitcastU32", x), b.op("BitcastU32", y)
+    ey = b.op("UBitExtract32", yb, b.const_u32(23), b.const_u32(8))
+
+    def finite(v: Value) -> Value:
+        return b.op("INe32", b.op("IAnd32", v, b.const_u32(0x7F800000)), b.const_u32(0x7F800000))
+
+    plain_case = b.op(
+        "LOr",
+        b.op("LOr", b.op("LNot", finite(xb)), b.op("IEq32", b.op("IAnd32", xb, b.const_u32(0x7FFFFFFF)), b.const_u32(0))),
+        b.op("LOr", b.op("IEq32", ey, b.const_u32(0)), b.emit("ICmp32", ey, b.const_u32(127 + 64), cmp=6, unsigned=True)),
+    )
+    if z is not None:
+        plain_case = b.op("LOr", plain_case, b.op("LNot", finite(b.op("BitcastU32", z))))
+    tiny_case = b.emit("ICmp32", ey, b.const_u32(127 - 79), cmp=1, unsigned=True)
+    plain = b.op("FMul32", x, y)
+    plain = plain if z is None else b.op("FAdd32", plain, z)
+    sign = b.op("IAnd32", b.op("IXor32", xb, yb), b.const_u32(0x80000000))
+    tiny = b.op("BitcastF32", b.op("IOr32", sign, b.const_u32(0x0D800000)))  # +/-2^-100
+    tiny = tiny if z is None else b.op("FAddOdd32", tiny, z)
+    c = b.op("FMul32", y, b.emit("ConstF32", bits=0x45801000))  # 4097 = 2^12 + 1
+    yh = b.op("FAdd32", c, b.op("FNeg32", b.op("FAdd32", c, b.op("FNeg32", y))))
+    yl = b.op("FAdd32", y, b.op("FNeg32", yh))
+    p1, p2 = b.op("FMul32", x, yh), b.op("FMul32", x, yl)  # exact: 11 + 12 bits each
+    if z is None:
+        split = b.op("FAddOdd32", p1, p2)
+    else:
+        uh, ul = _two_sum_ir(b, p2, z)
+        th, tl = _two_sum_ir(b, p1, uh)
+        split = b.op("FAddOdd32", th, b.op("FAddOdd32", tl, ul))
+    bits = b.op("Select32", tiny_case, b.op("BitcastU32", tiny), b.op("BitcastU32", split))
+    bits = b.op("Select32", plain_case, b.op("BitcastU32", plain), bits)
+    return b.op("BitcastF32", bits)
+
+
+def arith2_ir(
+    b: Block,
+    ir: str,
+    srcs: list[tuple[Value, Value]],
+    f32: bool,
+    ftz: bool,
+    sat: bool,
+    wide: bool = False,
+    f32_operand: int | None = None,
+) -> Value:
     """HADD2 / HMUL2 / HFMA2 (``ir``) of the operands' lane values: the register's new u32.
-    ``wide``: an operand is an f32 rather than a half (SM53's constant bank), done in f64."""
+    ``f32_operand``: the index of an operand that is an f32 rather than a half (SM53's constant
+    bank; shader-video): HADD2's B and HFMA2's addend C are done in f32 alone (round to odd, as
+    HFMA2's sum), an f32 multiplier B (HMUL2, HFMA2) by ``f32_product_ir`` (``wide`` forces the
+    older f64 path).  .F32 results: one f32 rounding of the exact value - a product of two halves
+    is exact in f32, so HFMA2.F32 is that product plus C rounded once (FAdd32); only HFMA2.F32
+    with an f32 multiplier needs FFMA's exact path (Float64)."""
+    wide = wide or f32 and ir == "HFMA2" and f32_operand == 1  # FFMA's exact path (Float64)
     if f32:
-        r = b.op(F32_OPS[ir], *[s[0] for s in srcs])
+        x = [s[0] for s in srcs]
+        if ir == "HFMA2" and not wide:
+            r = b.op("FAdd32", b.op("FMul32", x[0], x[1]), x[2])  # the product is exact
+        else:
+            r = b.op(F32_OPS[ir], *x)
         r = b.op("FFlushDenorm32", r) if ftz else r
         return b.op("BitcastU32", b.op("FSaturate32", r) if sat else r)
     lanes = []
     for i in (0, 1):
         x = [s[i] for s in srcs]
+        if f32_operand == 1 and ir != "HADD2" and not wide:  # an f32 multiplier: in f32 alone
+            r = f32_product_ir(b, x[0], x[1], x[2] if ir == "HFMA2" else None)
+            lanes.append(to_half_ir(b, r, ftz, sat))
+            continue
+        if f32_operand is not None and not wide:  # HADD2's B or HFMA2's C: round to odd in f32
+            y = no_denormal_ir(b, x[f32_operand])
+            p = x[0] if ir == "HADD2" else b.op("FMul32", x[0], x[1])  # exact
+            lanes.append(to_half_ir(b, b.op("FAddOdd32", p, y), ftz, sat))
+            continue
         if wide:  # 35 significant bits in a product with an f32: exact in f64, and so a sum
             if ir == "HADD2":
                 r = b.op("FAdd64", b.op("CvtF64", x[0]), b.op("CvtF64", x[1]))

@@ -119,6 +119,16 @@ class Semantics(LowerBase):
     def _bfi(self, a: int, b: int, base: int) -> int:
         """BFI (Maxwell) / PTX bfi: insert a's low bits into ``base`` at b[7:0], length b[15:8] (clamped to the word)."""
         u32, c, op = self.u32, self.c, self.op
+        k = [self.m.const_values.get(v) for v in (a, b, base)]
+        if all(v is not None and isinstance(v[1], int) for v in k):
+            # constants (shader-video): folded here, so that a value built by BFIs of constants
+            # - ptxas -G's TXD .AOFFI offsets word, from c[0x2] - stays a constant operand
+            x, y, z = (v[1] & 0xFFFFFFFF for v in k)
+            p, n = y & 0xFF, (y >> 8) & 0xFF
+            if p >= 32:
+                return c(z)
+            mask = ((1 << min(n, 32 - p)) - 1) << p
+            return c((z & ~mask | (x << p) & mask) & 0xFFFFFFFF)
         pos = op("OpBitwiseAnd", u32, b, c(0xFF))
         ln = op("OpBitwiseAnd", u32, op("OpShiftRightLogical", u32, b, c(8)), c(0xFF))
         posc = op("OpExtInst", u32, self.glsl, GLSL["UMin"], pos, c(32))

@@ -9,10 +9,11 @@ The constant-bank forms read the c[][] operand (HFMA2's addend C or multiplier B
 HMUL2's B) as one f32 used in both lanes (no swizzle field; ptxas's literal pool holds
 __float2half2_rn(0.25f) as 0x3E800000 and __float2half2_rn(0.1f) as 0x3DCCC000 for HFMA2, and
 yuzu's HFMA2_rc/_cr, HADD2_cbuf and HMUL2_cbuf read it with their F32 swizzle): the exact sum /
-product (f64) is rounded once to half; .FTZ flushes that operand's f32 denormals.  Only these
-need Float64: the register and immediate forms are computed in f32 (``half_ir``), so they are
-translated in graphics stages too (shader-halfgfx); a constant-bank form there is refused
-with the graphics lowering's "FP64 arithmetic" error.
+value is rounded once to half; .FTZ flushes that operand's f32 denormals.  HADD2's B and HFMA2's
+addend C are done in f32 alone (``half_ir.arith2_ir``, shader-video), as are the register and
+immediate forms (shader-halfgfx), so they translate in graphics stages; an f32 multiplier
+(HMUL2's or HFMA2's B) needs Float64 and is refused there with the graphics lowering's "FP64
+arithmetic" error.  HFMA2.F32 is the exact product of halves plus C rounded once (no FFMA).
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ class Half53(Lower53):
         b = Block()
         names = ("a", "b", "c")[: 3 if ir == "HFMA2" else 2]
         srcs = [self.halves_ir(b, inst, n, ftz) for n in names]
-        wide = any("bank" in inst.ops[n] for n in names)  # an f32 operand: f64 (module docstring)
-        r = half_ir.arith2_ir(b, ir, srcs, inst.mods["mode"] == 1, ftz, bool(inst.mods["SAT"]), wide)
+        f32_at = next((k for k, n in enumerate(names) if "bank" in inst.ops[n]), None)  # module docstring
+        r = half_ir.arith2_ir(b, ir, srcs, inst.mods["mode"] == 1, ftz, bool(inst.mods["SAT"]), f32_operand=f32_at)
         self.put_ir(b, inst, merge_half_ir(b, inst, r))
         ir_spirv.emit(self, b)
 

@@ -2,7 +2,7 @@
 one mixin per topic, each in a module of its own with its contract and sources:
 lower_int_arith (IADD/IADD3/ISCADD with the carry chain, XMAD, IMUL/IMAD, LEA), lower_int_bits
 (shifts, SHF, LOP/LOP3, BFE/BFI, PRMT, POPC, FLO), lower_int_cmp (ISETP incl. .X, ICMP, PSETP,
-PSET, IMNMX, SEL), lower_int_conv (I2I and the video ops) and lower_int_cc (the condition code as
+PSET, IMNMX, SEL), lower_int_conv (I2I, VABSDIFF4), lower_video (the scalar video ops) and lower_int_cc (the condition code as
 a value: its tests, CSETP/CSET, P2R/R2P CC).  Here: MOV, S2R/CS2R (special registers, public
 numbering in isa/operands.SREG_BUILTINS), NOP, and ``INT_RULES`` (the later integer rows merged
 into ``Compute53.RULES``)."""
@@ -18,14 +18,13 @@ from shader_svc.sm53.lower_int_bits import IntBits53
 from shader_svc.sm53.lower_int_cmp import IntCmp53
 from shader_svc.sm53.lower_int_conv import IntConv53
 from shader_svc.sm53.lower_int_cc import CC_FLAGS, CC_TESTS_IR, IntCC53  # noqa: F401 (CC_*: their home was here)
+from shader_svc.sm53.lower_video import VIDEO_RULES, Video53
 
 
 # issue 31's later integer rows (shader-alu): lowering key -> handler, merged into
 # ``to_spirv.Compute53.RULES``
 INT_RULES = {
     "XMAD.RC": "op_xmad",
-    "VABSDIFF": "op_video",
-    "VMNMX": "op_video",
     "CSETP": "op_csetp",
     "CSET": "op_cset",
     "P2R": "op_p2r",
@@ -36,10 +35,12 @@ INT_RULES = {
     "PSET": "op_pset",
     "CS2R": "op_cs2r",
     "VABSDIFF4": "op_vabsdiff4",
+    # shader-video: every scalar video op (VABSDIFF/VMNMX move to its lowering)
+    **VIDEO_RULES,
 }
 
 
-class Int53(IntArith53, IntBits53, IntCmp53, IntConv53, IntCC53):
+class Int53(IntArith53, IntBits53, IntCmp53, IntConv53, IntCC53, Video53):
     """Mixin of ``to_spirv.Compute53``: the integer handlers and their helpers."""
 
     def lowered(self, ir: str) -> bool:

@@ -1,9 +1,8 @@
-"""SM53 integer conversions and video ops (a mixin of ``lower_int.Int53``): I2I between
-8/16/32-bit types (byte select, |x|/-x, .SAT), VABSDIFF/VMNMX (a byte/half/word of each operand,
-then the second step with C: .ACC, .MIN/.MAX, .MRG_16H/L) and VABSDIFF4 (four byte lanes).
-Contract: each ``op_*`` lowers one decoded instruction into IR rows and emits them; .SAT video
-forms and video .CC destinations are refused.  Facts: the PTX ISA's cvt, vabsdiff/vmin/vmax
-(scalar forms) and vabsdiff4; field layouts from sm53/table.py (checked against nvdisasm)."""
+"""SM53 integer conversions and VABSDIFF4 (a mixin of ``lower_int.Int53``): I2I between
+8/16/32-bit types (byte select, |x|/-x, .SAT) and VABSDIFF4 (four byte lanes); the scalar video
+ops are ``lower_video``'s.  Contract: each ``op_*`` lowers one decoded instruction into IR rows
+and emits them; VABSDIFF4's .SAT and .CC destination are refused.  Facts: the PTX ISA's cvt and
+vabsdiff4; field layouts from sm53/table.py (checked against nvdisasm)."""
 
 from __future__ import annotations
 
@@ -51,61 +50,6 @@ class IntConv53(Lower53):
 
     def op_i2i(self, inst: Inst) -> None:
         self._i2i(inst)
-
-    # --- video ops (VABSDIFF, VMNMX) ------------------------------------------------------
-    def _vsrc64(self, b: Block, inst: Inst, name: str, t: int) -> Value:
-        """A video op's source as a 64-bit integer: the byte (sel 0..3), half (4, 5) or word (6)
-        the type ``t`` selects (sel | sign << 3), extended by its sign or zeros."""
-        sel, signed = t & 7, bool(t >> 3)
-        x = self.raw_ir(b, inst, name)
-        if sel < 6:
-            off, w = (8 * sel, 8) if sel < 4 else (16 * (sel - 4), 16)
-            x = b.op("SBitExtract32" if signed else "UBitExtract32", x, b.const_u32(off), b.const_u32(w))
-        return b.op("SExt64" if signed else "ZExt64", x)
-
-    @staticmethod
-    def _lt64(b: Block, x: Value, y: Value) -> Value:
-        """x < y for 64-bit values that are 33-bit integers (extended bytes/halves/words): the
-        difference's sign."""
-        d = b.op("IAdd64", x, b.op("IMul64", y, b.const_u64(2**64 - 1)))
-        return b.op("INe64", b.op("Shr64", d, b.const_u64(63)), b.const_u64(0))
-
-    def op_video(self, inst: Inst) -> None:
-        """VABSDIFF (|a - b|) and VMNMX (min, or max with .MX, of a and b), each operand a
-        byte/half/word of its type (PTX ISA: vabsdiff / vmin / vmax, scalar forms), then the
-        second step with C: .ACC adds it, .MIN/.MAX compare with it (unsigned with .UD, or
-        without VABSDIFF's .SD), .MRG_16H/.MRG_16L write the result's low half into C's high or
-        low half; no step: the result alone.  Refused: .SAT and the .CC destination."""
-        mods = inst.mods
-        self.need(inst, SAT=0)
-        if inst.ops["d"].get("cc"):
-            self.bad(inst, "video op with the condition code not translated yet")
-        b = Block()
-        x, y = self._vsrc64(b, inst, "a", mods["ta"]), self._vsrc64(b, inst, "b", mods["tb"])
-        lt = self._lt64(b, x, y)
-        if inst.row.ir == "VABSDIFF":
-            neg1 = b.const_u64(2**64 - 1)
-            d = b.op("Select64", lt, b.op("IAdd64", y, b.op("IMul64", x, neg1)), b.op("IAdd64", x, b.op("IMul64", y, neg1)))
-            signed_d = bool(mods["SD"])
-        else:
-            d = b.op("Select64", b.op("LXor", lt, b.const_bool(bool(mods["MX"]))), x, y)
-            signed_d = mods["UD"] == 1
-        r = b.op("Trunc32", d)
-        step = mods["step"]
-        c = self.val_ir(b, inst, "c")
-        if step == 4:
-            r = b.op("IAdd32", r, c)
-        elif step in (5, 6):
-            kind = ("S" if signed_d else "U") + ("Min32" if step == 5 else "Max32")
-            r = b.op(kind, r, c)
-        elif step == 0:
-            r = b.op("IOr32", b.op("IAnd32", c, b.const_u32(0xFFFF)), b.op("IShl32", r, b.const_u32(16)))
-        elif step == 1:
-            r = b.op("IOr32", b.op("IAnd32", c, b.const_u32(0xFFFF0000)), b.op("IAnd32", r, b.const_u32(0xFFFF)))
-        elif step != 7:
-            self.bad(inst, "video op step not translated yet")
-        self.put_ir(b, inst, r)
-        ir_spirv.emit(self, b)
 
     def op_vabsdiff4(self, inst: Inst) -> None:
         """VABSDIFF4 (PTX vabsdiff4): per byte |Va - Vb| of the bytes a's and b's selectors pick

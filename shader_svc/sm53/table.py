@@ -1335,7 +1335,7 @@ row(
 row(
     "VMAD",
     op(0x5F00, 8, fixed=((50, 1),)),
-    # nvdisasm 11.8 prints no reuse flag on VMAD's operands (a set flag is refused)
+    # (reuse flags: see the shader-video block at the end)
     (DCC, Reg("a", 8, vsel=36, neg=54), Reg("b", 20, vsel=28), Reg("c", 39, neg=53)),
     (_vtype("ta", 36, 48), _vtype("tb", 28, 49), field("shr", 51, 2, {0: "", 1: ".SHR_7", 2: ".SHR_15"}), flag("SAT", 55)),
     base=(6 << 36) | (6 << 28),
@@ -1783,3 +1783,87 @@ row(
     ir="B2R.RESULT",
     cls="ctrl",
 )
+# --- shader-video (issue 31): the video ops as ptxas 12.9 writes them for PTX vadd/vsub/
+# vabsdiff/vmin/vmax/vshl/vshr/vset/vmad (tests/shader_svc/cuda_corpus_video.py).  nvdisasm 11.8
+# (every value written, then the bit flips of isa_coverage): the step field 51..53 has eight values
+# (.MRG_8B2 3, none 7: the rows held only the swept ones, so `vadd d, a, b` was refused); the two
+# operand types print as one pair, left out when both are .S32 (VSHL/VSHR: A .S32 (bit 48) and B
+# the word; B has no sign bit there, 49 is .W); VMAD with both negations is .PO (a*b + c + 1);
+# VMAD's A, B, C print reuse flags 0, 1, 2 when both A and B are sub-word (``_vmad_reuse``).
+VSTEP8 = {0: ".MRG_16H", 1: ".MRG_16L", 2: ".MRG_8B0", 3: ".MRG_8B2", 4: ".ACC", 5: ".MIN", 6: ".MAX", 7: ""}
+_VT = {sel: f"{8 if sel < 4 else 16 if sel < 6 else 32}" for sel in range(7)}
+
+
+def _vpair(shift: bool) -> Mod:
+    """A's and B's types as one modifier: value = ta | tb << 4 (t = sel | sign << 3)."""
+    names = {}
+    for ta in [s | g << 3 for g in (0, 1) for s in range(7)]:
+        for tb in [s | g << 3 for g in ((0,) if shift else (0, 1)) for s in range(7)]:
+            both32 = ta == 14 and (tb & 7 == 6 if shift else tb == 14)
+            a = f".{'S' if ta >> 3 else 'U'}{_VT[ta & 7]}"
+            names[ta | tb << 4] = "" if both32 else f"{a}.{'S' if tb >> 3 else 'U'}{_VT[tb & 7]}"
+    pieces = ((36, 3), (48, 1), (28, 3)) if shift else ((36, 3), (48, 1), (28, 3), (49, 1))
+    return Mod("types", pieces, tuple(sorted(names.items())))
+
+
+def _video_row(r: Row) -> Row:
+    if r.mnemonic not in ("VADD", "VABSDIFF", "VMNMX", "VSHL", "VSHR", "VSET", "VSETP", "VMAD"):
+        return r
+    shift = r.mnemonic in ("VSHL", "VSHR")
+    mods = []
+    for m in r.mods:
+        if m.name == "ta":
+            mods.append(_vpair(shift))
+        elif m.name == "tb":
+            continue
+        elif m.name == "step":
+            mods.append(field("step", 51, 3, VSTEP8))
+        else:
+            mods.append(m)
+    if r.mnemonic == "VMNMX":  # nvdisasm prints .MX before .SAT
+        names = [m.name for m in mods]
+        i, j = names.index("SAT"), names.index("MX")
+        mods[i], mods[j] = mods[j], mods[i]
+    mask, value, base = r.mask, r.value, r.base
+    if shift:  # bit 48 is A's sign (ptxas's vshl.s32 words), not a fixed opcode bit
+        mask, value, base = mask & ~(1 << 48), value & ~(1 << 48), base & ~(1 << 48)
+    return replace(r, mods=tuple(mods), mask=mask, value=value, base=base)
+
+
+def _vmad_reuse(r: Row) -> list[Row]:
+    """VMAD as two rows: nvdisasm 11.8 prints A's, B's, C's reuse flags (0, 1, 2) only when both
+    A and B are a byte or half (ptxas's words set them); with a word operand it prints none (a
+    set flag is refused there).  Each row lists only its own type pairs."""
+    if r.mnemonic != "VMAD":
+        return [r]
+    out = []
+    for sub in (True, False):
+        mods = []
+        for m in r.mods:
+            if m.name == "types":
+                keep = tuple((v, t) for v, t in m.names if ((v & 7) != 6 and (v >> 4 & 7) != 6) == sub)
+                m = replace(m, names=keep)
+            mods.append(m)
+        ops = r.operands
+        if sub:
+            ops = tuple(replace(o, reuse={"a": 0, "b": 1, "c": 2}[o.name]) if o.name in "abc" else o for o in ops)
+        else:
+            ops = tuple(replace(o, reuse=None) if o.name in "abc" else o for o in ops)
+        out.append(replace(r, mods=tuple(mods), operands=ops))
+    return out
+
+
+ROWS[:] = [_video_row(r) for r in ROWS]
+_VMAD = next(r for r in ROWS if r.mnemonic == "VMAD")
+row(
+    "VMAD",
+    op(0x5F00, 8, fixed=((50, 1), (53, 1), (54, 1))),
+    (DCC, Reg("a", 8, vsel=36, reuse=0), Reg("b", 20, vsel=28, reuse=1), Reg("c", 39, reuse=2)),
+    tuple(_VMAD.mods[:1]) + (text("PO", ".PO"),) + tuple(_VMAD.mods[1:]),
+    base=(6 << 36) | (6 << 28),
+    ir="VMAD",
+)
+ROWS[:] = [x for r in ROWS for x in _vmad_reuse(r)]
+# BFI's RC form (B = Rc@39, C = c[bank][offset]; ptxas's -G tex_grad_aoffi: `BFI R11, R11, R6,
+# c[0x2][0x0]`, every bit flipped under nvdisasm 11.8: 48..50 ignored, held 0)
+row("BFI", op(0x53F0, 13), (DCC, A(), Reg("b", 39, reuse=1), CBuf("c")), ir="BFI")

@@ -443,6 +443,9 @@ cuda_corpus_more.define_shader_u2_idp(case, Inputs)  # shader-u2: IDP.2A (dp2a)
 cuda_corpus_ctl.define_bar(case, Inputs)  # shader-ctl: __syncthreads_count/_and/_or, bar.red (BAR.RED + B2R.RESULT)
 cuda_corpus_ctl.define_calls(case, Inputs)  # shader-ctl: calls through function pointers (CALL.REL Rn, PRET + BRX)
 cuda_corpus_ctl.define_mbarrier(case, Inputs)  # shader-ctl: mbarriers (ATOMS.ARRIVE.64, ARRIVES)
+import cuda_corpus_video  # noqa: E402  (shader-video: PTX scalar video instructions)
+
+cuda_corpus_video.define(case, Inputs)  # shader-video
 GROUPS = sorted({c.group for c in CASES})
 
 

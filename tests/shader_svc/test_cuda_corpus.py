@@ -41,6 +41,7 @@ CI_MMA = {"cpa_sizes", "hmma_f16_k16", "imma_u8s8_16832", "ldsm_movm"}
 CI_CTL = {"brx_dense"}  # shader-ctl (cuda_corpus_ctl.py): BRX through ptxas's jump table in c[0x2]
 CI_CTL |= {"sync_reduce", "bar_red_count"}  # shader-ctl: BAR.RED + B2R.RESULT (the ctl_bar group)
 CI_CTL |= {"call_fnptr", "call_recursive"}  # shader-ctl: calls through function pointers (the ctl_call group)
+CI_VIDEO = {"video_add", "video_mad"}  # shader-video (cuda_corpus_video.py): VADD/VSUB, VMAD on SM53
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -62,7 +63,7 @@ def _params():
         for opt in ("O3", "G"):
             for c in cc.CASES:
                 ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
-                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA | CI_CTL
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA | CI_CTL | CI_VIDEO
                 )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))

@@ -243,14 +243,15 @@ def test_half_arithmetic_in_a_fragment_program_is_exact(gpu, tmp_path, isa):
 
 
 def test_sm53_constant_bank_half_form_is_still_refused_by_name_in_graphics():
-    """SM53's constant-bank operand is an f32 (not a half): that form keeps the f64 path, which a
-    fragment program refuses with the graphics lowering's reason instead of a bad module."""
+    """SM53's constant-bank operand is an f32 (not a half): HFMA2.F32 with it as the multiplier is
+    FFMA and keeps the f64 path, which a fragment program refuses with the graphics lowering's
+    reason instead of a bad module (the other constant-bank forms: test_half_gfx_cbank.py)."""
     from quad_draw import program53
     from shader_svc import translate as tr
     from shader_svc.lower.base import TranslateError
 
-    text = "IPA.PASS R4, a[0x70], RZ\nHFMA2 R0, R4, R4, -c[0x0][0x8]\nEXIT\n"
-    with pytest.raises(TranslateError, match="FP64 arithmetic is not translated in graphics stages"):
+    text = "IPA.PASS R4, a[0x70], RZ\nHFMA2.F32 R0, R4, -c[0x0][0x8], R4\nEXIT\n"
+    with pytest.raises(TranslateError, match="(FP64|64-bit integer) arithmetic .*is not translated in graphics stages"):
         tr.translate(tr.make_program(53, 3, program53(text, HDR)))
 
 
