@@ -134,17 +134,29 @@ class Guest:
             self.cpu.x[i] = a
         return fn(self.Call(self.cpu, self.ffi, self.lib))
 
-    def program(self, slot: int, arch: int, code: bytes, bank: int) -> int:
-        """nvnProgramInitialize + nvnProgramSetShaders of one compute stage."""
+    def program(self, slot: int, arch: int, code: bytes, bank: int, banks=(), table: list | None = None) -> int:
+        """nvnProgramInitialize + nvnProgramSetShaders of one compute stage; ``banks``: the
+        program's constant banks ((number, bytes), each copied into the pool after the code) as
+        nvn.h's NVNconstantBank table, or ``table``: raw (number, size, address) entries."""
         from cpu_host.horizon.hle.nvn.tables import SHADER_MAGIC
 
         s = self.svc
         ptr = self.at(slot)
         self.call(s.program_initialize, ptr)
         self.view[CODE_OFF : CODE_OFF + len(code)] = code
-        ctrl = self.ffi.new("uint32_t[8]", [SHADER_MAGIC, 1, arch, len(code), BLOCK, 1, 1, bank])
+        at, rows = CODE_OFF + ((len(code) + 255) & ~255), []
+        for num, data in banks:
+            self.view[at : at + len(data)] = data
+            rows.append((num, len(data), self.base + at))
+            at += (len(data) + 255) & ~255
+        rows = rows if table is None else table
+        tab = self.ffi.new("uint64_t[]", [w for n, sz, a in rows for w in (n | sz << 32, a)] or [0])
+        tab_at = int(self.ffi.cast("uintptr_t", tab))
+        ctrl = self.ffi.new(
+            "uint32_t[12]", [SHADER_MAGIC, 1, arch, len(code), BLOCK, 1, 1, bank, len(rows), 0, tab_at & 0xFFFFFFFF, tab_at >> 32]
+        )
         data = self.ffi.new("uint64_t[2]", [self.base + CODE_OFF, int(self.ffi.cast("uintptr_t", ctrl))])
-        self._keep = (ctrl, data)
+        self._keep = (ctrl, data, tab)
         assert self.call(s.program_set_shaders, ptr, 1, int(self.ffi.cast("uintptr_t", data))) == 1
         return ptr
 
@@ -480,3 +492,92 @@ def test_front_end_refuses_bad_compute_programs_and_binds_by_name(env, kernels, 
         g.call(cf.bind_image, g.cb, 1, 0, 99)
     with pytest.raises(GuestError, match=r"no compute program bound"):
         g.call(cf.dispatch, g.cb, 1, 1, 1)
+
+
+# -- gpu-compute2: a program's own constant banks (ptxas's SM5x literal pool, c[0x2]) ----------------
+# ``lit``: two fused multiply-adds whose float literals ptxas -O3 for SM53 keeps in c[0x2] (the
+# cubin's .nv.constant2.lit: FFMA R0, R2, c[0x2][0x0], R7).
+SRC_LIT = r"""
+K(lit) {
+  int i = TID; if (i >= n) return;
+  float x = __uint_as_float(a[i]);
+  float y = __fmaf_rn(x, 0.3f, 0.7f);
+  o[i] = __float_as_uint(__fmaf_rn(y, 1.1f, -0.9f));
+}
+"""
+
+
+def fma32(x: np.ndarray, y: float, z: float) -> np.ndarray:
+    """x * y + z rounded once to the nearest float32 (ties to even), from exact rationals."""
+    from fractions import Fraction
+
+    out = []
+    for p in x:
+        v = Fraction(float(p)) * Fraction(float(np.float32(y))) + Fraction(float(np.float32(z)))
+        f = np.float32(float(v))  # nearest float64, then float32: the candidates around it
+        cands = (f, np.nextafter(f, np.float32(-np.inf)), np.nextafter(f, np.float32(np.inf)))
+        out.append(min(cands, key=lambda c: (abs(Fraction(float(c)) - v), int(np.float32(c).view(np.uint32)) & 1)))
+    return np.array(out, np.float32)
+
+
+@pytest.fixture(scope="module")
+def lit53():
+    import cuda_build
+    import cuda_corpus
+    import nvtools
+    from shader_svc.sm53 import decode as dec
+
+    try:
+        k = cuda_build.build(cuda_corpus.HEADER + SRC_LIT, 53, "O3")["lit"]
+    except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
+        pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
+    assert [n for n, _ in k.banks] == [2], k.banks
+    assert any("c[0x2]" in i.text() for i in dec.decode_stream(k.code)), "ptxas no longer reads c[0x2] here: pick other literals"
+    return k
+
+
+def test_sm53_literal_pool_kernel_runs_exactly_with_its_bank(env, lit53, monkeypatch):
+    """The front end passes the program's NVNconstantBank table to the shader service
+    (Program.banks): the SM53 -O3 kernel reading its literals from c[0x2] is translated and its
+    dispatch through the GPU process is exact (bit for bit) against an exact-rational fused
+    multiply-add.  Without the table the service refuses it naming c[0x2] (what the front end did
+    before: it passed no banks)."""
+    from cpu_host.horizon.hle.abi import GuestError
+
+    k = lit53
+    g = Guest(env, monkeypatch)
+    with pytest.raises(GuestError, match=r"c\[0x2\]"):
+        g.program(13, 53, k.code, k.cbank0_size)
+    prog = g.program(14, 53, k.code, k.cbank0_size, k.banks)
+    tex, _ = targets(env, 11)
+    inputs(env, 53, O_OFF)
+    x = np.random.default_rng(2).uniform(-1000, 1000, N).astype(np.float32)
+    env.pool.write(A_OFF, x.tobytes())
+    cmds = record_dispatch(g, prog, tex, O_OFF)
+    before = env.client.dropped()
+    env.client.wait(env.client.submit(cmds))
+    assert env.client.dropped() == before, gpu_log(env.dir)[-2000:]
+    want = fma32(fma32(x, 0.3, 0.7), 1.1, -0.9).view(np.uint32)
+    assert np.array_equal(words(env, O_OFF), want)
+
+
+def test_front_end_refuses_bad_program_banks_by_name(env, lit53, monkeypatch):
+    """A bank table the front end cannot read is named by the entry (count, size, pool); one the
+    shader service refuses (bank 0, the parameter bank) comes back with the service's field."""
+    from cpu_host.horizon.hle.abi import GuestError
+
+    k = lit53
+    g = Guest(env, monkeypatch)
+    good = g.base + CODE_OFF + 0x8000
+    cases = [
+        ([(2, 8, good)] * 32, r"compute bank_count 32 is more than 31"),
+        ([(2, 0, good)], r"compute constant bank 0 \(c\[0x2\]\) of 0 bytes"),
+        (
+            [(2, 8, good), (3, 8, 0x1234)],
+            r"compute constant bank 1 \(c\[0x3\]\): GPU address range 0x1234\+0x8 lies in no memory pool",
+        ),
+        ([(0, 8, good)], r"banks\[0\]\.bank: constant bank number 0"),
+    ]
+    for table, msg in cases:
+        with pytest.raises(GuestError, match=msg):
+            g.program(15, 53, k.code, k.cbank0_size, table=table)

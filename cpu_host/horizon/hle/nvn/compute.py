@@ -9,10 +9,15 @@ calls' names are NVN's public entry-point names, their arguments ours):
 
 - ``nvnProgramSetShaders`` with one stage of ``NVN_STAGE_COMPUTE`` (1, the shader service's
   numbering): the stage's ``NVNshaderControl`` is followed by an ``NVNcomputeControl``
-  (``uint32_t local_size[3]; uint32_t bank_size;``): the workgroup size the kernel was launched
-  with and the size of its constant bank 0 (the cubin's ``.nv.constant0`` section).  The code
-  (SM86 or SM53 machine code of a CUDA-style kernel) is translated by the shader service with
-  that local size, and registered with the GPU process as a compute program.
+  (``uint32_t local_size[3]; uint32_t bank_size; uint32_t bank_count; uint32_t reserved;
+  const NVNconstantBank *banks;``): the workgroup size the kernel was launched with, the size of
+  its constant bank 0 (the cubin's ``.nv.constant0`` section) and the constant banks that are part
+  of the program (``{uint32_t bank; uint32_t size; NVNbufferAddress data;}`` each, the bytes in a
+  memory pool: ptxas's SM5x literal pool, the cubin's ``.nv.constant2.<kernel>``, is bank 2).  The
+  code (SM86 or SM53 machine code of a CUDA-style kernel) is translated by the shader service with
+  that local size and those banks (shader.proto ``Program.banks``: the service reads them as
+  constants of the module and judges their numbers and sizes), and registered with the GPU
+  process as a compute program.
 - ``nvnCommandBufferBindProgram`` of a compute program makes it the compute stage's program.
 - ``nvnCommandBufferBindUniformBuffer(cb, NVN_STAGE_COMPUTE, 0, address, size)``: the kernel's
   parameters (the bytes the CUDA driver copies into bank 0 at the ISA's parameter offset).
@@ -42,6 +47,7 @@ from cpu_host.horizon.hle.nvn.objects import Program
 from gpu_host import packets as P
 
 STAGE_COMPUTE = 1  # the shader service's stage numbering, as nvn.h's NVN_STAGE_* are
+MAX_PROGRAM_BANKS = 31  # banks 1..31 (bank 0 is the parameter bank, built at each dispatch)
 SERVED = object()  # returned by a call the C recorder left to Python and Python served
 EMPTY = P.EMPTY
 
@@ -106,7 +112,7 @@ class ComputeFunctions:
         from cpu_host.gpu_client.registry import ProgramDesc
 
         svc = self.svc
-        x, y, z, bank = struct.unpack("<4I", c.read(control + 16, 16, "NVNcomputeControl"))
+        x, y, z, bank, nbanks, _, table = struct.unpack("<6IQ", c.read(control + 16, 32, "NVNcomputeControl"))
         if not (1 <= x and 1 <= y and 1 <= z and x * y * z <= 1024):
             raise GuestError(f"nvnProgramSetShaders: compute local size {[x, y, z]} is not 1..1024 invocations")
         if not 16 <= bank <= P.MAX_COMPUTE_BANK:
@@ -118,11 +124,29 @@ class ComputeFunctions:
             )
         svc._pool_at(data, size, "compute shader code")
         code = c.read(data, size, "compute shader code")
-        spirv = svc.translate(arch, STAGE_COMPUTE, code, features, local_size=(x, y, z))
+        banks = self._program_banks(c, nbanks, table)
+        spirv = svc.translate(arch, STAGE_COMPUTE, code, features, local_size=(x, y, z), banks=banks)
         svc._gpu().register(ProgramDesc(prog.id, spirv, b""))
         prog.registered = False  # not a graphics program: BindProgram makes it the compute stage's
         prog.compute = ComputeInfo(arch, (x, y, z), (bank + 15) & ~15)  # type: ignore[attr-defined]
         return 1
+
+    def _program_banks(self, c: Call, count: int, table: int) -> tuple[tuple[int, bytes], ...]:
+        """The NVNcomputeControl's ``bank_count`` NVNconstantBank entries at ``table``, each one's
+        bytes read from its memory pool.  Bank numbers and sizes are judged by the shader service
+        (request.check_banks, refusals named ``banks[i]``); here only what reading them needs."""
+        if count > MAX_PROGRAM_BANKS:
+            raise GuestError(f"nvnProgramSetShaders: compute bank_count {count} is more than {MAX_PROGRAM_BANKS} (banks 1..31)")
+        out = []
+        for i in range(count):
+            num, size, addr = struct.unpack("<IIQ", c.read(table + 16 * i, 16, f"NVNconstantBank {i}"))
+            if not 0 < size <= P.MAX_COMPUTE_BANK:
+                raise GuestError(
+                    f"nvnProgramSetShaders: compute constant bank {i} (c[{num:#x}]) of {size} bytes (1..{P.MAX_COMPUTE_BANK})"
+                )
+            self.svc._pool_at(addr, size, f"compute constant bank {i} (c[{num:#x}])")
+            out.append((num, c.read(addr, size, f"compute constant bank {i}")))
+        return tuple(out)
 
     # -- bindings -----------------------------------------------------------------------------------
     def _binds(self, c: Call, what: str) -> ComputeBinds:
