@@ -581,3 +581,111 @@ def test_front_end_refuses_bad_program_banks_by_name(env, lit53, monkeypatch):
     for table, msg in cases:
         with pytest.raises(GuestError, match=msg):
             g.program(15, 53, k.code, k.cbank0_size, table=table)
+
+
+# -- gpu-compute2: kernel texture pools (TEX.B through a handle sampler << 20 | texture) --------------
+# ``texr``: thread i samples the texture object in b[0] (nearest) at texel (i % 16, i / 16)'s
+# centre of a 16x16 RGBA32F texture and writes v.x - 2 v.w (texels multiples of 1/8: exact).
+SRC_TEX = r"""
+K(texr) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v = tex2D<float4>(t, ((i & 15) + 0.5f) * 0.0625f, ((i >> 4) + 0.5f) * 0.0625f);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+"""
+TEX_OFF, DECOY_OFF = 0x600000, 0x608000
+TEX_SLOT, SAMPLER_SLOT = 3, 2
+
+
+@pytest.fixture(scope="module")
+def texr():
+    """{isa: Kernel} of ``texr`` (O3): SM86 TEX.SCR.B.LL, SM53 TEX.B.P."""
+    import cuda_build
+    import cuda_corpus
+    import nvtools
+
+    try:
+        return {isa: cuda_build.build(cuda_corpus.HEADER + SRC_TEX, isa, "O3")["texr"] for isa in (86, 53)}
+    except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
+        pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
+
+
+@pytest.mark.parametrize("isa", [86, 53])
+def test_kernel_samples_the_registered_texture_pool_exactly(env, texr, isa, monkeypatch):
+    """A kernel sampling a texture object: the front end records the texture/sampler pools as
+    registered (a POOLS packet before the DISPATCH, as before a draw of a bindless program), the
+    GPU process binds them in set 1 (bindings 0, 1) beside the bank and surfaces; the words equal
+    numpy's texel arithmetic, and a decoy texture in another pool entry shows a wrong pick.
+    Before, the program was refused at registration (set 1 binding 0 not bound)."""
+    from cpu_host.horizon.hle.nvn.objects import Sampler
+
+    k = texr[isa]
+    g = Guest(env, monkeypatch)
+    prog = g.program(16, isa, k.code, k.cbank0_size)
+    assert g.svc.objects[g.mem[16]].compute.pools  # read off the translated module's bindings
+    r = np.random.default_rng(isa)
+    texels = (r.integers(-1000, 1000, (16, 16, 4)) / 8).astype(np.float32)
+    decoy = (r.integers(-1000, 1000, (16, 16, 4)) / 8).astype(np.float32)
+    tid, did, sid = 340 + isa, 440 + isa, 70
+    for t, off, px in ((tid, TEX_OFF, texels), (did, DECOY_OFF, decoy)):
+        env.pool.write(off, px.tobytes())
+        env.client.register(TextureDesc(t, 1, off, 16, 16, "RGBA32F", block_linear=False, pitch=16 * 16))
+    env.client.register(SamplerDesc(sid))
+    s = g.svc
+    s.texture_slots[TEX_SLOT] = g.texture(tid, 16, 16, "RGBA32F", 0, None, 0, 0)
+    s.texture_slots[TEX_SLOT - 1] = g.texture(did, 16, 16, "RGBA32F", 0, None, 0, 0)
+    s.sampler_slots[SAMPLER_SLOT] = Sampler(sid, False, False)
+    surf, _ = targets(env, 12)
+    inputs(env, 0, O_OFF)
+    env.pool.write(B_OFF, struct.pack("<Q", SAMPLER_SLOT << 20 | TEX_SLOT))
+    cmds = record_dispatch(g, prog, surf, O_OFF)
+    pools = [c for c in cmds if c[0] == P.OP_POOLS]
+    assert len(pools) == 1 and pools[0][1][TEX_SLOT] == tid and pools[0][2][SAMPLER_SLOT] == sid
+    assert [c[0] for c in cmds].index(P.OP_POOLS) < [c[0] for c in cmds].index(P.OP_DISPATCH)
+    before = env.client.dropped()
+    env.client.wait(env.client.submit(cmds))
+    assert env.client.dropped() == before, gpu_log(env.dir)[-2000:]
+    i = np.arange(N)
+    px = texels[i >> 4, i & 15]
+    want = (px[:, 0] - np.float32(2) * px[:, 3]).astype(np.float32).view(np.uint32)
+    assert np.array_equal(words(env, O_OFF), want)
+
+
+def _rebind(spv: bytes, old: tuple[int, int], new: tuple[int, int]) -> bytes:
+    """The module with the variable decorated (set, binding) ``old`` moved to ``new``."""
+    w = list(struct.unpack(f"<{len(spv) // 4}I", spv))
+    i, sets, binds = 5, {}, {}
+    while i < len(w):
+        n, op = w[i] >> 16, w[i] & 0xFFFF
+        if op == 71 and w[i + 2] in (33, 34):
+            (sets if w[i + 2] == 34 else binds)[w[i + 1]] = i + 3
+        i += n
+    (var,) = [v for v in binds if w[sets[v]] == old[0] and w[binds[v]] == old[1]]
+    w[sets[var]], w[binds[var]] = new
+    return struct.pack(f"<{len(w)}I", *w)
+
+
+def test_compute_programs_with_unbound_descriptors_and_bad_pools_are_refused_by_name(env, kernels, texr):
+    """What the GPU process does not bind is refused at registration naming the set and binding
+    (the 1D / 1D array / 3D surface pools: no texture of those dimensions can be registered); a
+    POOLS packet naming an unregistered texture before a dispatch drops the submission by name."""
+    from nxrecomp.common.errors import NxError
+    from shader_svc.sm86 import decode
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    spv = translate_compute(decode.decode_stream(texr[86].code), ComputeSpec((BLOCK, 1, 1), ()))
+    for binding in (3, 4, 6):
+        with pytest.raises(NxError, match=rf"compute program 91: uses descriptor set 1 binding {binding}; the GPU process binds"):
+            env.client.register(ProgramDesc(91, _rebind(spv, (1, 0), (1, binding)), b""))
+    with pytest.raises(NxError, match=r"compute program 91: uses descriptor set 2 binding 0"):
+        env.client.register(ProgramDesc(91, _rebind(spv, (1, 0), (2, 0)), b""))
+    env.client.register(ProgramDesc(92, spv, b""))  # as translated: served
+    prog, bank, pat = _registered(env, kernels)
+    tex, _ = targets(env, 13)
+    bad = (P.OP_POOLS, [4242] + [P.EMPTY] * (P.POOL_TEXTURES - 1), [P.EMPTY] * P.POOL_SAMPLERS)
+    _dropped_with(
+        env,
+        [bad, *env.consts, *_dispatch_packets(prog, tex, O_OFF, bank, pat)],
+        "field textures[0] = 4242 is not a registered texture",
+    )

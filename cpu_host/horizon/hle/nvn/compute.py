@@ -45,6 +45,8 @@ from typing import Any
 from cpu_host.horizon.hle.abi import Call, GuestError
 from cpu_host.horizon.hle.nvn.objects import Program
 from gpu_host import packets as P
+from gpu_host.compute_spirv import reads_pools
+from gpu_host.objects import ObjectError
 
 STAGE_COMPUTE = 1  # the shader service's stage numbering, as nvn.h's NVN_STAGE_* are
 MAX_PROGRAM_BANKS = 31  # banks 1..31 (bank 0 is the parameter bank, built at each dispatch)
@@ -59,6 +61,7 @@ class ComputeInfo:
     arch: int  # 86 or 53
     local_size: tuple[int, int, int]
     bank_size: int  # constant bank 0, rounded up to 16 bytes
+    pools: bool = False  # samples the texture/sampler pools (TEX.B and kin: a POOLS packet before its dispatches)
 
 
 @dataclass
@@ -128,7 +131,11 @@ class ComputeFunctions:
         spirv = svc.translate(arch, STAGE_COMPUTE, code, features, local_size=(x, y, z), banks=banks)
         svc._gpu().register(ProgramDesc(prog.id, spirv, b""))
         prog.registered = False  # not a graphics program: BindProgram makes it the compute stage's
-        prog.compute = ComputeInfo(arch, (x, y, z), (bank + 15) & ~15)  # type: ignore[attr-defined]
+        try:
+            pools = reads_pools(spirv)
+        except ObjectError as e:
+            raise GuestError(f"nvnProgramSetShaders: {e}") from None
+        prog.compute = ComputeInfo(arch, (x, y, z), (bank + 15) & ~15, pools)  # type: ignore[attr-defined]
         return 1
 
     def _program_banks(self, c: Call, count: int, table: int) -> tuple[tuple[int, bytes], ...]:
@@ -212,6 +219,23 @@ class ComputeFunctions:
                 raise GuestError(f"{what}: image handle {handle:#x} names no texture of the texture pool")
             binds.images[index] = tex.id
 
+    def _pools(self, rec: Any) -> list[tuple]:
+        """A POOLS packet with the texture and sampler pools' entries as registered now (record
+        time), as before a draw of a program that reads them (commands.py ``_pools``): with the
+        Python recorder when they differ from the last one recorded; into the C recorder's stream
+        always (its own last POOLS is forgotten when Python appends one: recorder.c nxr_append)."""
+        ts, ss = self.svc.texture_slots, self.svc.sampler_slots
+        pools = (
+            P.OP_POOLS,
+            [ts[i].id if i in ts else EMPTY for i in range(P.POOL_TEXTURES)],
+            [ss[i].id if i in ss else EMPTY for i in range(P.POOL_SAMPLERS)],
+        )
+        if isinstance(rec.commands, list):
+            if pools == rec.pools:
+                return []
+            rec.pools = pools
+        return [pools]
+
     # -- the dispatch ---------------------------------------------------------------------------------
     def dispatch(self, c: Call) -> None:
         what = "nvnCommandBufferDispatchCompute"
@@ -225,6 +249,8 @@ class ComputeFunctions:
             groups = (c.arg32(1), c.arg32(2), c.arg32(3))
             params_at, _ = bank_layout(info.arch)
             out: list[tuple] = []
+            if info.pools:
+                out += self._pools(rec)
             mask = 0
             for k, (pool, off, size) in sorted(binds.buffers.items()):
                 at = params_at + 8 * k
