@@ -152,7 +152,8 @@ class Compute:
                 raise ObjectError(
                     f"{what}: uses descriptor set {s} binding {b}; the GPU process binds constant bank 0 "
                     "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D "
-                    "surface pool (set 1 binding 2) to compute programs"
+                    "surface pool (set 1 binding 2) to compute programs (the 1D, 1D array, 2D array and 3D "
+                    "surface pools, bindings 3..6, would need render targets of those kinds)"
                 )
         _spirv_val(code, what)
         d = self.dev.device
