@@ -690,3 +690,51 @@ def test_compute_programs_with_unbound_descriptors_and_bad_pools_are_refused_by_
         [bad, *env.consts, *_dispatch_packets(prog, tex, O_OFF, bank, pat)],
         "field textures[0] = 4242 is not a registered texture",
     )
+
+
+def test_native_recorder_sends_its_pools_again_after_a_dispatchs(monkeypatch):
+    """A dispatch's POOLS packet goes into the C recorder's stream from Python (the compute module);
+    the C recorder's own last POOLS is then stale, so its next draw of a pool-reading program sends
+    its POOLS again even though its slots did not change (recorder.c nxr_append).  Without that the
+    draw would sample the dispatch's entries."""
+    from cpu_host.horizon.hle.nvn.native import NativeRecorder
+    from gpu_host import binpackets, nxpkt
+
+    r = NativeRecorder()
+    r.L.nxr_bench_init()
+    try:
+        r.program(6, True)  # a graphics program reading the bindless pools
+        r.texture_slot(0, 100)
+        r.sampler_slot(1, 200)
+        ffi = r.ffi
+        cpu = ffi.new("uint64_t[64]")
+        prog = ffi.new("uint64_t *", 6)
+        cb = ffi.new("uint64_t *", 41)
+        addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
+        names = r.names()
+
+        def call(name: str, *args: int) -> None:
+            cpu[0] = addr(cb)
+            for i, a in enumerate(args, 1):
+                cpu[i] = a
+            assert r.try_call(names.index(name), addr(cpu)) is None, name
+
+        cmds = r.begin(41, addr(cb))
+        attrs, stream = ffi.new("uint32_t[]", [2, 0, 0, 0]), ffi.new("uint32_t[]", [16, 0])
+        call("nvnCommandBufferBindVertexAttribState", 1, addr(attrs))
+        call("nvnCommandBufferBindVertexStreamState", 1, addr(stream))
+        call("nvnCommandBufferBindProgram", addr(prog))
+        call("nvnCommandBufferDrawArrays", 0, 0, 3)
+        E = P.EMPTY
+        mine = (P.OP_POOLS, [7] + [E] * (P.POOL_TEXTURES - 1), [E] * P.POOL_SAMPLERS)
+        cmds.append(mine)  # what ComputeFunctions.dispatch appends before a DISPATCH
+        call("nvnCommandBufferDrawArrays", 0, 0, 3)
+        block = r.end(41)
+        body = b"".join(bytes(b) for b, _ in block.chunks)
+        got = nxpkt.decode(binpackets.blob_header(sum(n for _, n in block.chunks), len(body)) + body)
+        c_pools = (P.OP_POOLS, (100, *[E] * (P.POOL_TEXTURES - 1)), (E, 200, E, E))
+        pools = [p for p in got if p[0] == P.OP_POOLS]
+        assert pools == [c_pools, P.check(mine), c_pools], pools
+        assert got[-1][0] == P.OP_DRAW and got[-2] == c_pools
+    finally:
+        r.L.nxr_reset()
