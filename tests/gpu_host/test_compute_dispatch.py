@@ -738,3 +738,66 @@ def test_native_recorder_sends_its_pools_again_after_a_dispatchs(monkeypatch):
         assert got[-1][0] == P.OP_DRAW and got[-2] == c_pools
     finally:
         r.L.nxr_reset()
+
+
+# -- gpu-compute2: compute bindings carried across EVENT_WAIT, recorded where they change ---------------
+EV_OFF = 0x7F0000
+
+
+def test_compute_bindings_are_carried_across_an_event_wait(env, kernels):
+    """The part after an EVENT_WAIT starts with the compute bindings current at the wait
+    (events.carried_state): the second dispatch rebinds only its output buffer and reads its input
+    through the carried slot 0 (the first dispatch's output), the bank words and surface carried
+    too: o2 = f(f(a)), exact.  Before, the part started with no bindings (dropped: slot 0 unbound)."""
+    prog, bank, pat = _registered(env, kernels)
+    tex, _ = targets(env, 14)
+    o1, o2 = O_OFF + 0x30000, O_OFF + 0x38000
+    a = inputs(env, 31, o1)
+    env.pool.write(o2, bytes(4 * N))
+    env.pool.write(EV_OFF, struct.pack("<I", 5))  # the wait is satisfied at once
+    first = _dispatch_packets(prog, tex, o1, bank, pat)
+    cmds = [
+        *env.consts,
+        *first,
+        (P.OP_EVENT_WAIT, 1, EV_OFF, 0, 5),
+        (P.OP_COMPUTE_BUFFER, 0, 1, o1, 4 * N, pat, False),  # a = the first dispatch's output
+        (P.OP_COMPUTE_BUFFER, 2, 1, o2, 4 * N, pat + 16, True),
+        first[-1],  # the same DISPATCH: slot 1, the bank words and the surface from before the wait
+    ]
+    c = env.client
+    before = c.dropped()
+    c.wait(c.submit(cmds))
+    assert c.dropped() == before, gpu_log(env.dir)[-1500:]
+    assert np.array_equal(words(env, o1), expected(a))
+    assert np.array_equal(words(env, o2), expected(expected(a)))
+
+
+def test_front_end_records_compute_bindings_where_they_change(env, kernels, monkeypatch):
+    """A second dispatch with the same bindings records only its DISPATCH; one with another
+    output buffer and grid records that buffer and the changed grid word; both recorded streams
+    run exactly (the GPU process keeps the bindings for the submission)."""
+    from cpu_host.horizon.hle.nvn.compute import ComputeFunctions
+
+    k = kernels[86]
+    g = Guest(env, monkeypatch)
+    prog = g.program(17, 86, k.code, k.cbank0_size)
+    tex, _ = targets(env, 15)
+    o2 = O_OFF + 0x40000
+    a = inputs(env, 41, O_OFF)
+    env.pool.write(o2, bytes(4 * N))
+    first = record_dispatch(g, prog, tex, O_OFF)
+    s, cf = g.svc, ComputeFunctions(g.svc)
+    g.call(cf.dispatch, g.cb, N // BLOCK, 1, 1)  # nothing changed
+    g.call(cf.bind_storage, g.cb, 1, 2, g.base + o2, N * 4)
+    g.call(cf.dispatch, g.cb, N // BLOCK // 3, 1, 1)  # one group: threads 0..63 of o2
+    cmds = list(g.call(lambda c: s._rec(c, "test"), g.cb).commands)
+    rest = cmds[len(first) :]
+    assert [p[0] for p in rest[:1]] == [P.OP_DISPATCH]
+    assert [p[0] for p in rest[1:]] == [P.OP_COMPUTE_BUFFER, P.OP_COMPUTE_CONST, P.OP_DISPATCH], rest
+    assert rest[1][1] == 2 and rest[2][2] == 1  # slot 2; grid x 1 (SM86: c[0x0][0xc])
+    before = env.client.dropped()
+    env.client.wait(env.client.submit(cmds))
+    assert env.client.dropped() == before, gpu_log(env.dir)[-2000:]
+    assert np.array_equal(words(env, O_OFF), expected(a))
+    got = words(env, o2)
+    assert np.array_equal(got[:BLOCK], expected(a)[:BLOCK]) and not got[BLOCK:].any()

@@ -72,6 +72,8 @@ class ComputeBinds:
     params: tuple[int, int, int] | None = None  # (pool, offset, size) of the kernel parameters
     buffers: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # index -> (pool, offset, size)
     images: dict[int, int] = field(default_factory=dict)  # index -> texture object id
+    # (op, slot or bank offset) -> the COMPUTE_* packet this recording last recorded for it
+    sent: dict[tuple[int, int], tuple] = field(default_factory=dict)
 
 
 def bank_layout(arch: int) -> tuple[int, Any]:
@@ -252,13 +254,24 @@ class ComputeFunctions:
             if info.pools:
                 out += self._pools(rec)
             mask = 0
+            state: list[tuple] = []  # the bindings this dispatch needs; recorded where they changed
             for k, (pool, off, size) in sorted(binds.buffers.items()):
                 at = params_at + 8 * k
-                out.append((P.OP_COMPUTE_BUFFER, k, pool, off, size, at if at + 8 <= info.bank_size else EMPTY, True))
+                state.append((P.OP_COMPUTE_BUFFER, k, pool, off, size, at if at + 8 <= info.bank_size else EMPTY, True))
                 mask |= 1 << k
             for k in range(P.COMPUTE_SURFACE_SLOTS):
-                out.append((P.OP_COMPUTE_SURFACE, k, binds.images.get(k, EMPTY)))
-            out += [(P.OP_COMPUTE_CONST, at, v) for at, v in driver_words(info, groups)]
+                state.append((P.OP_COMPUTE_SURFACE, k, binds.images.get(k, EMPTY)))
+            words = dict(driver_words(info, groups))
+            for (op, at), _ in binds.sent.items():  # a word an earlier dispatch set and this one does not
+                if op == P.OP_COMPUTE_CONST and at not in words:
+                    words[at] = 0
+            state += [(P.OP_COMPUTE_CONST, at, v) for at, v in sorted(words.items())]
+            for p in state:
+                # the GPU process keeps them to the end of the submission, across EVENT_WAITs
+                # (events.carried_state): what this recording sent before holds
+                if binds.sent.get((p[0], p[1])) != p:
+                    binds.sent[(p[0], p[1])] = p
+                    out.append(p)
             if binds.params is not None:
                 pool, off, size = binds.params
                 size = min(size, info.bank_size - params_at)  # the bank holds no more
