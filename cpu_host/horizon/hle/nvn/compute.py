@@ -32,7 +32,12 @@ calls' names are NVN's public entry-point names, their arguments ours):
   format: the GPU process owns its texels, as for targets).
 - ``nvnCommandBufferDispatchCompute(cb, x, y, z)``: the driver's words of bank 0 (block and grid
   dimensions and the windows of the ISA's layout, shader_svc/sm86/cbank.py and
-  shader_svc/sm53/cbank.py, written as COMPUTE_CONST words) and DISPATCH.
+  shader_svc/sm53/cbank.py, written as COMPUTE_CONST words) and DISPATCH.  The bindings
+  (COMPUTE_BUFFER, COMPUTE_SURFACE, COMPUTE_CONST) are recorded where they differ from what this
+  recording sent before (the GPU process keeps them to the end of the submission, across
+  EVENT_WAITs).  A program that samples texture objects (its SPIR-V declares the texture or
+  sampler pool: TEX.B and kin, handles ``sampler << 20 | texture``) gets a POOLS packet before its
+  dispatch with the texture and sampler pools' entries as registered now, as a bindless draw does.
 
 Other stages' storage buffers and images are refused by name (not served)."""
 
