@@ -9,7 +9,9 @@ tests/shader_svc/vk_compute.py runs the same modules): descriptor set 0 binding 
 buffer holding *constant bank 0* (launch dimensions, the driver's words, kernel parameters);
 global memory is reached through 64-bit buffer device addresses (SPIR-V
 PhysicalStorageBuffer64) that the bank holds; set 1 binding 2 is the 2D surface pool, 8 storage
-images of format R32ui.  The GPU process builds each dispatch's bank from the packets: zeros of
+images of format R32ui; set 1 bindings 0 and 1 are the kernel texture and sampler pools (what
+TEX.B and kin sample through a handle ``sampler << 20 | texture``), written from the POOLS packet
+in force at the dispatch, the same packet and entries as for a draw's bindless pools.  The GPU process builds each dispatch's bank from the packets: zeros of
 ``bank_size`` bytes, every COMPUTE_CONST word, the DISPATCH's parameter bytes (a pool range,
 snapshotted like a uniform block) at ``params_at``, then the device address of each storage
 buffer of ``buffer_mask`` at its ``at``.  A storage buffer is a pool range in the submission's
@@ -39,17 +41,17 @@ from typing import Any
 import vulkan as vk
 
 from gpu_host import packets as P
+from gpu_host.compute_spirv import MODEL_GLCOMPUTE, POOL_BINDINGS
+from gpu_host.compute_spirv import scan as _scan
 from gpu_host.objects import ObjectError, Objects
+from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
 
-SPIRV_MAGIC = 0x07230203
-OP_ENTRY_POINT, OP_EXECUTION_MODE, OP_DECORATE = 15, 16, 71
-MODEL_GLCOMPUTE, MODE_LOCAL_SIZE = 5, 17
-DEC_BINDING, DEC_SET = 33, 34
 BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
 SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS["2D"])
 BANK_ALIGN = 256  # offsets of banks in their buffer: >= any minStorageBufferOffsetAlignment
 EMPTY = P.EMPTY
+EMPTY_POOLS = ((EMPTY,) * POOL_TEXTURES, (EMPTY,) * POOL_SAMPLERS)  # no POOLS packet in force
 
 
 @dataclass(frozen=True)
@@ -57,8 +59,9 @@ class ComputeProgram:
     id: int
     spirv: bytes
     local_size: tuple[int, int, int]
-    surfaces: bool  # reads/writes the 2D surface pool (set 1)
+    surfaces: bool  # reads/writes the 2D surface pool (set 1 binding 2)
     pipeline: Any
+    pools: bool = False  # samples the texture and sampler pools (set 1 bindings 0, 1)
 
 
 def is_compute(code: bytes) -> bool:
@@ -68,32 +71,6 @@ def is_compute(code: bytes) -> bool:
         return _scan(code, "module")[0] == MODEL_GLCOMPUTE
     except ObjectError:
         return False
-
-
-def _scan(code: bytes, what: str) -> tuple[int, tuple[int, int, int] | None, set[tuple[int, int]]]:
-    """(execution model, LocalSize, the (set, binding) pairs decorated) of a SPIR-V module."""
-    if len(code) < 20 or len(code) % 4:
-        raise ObjectError(f"{what}: {len(code)} bytes is not a SPIR-V module")
-    words = struct.unpack(f"<{len(code) // 4}I", code)
-    if words[0] != SPIRV_MAGIC:
-        raise ObjectError(f"{what}: bad SPIR-V magic {words[0]:#x}")
-    model, local = -1, None
-    sets: dict[int, int] = {}
-    binds: dict[int, int] = {}
-    i = 5
-    while i < len(words):
-        n, op = words[i] >> 16, words[i] & 0xFFFF
-        if n == 0 or i + n > len(words):
-            raise ObjectError(f"{what}: instruction at word {i} has a bad word count {n}")
-        if op == OP_ENTRY_POINT and model < 0:
-            model = words[i + 1]
-        elif op == OP_EXECUTION_MODE and n >= 6 and words[i + 2] == MODE_LOCAL_SIZE:
-            local = (words[i + 3], words[i + 4], words[i + 5])
-        elif op == OP_DECORATE and n >= 4 and words[i + 2] in (DEC_SET, DEC_BINDING):
-            (sets if words[i + 2] == DEC_SET else binds)[words[i + 1]] = words[i + 3]
-        i += n
-    pairs = {(sets.get(v, 0), b) for v, b in binds.items()}
-    return model, local, pairs
 
 
 class Compute:
@@ -118,17 +95,22 @@ class Compute:
             ),
             None,
         )
+        # set 1: the texture pool (binding 0, sampled images), the sampler pool (binding 1) and
+        # the 2D surface pool (binding 2), as the shader service declares them
+        set1 = (
+            (0, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES),
+            (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS),
+            (SURFACE_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
+        )
         self.dsl1 = vk.vkCreateDescriptorSetLayout(
             d,
             vk.VkDescriptorSetLayoutCreateInfo(
-                bindingCount=1,
+                bindingCount=len(set1),
                 pBindings=[
                     vk.VkDescriptorSetLayoutBinding(
-                        binding=SURFACE_BINDING[1],
-                        descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                        descriptorCount=P.COMPUTE_SURFACE_SLOTS,
-                        stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+                        binding=b, descriptorType=t, descriptorCount=n, stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT
                     )
+                    for b, t, n in set1
                 ],
             ),
             None,
@@ -166,10 +148,12 @@ class Compute:
                 f"{list(lim.maxComputeWorkGroupSize)} / maxComputeWorkGroupInvocations {lim.maxComputeWorkGroupInvocations}"
             )
         for s, b in sorted(pairs):
-            if (s, b) not in (BANK_BINDING, SURFACE_BINDING):
+            if (s, b) not in (BANK_BINDING, SURFACE_BINDING, *POOL_BINDINGS):
                 raise ObjectError(
                     f"{what}: uses descriptor set {s} binding {b}; the GPU process binds constant bank 0 "
-                    "(set 0 binding 0) and the 2D surface pool (set 1 binding 2) to compute programs"
+                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D "
+                    "surface pool (set 1 binding 2) to compute programs (the 1D, 1D array, 2D array and 3D "
+                    "surface pools, bindings 3..6, would need render targets of those kinds)"
                 )
         _spirv_val(code, what)
         d = self.dev.device
@@ -184,7 +168,7 @@ class Compute:
         finally:
             vk.vkDestroyShaderModule(d, mod, None)
         old = objects.compute_programs.get(id)
-        prog = ComputeProgram(id, code, local, SURFACE_BINDING in pairs, pipe)
+        prog = ComputeProgram(id, code, local, SURFACE_BINDING in pairs, pipe, bool(pairs & POOL_BINDINGS))
         objects.compute_programs[id] = prog
         objects.programs.pop(id, None)  # one id, one program
         if old is not None:
@@ -205,12 +189,14 @@ class Compute:
             d,
             vk.VkDescriptorPoolCreateInfo(
                 maxSets=2 * n,
-                poolSizeCount=2,
+                poolSizeCount=4,
                 pPoolSizes=[
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=n),
                     vk.VkDescriptorPoolSize(
                         type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=n * P.COMPUTE_SURFACE_SLOTS
                     ),
+                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=n * POOL_TEXTURES),
+                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=n * POOL_SAMPLERS),
                 ],
             ),
             None,
@@ -393,10 +379,13 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
         twins.append((t, rp.image_for(t), tw))
         views.append(tw.view)
     general = vk.VK_IMAGE_LAYOUT_GENERAL
+    # every binding of the layout written (lavapipe reads unwritten ones); unread pools: empty entries
+    writes = _pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
     vk.vkUpdateDescriptorSets(
         d,
-        2,
+        2 + len(writes),
         [
+            *writes,
             vk.VkWriteDescriptorSet(
                 dstSet=ds0,
                 dstBinding=0,
@@ -440,6 +429,37 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
         if mask >> k & 1 and b[6]:
             rec.reads.append((None, ("storage", b[2], b[3], b[4]), -1))
     rec.res.dispatches = getattr(rec.res, "dispatches", 0) + 1
+
+
+def _pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple) -> list:
+    """Set 1 bindings 0 and 1 from the POOLS packet in force (the graphics path's ids,
+    replay.Replayer._pool_set's rules): every entry written, since the kernel's handle may name
+    any; an empty texture entry is the 1x1 dummy image, an empty sampler one nearest and clamped.
+    Validation (validate.plan, POOLS) has checked the ids and queued the textures' uploads."""
+    views = []
+    for tid in pools[0]:
+        view = rp.dummy_img.view if tid == EMPTY else rp.image_for(objs.textures[tid]).sample_view
+        views.append(vk.VkDescriptorImageInfo(imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL))
+    smps = []
+    for sid in pools[1]:
+        sm = None if sid == EMPTY else objs.samplers[sid]
+        smps.append(
+            vk.VkDescriptorImageInfo(
+                sampler=rp.sampler(False, False) if sm is None else rp.sampler(sm.linear, sm.repeat, sm.compare)
+            )
+        )
+    return [
+        vk.VkWriteDescriptorSet(
+            dstSet=ds,
+            dstBinding=0,
+            descriptorCount=POOL_TEXTURES,
+            descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+            pImageInfo=views,
+        ),
+        vk.VkWriteDescriptorSet(
+            dstSet=ds, dstBinding=1, descriptorCount=POOL_SAMPLERS, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, pImageInfo=smps
+        ),
+    ]
 
 
 def _propagate(rec: Any, st: _RecState, mask: int) -> bool:

@@ -80,10 +80,14 @@ def satisfied(mode: int, seen: int, want: int) -> bool:
     return (seen - want) & MASK < 0x80000000
 
 
+_COMPUTE_BINDINGS = frozenset({P.OP_COMPUTE_BUFFER, P.OP_COMPUTE_CONST, P.OP_COMPUTE_SURFACE})
+
+
 def carried_state(commands: list[tuple]) -> list[tuple]:
     """The packets that recreate the render state current after ``commands``: the targets (TARGET,
     DEPTH_TARGET or RENDER_TARGETS), then the viewport set since it (a target resets the viewport), then every other
-    state packet's last value, uniform and texture bindings per slot."""
+    state packet's last value, uniform and texture bindings per slot, the compute bindings
+    (COMPUTE_BUFFER / COMPUTE_SURFACE per slot, COMPUTE_CONST per bank offset)."""
     target = viewport = None
     state: dict[Any, tuple] = {}
     for cmd in commands:
@@ -95,6 +99,8 @@ def carried_state(commands: list[tuple]) -> list[tuple]:
         elif op == P.OP_VIEWPORT:
             viewport = cmd
         elif op == P.OP_UNIFORM or op == P.OP_TEXTURE:
+            state[(op, cmd[1])] = cmd
+        elif op in _COMPUTE_BINDINGS:  # per storage buffer / surface slot, per bank word (compute.py)
             state[(op, cmd[1])] = cmd
         else:
             key = _STATE_KEYS.get(op)

@@ -134,17 +134,29 @@ class Guest:
             self.cpu.x[i] = a
         return fn(self.Call(self.cpu, self.ffi, self.lib))
 
-    def program(self, slot: int, arch: int, code: bytes, bank: int) -> int:
-        """nvnProgramInitialize + nvnProgramSetShaders of one compute stage."""
+    def program(self, slot: int, arch: int, code: bytes, bank: int, banks=(), table: list | None = None) -> int:
+        """nvnProgramInitialize + nvnProgramSetShaders of one compute stage; ``banks``: the
+        program's constant banks ((number, bytes), each copied into the pool after the code) as
+        nvn.h's NVNconstantBank table, or ``table``: raw (number, size, address) entries."""
         from cpu_host.horizon.hle.nvn.tables import SHADER_MAGIC
 
         s = self.svc
         ptr = self.at(slot)
         self.call(s.program_initialize, ptr)
         self.view[CODE_OFF : CODE_OFF + len(code)] = code
-        ctrl = self.ffi.new("uint32_t[8]", [SHADER_MAGIC, 1, arch, len(code), BLOCK, 1, 1, bank])
+        at, rows = CODE_OFF + ((len(code) + 255) & ~255), []
+        for num, data in banks:
+            self.view[at : at + len(data)] = data
+            rows.append((num, len(data), self.base + at))
+            at += (len(data) + 255) & ~255
+        rows = rows if table is None else table
+        tab = self.ffi.new("uint64_t[]", [w for n, sz, a in rows for w in (n | sz << 32, a)] or [0])
+        tab_at = int(self.ffi.cast("uintptr_t", tab))
+        ctrl = self.ffi.new(
+            "uint32_t[12]", [SHADER_MAGIC, 1, arch, len(code), BLOCK, 1, 1, bank, len(rows), 0, tab_at & 0xFFFFFFFF, tab_at >> 32]
+        )
         data = self.ffi.new("uint64_t[2]", [self.base + CODE_OFF, int(self.ffi.cast("uintptr_t", ctrl))])
-        self._keep = (ctrl, data)
+        self._keep = (ctrl, data, tab)
         assert self.call(s.program_set_shaders, ptr, 1, int(self.ffi.cast("uintptr_t", data))) == 1
         return ptr
 
@@ -480,3 +492,312 @@ def test_front_end_refuses_bad_compute_programs_and_binds_by_name(env, kernels, 
         g.call(cf.bind_image, g.cb, 1, 0, 99)
     with pytest.raises(GuestError, match=r"no compute program bound"):
         g.call(cf.dispatch, g.cb, 1, 1, 1)
+
+
+# -- gpu-compute2: a program's own constant banks (ptxas's SM5x literal pool, c[0x2]) ----------------
+# ``lit``: two fused multiply-adds whose float literals ptxas -O3 for SM53 keeps in c[0x2] (the
+# cubin's .nv.constant2.lit: FFMA R0, R2, c[0x2][0x0], R7).
+SRC_LIT = r"""
+K(lit) {
+  int i = TID; if (i >= n) return;
+  float x = __uint_as_float(a[i]);
+  float y = __fmaf_rn(x, 0.3f, 0.7f);
+  o[i] = __float_as_uint(__fmaf_rn(y, 1.1f, -0.9f));
+}
+"""
+
+
+def fma32(x: np.ndarray, y: float, z: float) -> np.ndarray:
+    """x * y + z rounded once to the nearest float32 (ties to even), from exact rationals."""
+    from fractions import Fraction
+
+    out = []
+    for p in x:
+        v = Fraction(float(p)) * Fraction(float(np.float32(y))) + Fraction(float(np.float32(z)))
+        f = np.float32(float(v))  # nearest float64, then float32: the candidates around it
+        cands = (f, np.nextafter(f, np.float32(-np.inf)), np.nextafter(f, np.float32(np.inf)))
+        out.append(min(cands, key=lambda c: (abs(Fraction(float(c)) - v), int(np.float32(c).view(np.uint32)) & 1)))
+    return np.array(out, np.float32)
+
+
+@pytest.fixture(scope="module")
+def lit53():
+    import cuda_build
+    import cuda_corpus
+    import nvtools
+    from shader_svc.sm53 import decode as dec
+
+    try:
+        k = cuda_build.build(cuda_corpus.HEADER + SRC_LIT, 53, "O3")["lit"]
+    except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
+        pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
+    assert [n for n, _ in k.banks] == [2], k.banks
+    assert any("c[0x2]" in i.text() for i in dec.decode_stream(k.code)), "ptxas no longer reads c[0x2] here: pick other literals"
+    return k
+
+
+def test_sm53_literal_pool_kernel_runs_exactly_with_its_bank(env, lit53, monkeypatch):
+    """The front end passes the program's NVNconstantBank table to the shader service
+    (Program.banks): the SM53 -O3 kernel reading its literals from c[0x2] is translated and its
+    dispatch through the GPU process is exact (bit for bit) against an exact-rational fused
+    multiply-add.  Without the table the service refuses it naming c[0x2] (what the front end did
+    before: it passed no banks)."""
+    from cpu_host.horizon.hle.abi import GuestError
+
+    k = lit53
+    g = Guest(env, monkeypatch)
+    with pytest.raises(GuestError, match=r"c\[0x2\]"):
+        g.program(13, 53, k.code, k.cbank0_size)
+    prog = g.program(14, 53, k.code, k.cbank0_size, k.banks)
+    tex, _ = targets(env, 11)
+    inputs(env, 53, O_OFF)
+    x = np.random.default_rng(2).uniform(-1000, 1000, N).astype(np.float32)
+    env.pool.write(A_OFF, x.tobytes())
+    cmds = record_dispatch(g, prog, tex, O_OFF)
+    before = env.client.dropped()
+    env.client.wait(env.client.submit(cmds))
+    assert env.client.dropped() == before, gpu_log(env.dir)[-2000:]
+    want = fma32(fma32(x, 0.3, 0.7), 1.1, -0.9).view(np.uint32)
+    assert np.array_equal(words(env, O_OFF), want)
+
+
+def test_front_end_refuses_bad_program_banks_by_name(env, lit53, monkeypatch):
+    """A bank table the front end cannot read is named by the entry (count, size, pool); one the
+    shader service refuses (bank 0, the parameter bank) comes back with the service's field."""
+    from cpu_host.horizon.hle.abi import GuestError
+
+    k = lit53
+    g = Guest(env, monkeypatch)
+    good = g.base + CODE_OFF + 0x8000
+    cases = [
+        ([(2, 8, good)] * 32, r"compute bank_count 32 is more than 31"),
+        ([(2, 0, good)], r"compute constant bank 0 \(c\[0x2\]\) of 0 bytes"),
+        (
+            [(2, 8, good), (3, 8, 0x1234)],
+            r"compute constant bank 1 \(c\[0x3\]\): GPU address range 0x1234\+0x8 lies in no memory pool",
+        ),
+        ([(0, 8, good)], r"banks\[0\]\.bank: constant bank number 0"),
+    ]
+    for table, msg in cases:
+        with pytest.raises(GuestError, match=msg):
+            g.program(15, 53, k.code, k.cbank0_size, table=table)
+
+
+# -- gpu-compute2: kernel texture pools (TEX.B through a handle sampler << 20 | texture) --------------
+# ``texr``: thread i samples the texture object in b[0] (nearest) at texel (i % 16, i / 16)'s
+# centre of a 16x16 RGBA32F texture and writes v.x - 2 v.w (texels multiples of 1/8: exact).
+SRC_TEX = r"""
+K(texr) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v = tex2D<float4>(t, ((i & 15) + 0.5f) * 0.0625f, ((i >> 4) + 0.5f) * 0.0625f);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+"""
+TEX_OFF, DECOY_OFF = 0x600000, 0x608000
+TEX_SLOT, SAMPLER_SLOT = 3, 2
+
+
+@pytest.fixture(scope="module")
+def texr():
+    """{isa: Kernel} of ``texr`` (O3): SM86 TEX.SCR.B.LL, SM53 TEX.B.P."""
+    import cuda_build
+    import cuda_corpus
+    import nvtools
+
+    try:
+        return {isa: cuda_build.build(cuda_corpus.HEADER + SRC_TEX, isa, "O3")["texr"] for isa in (86, 53)}
+    except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
+        pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
+
+
+@pytest.mark.parametrize("isa", [86, 53])
+def test_kernel_samples_the_registered_texture_pool_exactly(env, texr, isa, monkeypatch):
+    """A kernel sampling a texture object: the front end records the texture/sampler pools as
+    registered (a POOLS packet before the DISPATCH, as before a draw of a bindless program), the
+    GPU process binds them in set 1 (bindings 0, 1) beside the bank and surfaces; the words equal
+    numpy's texel arithmetic, and a decoy texture in another pool entry shows a wrong pick.
+    Before, the program was refused at registration (set 1 binding 0 not bound)."""
+    from cpu_host.horizon.hle.nvn.objects import Sampler
+
+    k = texr[isa]
+    g = Guest(env, monkeypatch)
+    prog = g.program(16, isa, k.code, k.cbank0_size)
+    assert g.svc.objects[g.mem[16]].compute.pools  # read off the translated module's bindings
+    r = np.random.default_rng(isa)
+    texels = (r.integers(-1000, 1000, (16, 16, 4)) / 8).astype(np.float32)
+    decoy = (r.integers(-1000, 1000, (16, 16, 4)) / 8).astype(np.float32)
+    tid, did, sid = 340 + isa, 440 + isa, 70
+    for t, off, px in ((tid, TEX_OFF, texels), (did, DECOY_OFF, decoy)):
+        env.pool.write(off, px.tobytes())
+        env.client.register(TextureDesc(t, 1, off, 16, 16, "RGBA32F", block_linear=False, pitch=16 * 16))
+    env.client.register(SamplerDesc(sid))
+    s = g.svc
+    s.texture_slots[TEX_SLOT] = g.texture(tid, 16, 16, "RGBA32F", 0, None, 0, 0)
+    s.texture_slots[TEX_SLOT - 1] = g.texture(did, 16, 16, "RGBA32F", 0, None, 0, 0)
+    s.sampler_slots[SAMPLER_SLOT] = Sampler(sid, False, False)
+    surf, _ = targets(env, 12)
+    inputs(env, 0, O_OFF)
+    env.pool.write(B_OFF, struct.pack("<Q", SAMPLER_SLOT << 20 | TEX_SLOT))
+    cmds = record_dispatch(g, prog, surf, O_OFF)
+    pools = [c for c in cmds if c[0] == P.OP_POOLS]
+    assert len(pools) == 1 and pools[0][1][TEX_SLOT] == tid and pools[0][2][SAMPLER_SLOT] == sid
+    assert [c[0] for c in cmds].index(P.OP_POOLS) < [c[0] for c in cmds].index(P.OP_DISPATCH)
+    before = env.client.dropped()
+    env.client.wait(env.client.submit(cmds))
+    assert env.client.dropped() == before, gpu_log(env.dir)[-2000:]
+    i = np.arange(N)
+    px = texels[i >> 4, i & 15]
+    want = (px[:, 0] - np.float32(2) * px[:, 3]).astype(np.float32).view(np.uint32)
+    assert np.array_equal(words(env, O_OFF), want)
+
+
+def _rebind(spv: bytes, old: tuple[int, int], new: tuple[int, int]) -> bytes:
+    """The module with the variable decorated (set, binding) ``old`` moved to ``new``."""
+    w = list(struct.unpack(f"<{len(spv) // 4}I", spv))
+    i, sets, binds = 5, {}, {}
+    while i < len(w):
+        n, op = w[i] >> 16, w[i] & 0xFFFF
+        if op == 71 and w[i + 2] in (33, 34):
+            (sets if w[i + 2] == 34 else binds)[w[i + 1]] = i + 3
+        i += n
+    (var,) = [v for v in binds if w[sets[v]] == old[0] and w[binds[v]] == old[1]]
+    w[sets[var]], w[binds[var]] = new
+    return struct.pack(f"<{len(w)}I", *w)
+
+
+def test_compute_programs_with_unbound_descriptors_and_bad_pools_are_refused_by_name(env, kernels, texr):
+    """What the GPU process does not bind is refused at registration naming the set and binding
+    (the 1D, 1D array, 2D array and 3D surface pools: no texture of those kinds can be registered
+    as a render target, which a surface pool entry is); a
+    POOLS packet naming an unregistered texture before a dispatch drops the submission by name."""
+    from nxrecomp.common.errors import NxError
+    from shader_svc.sm86 import decode
+    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+
+    spv = translate_compute(decode.decode_stream(texr[86].code), ComputeSpec((BLOCK, 1, 1), ()))
+    for binding in (3, 4, 5, 6):
+        with pytest.raises(NxError, match=rf"compute program 91: uses descriptor set 1 binding {binding}; the GPU process binds"):
+            env.client.register(ProgramDesc(91, _rebind(spv, (1, 0), (1, binding)), b""))
+    with pytest.raises(NxError, match=r"compute program 91: uses descriptor set 2 binding 0"):
+        env.client.register(ProgramDesc(91, _rebind(spv, (1, 0), (2, 0)), b""))
+    env.client.register(ProgramDesc(92, spv, b""))  # as translated: served
+    prog, bank, pat = _registered(env, kernels)
+    tex, _ = targets(env, 13)
+    bad = (P.OP_POOLS, [4242] + [P.EMPTY] * (P.POOL_TEXTURES - 1), [P.EMPTY] * P.POOL_SAMPLERS)
+    _dropped_with(
+        env,
+        [bad, *env.consts, *_dispatch_packets(prog, tex, O_OFF, bank, pat)],
+        "field textures[0] = 4242 is not a registered texture",
+    )
+
+
+def test_native_recorder_sends_its_pools_again_after_a_dispatchs(monkeypatch):
+    """A dispatch's POOLS packet goes into the C recorder's stream from Python (the compute module);
+    the C recorder's own last POOLS is then stale, so its next draw of a pool-reading program sends
+    its POOLS again even though its slots did not change (recorder.c nxr_append).  Without that the
+    draw would sample the dispatch's entries."""
+    from cpu_host.horizon.hle.nvn.native import NativeRecorder
+    from gpu_host import binpackets, nxpkt
+
+    r = NativeRecorder()
+    r.L.nxr_bench_init()
+    try:
+        r.program(6, True)  # a graphics program reading the bindless pools
+        r.texture_slot(0, 100)
+        r.sampler_slot(1, 200)
+        ffi = r.ffi
+        cpu = ffi.new("uint64_t[64]")
+        prog = ffi.new("uint64_t *", 6)
+        cb = ffi.new("uint64_t *", 41)
+        addr = lambda p: int(ffi.cast("uintptr_t", p))  # noqa: E731
+        names = r.names()
+
+        def call(name: str, *args: int) -> None:
+            cpu[0] = addr(cb)
+            for i, a in enumerate(args, 1):
+                cpu[i] = a
+            assert r.try_call(names.index(name), addr(cpu)) is None, name
+
+        cmds = r.begin(41, addr(cb))
+        attrs, stream = ffi.new("uint32_t[]", [2, 0, 0, 0]), ffi.new("uint32_t[]", [16, 0])
+        call("nvnCommandBufferBindVertexAttribState", 1, addr(attrs))
+        call("nvnCommandBufferBindVertexStreamState", 1, addr(stream))
+        call("nvnCommandBufferBindProgram", addr(prog))
+        call("nvnCommandBufferDrawArrays", 0, 0, 3)
+        E = P.EMPTY
+        mine = (P.OP_POOLS, [7] + [E] * (P.POOL_TEXTURES - 1), [E] * P.POOL_SAMPLERS)
+        cmds.append(mine)  # what ComputeFunctions.dispatch appends before a DISPATCH
+        call("nvnCommandBufferDrawArrays", 0, 0, 3)
+        block = r.end(41)
+        body = b"".join(bytes(b) for b, _ in block.chunks)
+        got = nxpkt.decode(binpackets.blob_header(sum(n for _, n in block.chunks), len(body)) + body)
+        c_pools = (P.OP_POOLS, (100, *[E] * (P.POOL_TEXTURES - 1)), (E, 200, E, E))
+        pools = [p for p in got if p[0] == P.OP_POOLS]
+        assert pools == [c_pools, P.check(mine), c_pools], pools
+        assert got[-1][0] == P.OP_DRAW and got[-2] == c_pools
+    finally:
+        r.L.nxr_reset()
+
+
+# -- gpu-compute2: compute bindings carried across EVENT_WAIT, recorded where they change ---------------
+EV_OFF = 0x7F0000
+
+
+def test_compute_bindings_are_carried_across_an_event_wait(env, kernels):
+    """The part after an EVENT_WAIT starts with the compute bindings current at the wait
+    (events.carried_state): the second dispatch rebinds only its output buffer and reads its input
+    through the carried slot 0 (the first dispatch's output), the bank words and surface carried
+    too: o2 = f(f(a)), exact.  Before, the part started with no bindings (dropped: slot 0 unbound)."""
+    prog, bank, pat = _registered(env, kernels)
+    tex, _ = targets(env, 14)
+    o1, o2 = O_OFF + 0x30000, O_OFF + 0x38000
+    a = inputs(env, 31, o1)
+    env.pool.write(o2, bytes(4 * N))
+    env.pool.write(EV_OFF, struct.pack("<I", 5))  # the wait is satisfied at once
+    first = _dispatch_packets(prog, tex, o1, bank, pat)
+    cmds = [
+        *env.consts,
+        *first,
+        (P.OP_EVENT_WAIT, 1, EV_OFF, 0, 5),
+        (P.OP_COMPUTE_BUFFER, 0, 1, o1, 4 * N, pat, False),  # a = the first dispatch's output
+        (P.OP_COMPUTE_BUFFER, 2, 1, o2, 4 * N, pat + 16, True),
+        first[-1],  # the same DISPATCH: slot 1, the bank words and the surface from before the wait
+    ]
+    c = env.client
+    before = c.dropped()
+    c.wait(c.submit(cmds))
+    assert c.dropped() == before, gpu_log(env.dir)[-1500:]
+    assert np.array_equal(words(env, o1), expected(a))
+    assert np.array_equal(words(env, o2), expected(expected(a)))
+
+
+def test_front_end_records_compute_bindings_where_they_change(env, kernels, monkeypatch):
+    """A second dispatch with the same bindings records only its DISPATCH; one with another
+    output buffer and grid records that buffer and the changed grid word; both recorded streams
+    run exactly (the GPU process keeps the bindings for the submission)."""
+    from cpu_host.horizon.hle.nvn.compute import ComputeFunctions
+
+    k = kernels[86]
+    g = Guest(env, monkeypatch)
+    prog = g.program(17, 86, k.code, k.cbank0_size)
+    tex, _ = targets(env, 15)
+    o2 = O_OFF + 0x40000
+    a = inputs(env, 41, O_OFF)
+    env.pool.write(o2, bytes(4 * N))
+    first = record_dispatch(g, prog, tex, O_OFF)
+    s, cf = g.svc, ComputeFunctions(g.svc)
+    g.call(cf.dispatch, g.cb, N // BLOCK, 1, 1)  # nothing changed
+    g.call(cf.bind_storage, g.cb, 1, 2, g.base + o2, N * 4)
+    g.call(cf.dispatch, g.cb, N // BLOCK // 3, 1, 1)  # one group: threads 0..63 of o2
+    cmds = list(g.call(lambda c: s._rec(c, "test"), g.cb).commands)
+    rest = cmds[len(first) :]
+    assert [p[0] for p in rest[:1]] == [P.OP_DISPATCH]
+    assert [p[0] for p in rest[1:]] == [P.OP_COMPUTE_BUFFER, P.OP_COMPUTE_CONST, P.OP_DISPATCH], rest
+    assert rest[1][1] == 2 and rest[2][2] == 1  # slot 2; grid x 1 (SM86: c[0x0][0xc])
+    before = env.client.dropped()
+    env.client.wait(env.client.submit(cmds))
+    assert env.client.dropped() == before, gpu_log(env.dir)[-2000:]
+    assert np.array_equal(words(env, O_OFF), expected(a))
+    got = words(env, o2)
+    assert np.array_equal(got[:BLOCK], expected(a)[:BLOCK]) and not got[BLOCK:].any()

@@ -9,6 +9,10 @@ registered in a texture pool), dispatches, fences and waits; then it prints an F
 output buffer and of the surface's bytes as it reads them from its own memory.  The expected
 hashes are computed here with numpy from the same inputs (the guest's LCG, re-run in Python).
 
+A second run (gpu-compute2) is an SM53 -O3 kernel whose literal ptxas keeps in c[0x2]: the guest
+passes the bank in NVNcomputeControl's table (nvn.h NVNconstantBank), so the struct layout its
+compiler gives is the one the front end reads (fails on a front end that sends no banks).
+
 The native recorder is on (the default): the compute-stage binds go through its Python fallback
 (cpu_host/horizon/hle/nvn/compute.py), the dispatch's packets into its stream."""
 
@@ -68,9 +72,10 @@ int hz_main(void) {
     nvn.nvnTexturePoolRegisterTexture(&tpool, 3, &surf, 0);
 
     nvn.nvnProgramInitialize(&kprog, &dev);
-    nvnu_load_shader("rom:/k.bin", pool_mem + OFF_CODE, &ctl.c, NVN_STAGE_COMPUTE, NVN_SHADER_ARCH_SM86);
+    nvnu_load_shader("rom:/k.bin", pool_mem + OFF_CODE, &ctl.c, NVN_STAGE_COMPUTE, @ARCH@);
     ctl.cc.local_size[0] = 64; ctl.cc.local_size[1] = 1; ctl.cc.local_size[2] = 1;
     ctl.cc.bank_size = @BANK@;
+@BANKS@
     NVNshaderData sd = {base + OFF_CODE, &ctl.c};
     hz_printf("program: %d\n", nvn.nvnProgramSetShaders(&kprog, 1, &sd));
 
@@ -122,13 +127,69 @@ def test_a_guest_dispatch_through_every_process(tmp_path) -> None:
         k = cuda_build.build(cuda_corpus.HEADER + SRC_BODY, 86, "O3")["fill"]
     except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
         pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
-    r, log, _ = run_guest_c(GUEST_C.replace("@BANK@", str(k.cbank0_size)), {"/k.bin": k.code}, tmp_path)
+    src = GUEST_C.replace("@BANK@", str(k.cbank0_size)).replace("@ARCH@", "NVN_SHADER_ARCH_SM86").replace("@BANKS@", "")
+    r, log, _ = run_guest_c(src, {"/k.bin": k.code}, tmp_path)
     assert r.returncode == 0, log[-3000:]
     a, x = np.zeros(N, np.uint32), 12345
     for i in range(N):
         x = (x * 1664525 + 1013904223) & 0xFFFFFFFF
         a[i] = x
     want = expected(a)
+    assert cpu_lines(log) == [
+        "nvn entry points missing: 0",
+        "program: 1",
+        "sync: 1",
+        f"o: {fnv(want):08x} first {want[0]:08x} last {want[-1]:08x}",
+        f"surface: {fnv(want):08x}",
+        "done",
+    ], log[-3000:]
+
+
+# gpu-compute2: an SM53 -O3 kernel whose literal 0.3f ptxas keeps in its program bank c[0x2]; the
+# guest hands the bank to nvnProgramSetShaders in NVNcomputeControl's table (nvn.h
+# NVNconstantBank, its bytes loaded from RomFS into the pool), so the struct layout the guest's
+# compiler gives is the one the front end reads.
+SRC_LIT_FILL = r"""
+K(fill) {
+  int i = TID; if (i >= n) return;
+  uint32_t v = __float_as_uint(__fmaf_rn((float)(a[i] >> 9), 0.3f, 0.7f));
+  o[i] = v;
+  cudaSurfaceObject_t s = ((const unsigned long long *)b)[0];
+  surf2Dwrite(v, s, (i & 15) * 4, i >> 4);
+}
+"""
+GUEST_BANKS = r"""
+    static NVNconstantBank kbanks[1];
+    NVNshaderControl bank_file;
+    nvnu_load_shader("rom:/c2.bin", pool_mem + 0x30000, &bank_file, 0, 0);
+    kbanks[0].bank = 2; kbanks[0].size = bank_file.size; kbanks[0].data = base + 0x30000;
+    ctl.cc.bank_count = 1; ctl.cc.banks = kbanks;
+"""
+
+
+def test_a_guest_sm53_kernel_with_its_literal_bank_through_every_process(tmp_path) -> None:
+    import cuda_build
+    import cuda_corpus
+    import nvtools
+    from test_compute_dispatch import fma32
+
+    from shader_svc.sm53 import decode as dec
+    from tests.horizon.hz_build import run_guest_c
+    from tests.horizon.test_horizon_nvn import cpu_lines
+
+    try:
+        k = cuda_build.build(cuda_corpus.HEADER + SRC_LIT_FILL, 53, "O3")["fill"]
+    except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
+        pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
+    assert [n for n, _ in k.banks] == [2] and any("c[0x2]" in i.text() for i in dec.decode_stream(k.code))
+    src = GUEST_C.replace("@BANK@", str(k.cbank0_size)).replace("@ARCH@", "NVN_SHADER_ARCH_SM53")
+    r, log, _ = run_guest_c(src.replace("@BANKS@", GUEST_BANKS), {"/k.bin": k.code, "/c2.bin": k.banks[0][1]}, tmp_path)
+    assert r.returncode == 0, log[-3000:]
+    a, x = np.zeros(N, np.uint32), 12345
+    for i in range(N):
+        x = (x * 1664525 + 1013904223) & 0xFFFFFFFF
+        a[i] = x
+    want = fma32((a >> 9).astype(np.float32), 0.3, 0.7).view(np.uint32)
     assert cpu_lines(log) == [
         "nvn entry points missing: 0",
         "program: 1",

@@ -55,9 +55,17 @@ def connect_gpu():
     return client
 
 
-def translate_shader(arch: int, stage: int, code: bytes, features: int = 0, local_size: tuple[int, ...] = ()) -> bytes:
+def translate_shader(
+    arch: int,
+    stage: int,
+    code: bytes,
+    features: int = 0,
+    local_size: tuple[int, ...] = (),
+    banks: tuple[tuple[int, bytes], ...] = (),
+) -> bytes:
     """Guest machine code -> SPIR-V through the shader service (settings shader_svc.listen);
-    ``features``: what the GPU process's device has (shader.proto Program.features)."""
+    ``features``: what the GPU process's device has (shader.proto Program.features); ``banks``:
+    (number, bytes) of the constant banks that are part of a compute program (Program.banks)."""
     import grpc
 
     from proto import shader_pb2, shader_pb2_grpc
@@ -66,7 +74,14 @@ def translate_shader(arch: int, stage: int, code: bytes, features: int = 0, loca
     with grpc.insecure_channel(addr) as ch:
         try:
             r = shader_pb2_grpc.ShaderTranslatorStub(ch).Translate(
-                shader_pb2.Program(arch=arch, stage=stage, code=code, features=features, local_size=list(local_size)),
+                shader_pb2.Program(
+                    arch=arch,
+                    stage=stage,
+                    code=code,
+                    features=features,
+                    local_size=list(local_size),
+                    banks=[shader_pb2.ConstBank(bank=n, data=d) for n, d in banks],
+                ),
                 timeout=60,
             )
         except grpc.RpcError as e:

@@ -35,9 +35,15 @@ typedef struct { NVNbufferAddress data; const NVNshaderControl *control; } NVNsh
 #define NVN_SHADER_MAGIC 0x4853584eu           /* "NXSH" */
 
 enum { NVN_STAGE_COMPUTE = 1, NVN_STAGE_VERTEX = 2, NVN_STAGE_FRAGMENT = 3 };  /* as the shader service numbers them */
-/* A compute stage's NVNshaderControl is followed by this (ours): the kernel's workgroup size and
- * the size of its constant bank 0 (cpu_host/horizon/hle/nvn/compute.py). */
-typedef struct { uint32_t local_size[3]; uint32_t bank_size; } NVNcomputeControl;
+/* A compute stage's NVNshaderControl is followed by this (ours): the kernel's workgroup size, the
+ * size of its constant bank 0, and the constant banks that are part of the program (bank_count
+ * entries of banks: e.g. ptxas's SM5x literal pool, the cubin's .nv.constant2.<kernel>, as bank 2;
+ * each one's bytes in a memory pool) (cpu_host/horizon/hle/nvn/compute.py). */
+typedef struct { uint32_t bank; uint32_t size; NVNbufferAddress data; } NVNconstantBank;
+typedef struct {
+    uint32_t local_size[3]; uint32_t bank_size;
+    uint32_t bank_count; uint32_t reserved; const NVNconstantBank *banks;
+} NVNcomputeControl;
 typedef uint64_t NVNimageHandle;
 enum { NVN_SHADER_ARCH_SPIRV = 0, NVN_SHADER_ARCH_SM53 = 53, NVN_SHADER_ARCH_SM86 = 86 };
 enum { NVN_FORMAT_RGBA8 = 1, NVN_FORMAT_BGRA8 = 2, NVN_FORMAT_R8 = 3, NVN_FORMAT_RG8 = 4, NVN_FORMAT_RGB565 = 5,

@@ -9,10 +9,15 @@ calls' names are NVN's public entry-point names, their arguments ours):
 
 - ``nvnProgramSetShaders`` with one stage of ``NVN_STAGE_COMPUTE`` (1, the shader service's
   numbering): the stage's ``NVNshaderControl`` is followed by an ``NVNcomputeControl``
-  (``uint32_t local_size[3]; uint32_t bank_size;``): the workgroup size the kernel was launched
-  with and the size of its constant bank 0 (the cubin's ``.nv.constant0`` section).  The code
-  (SM86 or SM53 machine code of a CUDA-style kernel) is translated by the shader service with
-  that local size, and registered with the GPU process as a compute program.
+  (``uint32_t local_size[3]; uint32_t bank_size; uint32_t bank_count; uint32_t reserved;
+  const NVNconstantBank *banks;``): the workgroup size the kernel was launched with, the size of
+  its constant bank 0 (the cubin's ``.nv.constant0`` section) and the constant banks that are part
+  of the program (``{uint32_t bank; uint32_t size; NVNbufferAddress data;}`` each, the bytes in a
+  memory pool: ptxas's SM5x literal pool, the cubin's ``.nv.constant2.<kernel>``, is bank 2).  The
+  code (SM86 or SM53 machine code of a CUDA-style kernel) is translated by the shader service with
+  that local size and those banks (shader.proto ``Program.banks``: the service reads them as
+  constants of the module and judges their numbers and sizes), and registered with the GPU
+  process as a compute program.
 - ``nvnCommandBufferBindProgram`` of a compute program makes it the compute stage's program.
 - ``nvnCommandBufferBindUniformBuffer(cb, NVN_STAGE_COMPUTE, 0, address, size)``: the kernel's
   parameters (the bytes the CUDA driver copies into bank 0 at the ISA's parameter offset).
@@ -27,7 +32,12 @@ calls' names are NVN's public entry-point names, their arguments ours):
   format: the GPU process owns its texels, as for targets).
 - ``nvnCommandBufferDispatchCompute(cb, x, y, z)``: the driver's words of bank 0 (block and grid
   dimensions and the windows of the ISA's layout, shader_svc/sm86/cbank.py and
-  shader_svc/sm53/cbank.py, written as COMPUTE_CONST words) and DISPATCH.
+  shader_svc/sm53/cbank.py, written as COMPUTE_CONST words) and DISPATCH.  The bindings
+  (COMPUTE_BUFFER, COMPUTE_SURFACE, COMPUTE_CONST) are recorded where they differ from what this
+  recording sent before (the GPU process keeps them to the end of the submission, across
+  EVENT_WAITs).  A program that samples texture objects (its SPIR-V declares the texture or
+  sampler pool: TEX.B and kin, handles ``sampler << 20 | texture``) gets a POOLS packet before its
+  dispatch with the texture and sampler pools' entries as registered now, as a bindless draw does.
 
 Other stages' storage buffers and images are refused by name (not served)."""
 
@@ -40,8 +50,11 @@ from typing import Any
 from cpu_host.horizon.hle.abi import Call, GuestError
 from cpu_host.horizon.hle.nvn.objects import Program
 from gpu_host import packets as P
+from gpu_host.compute_spirv import reads_pools
+from gpu_host.objects import ObjectError
 
 STAGE_COMPUTE = 1  # the shader service's stage numbering, as nvn.h's NVN_STAGE_* are
+MAX_PROGRAM_BANKS = 31  # banks 1..31 (bank 0 is the parameter bank, built at each dispatch)
 SERVED = object()  # returned by a call the C recorder left to Python and Python served
 EMPTY = P.EMPTY
 
@@ -53,6 +66,7 @@ class ComputeInfo:
     arch: int  # 86 or 53
     local_size: tuple[int, int, int]
     bank_size: int  # constant bank 0, rounded up to 16 bytes
+    pools: bool = False  # samples the texture/sampler pools (TEX.B and kin: a POOLS packet before its dispatches)
 
 
 @dataclass
@@ -63,6 +77,8 @@ class ComputeBinds:
     params: tuple[int, int, int] | None = None  # (pool, offset, size) of the kernel parameters
     buffers: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # index -> (pool, offset, size)
     images: dict[int, int] = field(default_factory=dict)  # index -> texture object id
+    # (op, slot or bank offset) -> the COMPUTE_* packet this recording last recorded for it
+    sent: dict[tuple[int, int], tuple] = field(default_factory=dict)
 
 
 def bank_layout(arch: int) -> tuple[int, Any]:
@@ -106,7 +122,7 @@ class ComputeFunctions:
         from cpu_host.gpu_client.registry import ProgramDesc
 
         svc = self.svc
-        x, y, z, bank = struct.unpack("<4I", c.read(control + 16, 16, "NVNcomputeControl"))
+        x, y, z, bank, nbanks, _, table = struct.unpack("<6IQ", c.read(control + 16, 32, "NVNcomputeControl"))
         if not (1 <= x and 1 <= y and 1 <= z and x * y * z <= 1024):
             raise GuestError(f"nvnProgramSetShaders: compute local size {[x, y, z]} is not 1..1024 invocations")
         if not 16 <= bank <= P.MAX_COMPUTE_BANK:
@@ -118,11 +134,33 @@ class ComputeFunctions:
             )
         svc._pool_at(data, size, "compute shader code")
         code = c.read(data, size, "compute shader code")
-        spirv = svc.translate(arch, STAGE_COMPUTE, code, features, local_size=(x, y, z))
+        banks = self._program_banks(c, nbanks, table)
+        spirv = svc.translate(arch, STAGE_COMPUTE, code, features, local_size=(x, y, z), banks=banks)
         svc._gpu().register(ProgramDesc(prog.id, spirv, b""))
         prog.registered = False  # not a graphics program: BindProgram makes it the compute stage's
-        prog.compute = ComputeInfo(arch, (x, y, z), (bank + 15) & ~15)  # type: ignore[attr-defined]
+        try:
+            pools = reads_pools(spirv)
+        except ObjectError as e:
+            raise GuestError(f"nvnProgramSetShaders: {e}") from None
+        prog.compute = ComputeInfo(arch, (x, y, z), (bank + 15) & ~15, pools)  # type: ignore[attr-defined]
         return 1
+
+    def _program_banks(self, c: Call, count: int, table: int) -> tuple[tuple[int, bytes], ...]:
+        """The NVNcomputeControl's ``bank_count`` NVNconstantBank entries at ``table``, each one's
+        bytes read from its memory pool.  Bank numbers and sizes are judged by the shader service
+        (request.check_banks, refusals named ``banks[i]``); here only what reading them needs."""
+        if count > MAX_PROGRAM_BANKS:
+            raise GuestError(f"nvnProgramSetShaders: compute bank_count {count} is more than {MAX_PROGRAM_BANKS} (banks 1..31)")
+        out = []
+        for i in range(count):
+            num, size, addr = struct.unpack("<IIQ", c.read(table + 16 * i, 16, f"NVNconstantBank {i}"))
+            if not 0 < size <= P.MAX_COMPUTE_BANK:
+                raise GuestError(
+                    f"nvnProgramSetShaders: compute constant bank {i} (c[{num:#x}]) of {size} bytes (1..{P.MAX_COMPUTE_BANK})"
+                )
+            self.svc._pool_at(addr, size, f"compute constant bank {i} (c[{num:#x}])")
+            out.append((num, c.read(addr, size, f"compute constant bank {i}")))
+        return tuple(out)
 
     # -- bindings -----------------------------------------------------------------------------------
     def _binds(self, c: Call, what: str) -> ComputeBinds:
@@ -188,6 +226,23 @@ class ComputeFunctions:
                 raise GuestError(f"{what}: image handle {handle:#x} names no texture of the texture pool")
             binds.images[index] = tex.id
 
+    def _pools(self, rec: Any) -> list[tuple]:
+        """A POOLS packet with the texture and sampler pools' entries as registered now (record
+        time), as before a draw of a program that reads them (commands.py ``_pools``): with the
+        Python recorder when they differ from the last one recorded; into the C recorder's stream
+        always (its own last POOLS is forgotten when Python appends one: recorder.c nxr_append)."""
+        ts, ss = self.svc.texture_slots, self.svc.sampler_slots
+        pools = (
+            P.OP_POOLS,
+            [ts[i].id if i in ts else EMPTY for i in range(P.POOL_TEXTURES)],
+            [ss[i].id if i in ss else EMPTY for i in range(P.POOL_SAMPLERS)],
+        )
+        if isinstance(rec.commands, list):
+            if pools == rec.pools:
+                return []
+            rec.pools = pools
+        return [pools]
+
     # -- the dispatch ---------------------------------------------------------------------------------
     def dispatch(self, c: Call) -> None:
         what = "nvnCommandBufferDispatchCompute"
@@ -201,14 +256,27 @@ class ComputeFunctions:
             groups = (c.arg32(1), c.arg32(2), c.arg32(3))
             params_at, _ = bank_layout(info.arch)
             out: list[tuple] = []
+            if info.pools:
+                out += self._pools(rec)
             mask = 0
+            state: list[tuple] = []  # the bindings this dispatch needs; recorded where they changed
             for k, (pool, off, size) in sorted(binds.buffers.items()):
                 at = params_at + 8 * k
-                out.append((P.OP_COMPUTE_BUFFER, k, pool, off, size, at if at + 8 <= info.bank_size else EMPTY, True))
+                state.append((P.OP_COMPUTE_BUFFER, k, pool, off, size, at if at + 8 <= info.bank_size else EMPTY, True))
                 mask |= 1 << k
             for k in range(P.COMPUTE_SURFACE_SLOTS):
-                out.append((P.OP_COMPUTE_SURFACE, k, binds.images.get(k, EMPTY)))
-            out += [(P.OP_COMPUTE_CONST, at, v) for at, v in driver_words(info, groups)]
+                state.append((P.OP_COMPUTE_SURFACE, k, binds.images.get(k, EMPTY)))
+            words = dict(driver_words(info, groups))
+            for (op, at), _ in binds.sent.items():  # a word an earlier dispatch set and this one does not
+                if op == P.OP_COMPUTE_CONST and at not in words:
+                    words[at] = 0
+            state += [(P.OP_COMPUTE_CONST, at, v) for at, v in sorted(words.items())]
+            for p in state:
+                # the GPU process keeps them to the end of the submission, across EVENT_WAITs
+                # (events.carried_state): what this recording sent before holds
+                if binds.sent.get((p[0], p[1])) != p:
+                    binds.sent[(p[0], p[1])] = p
+                    out.append(p)
             if binds.params is not None:
                 pool, off, size = binds.params
                 size = min(size, info.bank_size - params_at)  # the bank holds no more

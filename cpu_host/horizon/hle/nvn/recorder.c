@@ -471,7 +471,8 @@ static uint8_t *put(Rec *r, uint32_t n) {
 static inline void w32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void w64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
-/* Packets made in Python (binpackets.packet), whole, `count` of them, in call order. */
+/* Packets made in Python (binpackets.packet), whole, `count` of them, in call order; a POOLS among
+ * them makes the next pool-reading draw send its own POOLS again. */
 int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count);
 int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count) {
     pthread_mutex_lock(&M);
@@ -485,6 +486,7 @@ int nxr_append(uint64_t id, const uint8_t *data, uint64_t len, uint32_t count) {
         uint8_t *at = put(r, n);
         if (!at) break;
         memcpy(at, data + off, n);
+        if (data[off] == OP_POOLS) r->pools_sent = 0;  /* a compute dispatch's (nvn/compute.py): C's last is stale */
         off += n;
         if (k + 1 == count) rc = 0;
     }
