@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import isa_coverage
 import test_half_gfx as hg
 from cuda_corpus_video import _S, ref_one
 
@@ -119,6 +120,8 @@ def test_video_ops_in_a_fragment_program_are_exact(gpu, tmp_path):
                     if int(got[y, x]) != want:
                         ops = [hex(v) for v in hg._operands(s, x + 32 * y)]
                         bad.append((res, name, ops, hex(int(got[y, x])), hex(want)))
+    text = hg.FRAG53.format(body=BODY, res="R10").splitlines()
+    isa_coverage.record_exact_program(53, "test_sm53_video_gfx::FRAG53", text, not bad)
     assert not bad, f"{len(bad)} pixels differ, first: {bad[:4]}"
 
 
