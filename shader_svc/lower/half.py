@@ -11,8 +11,8 @@ here in integer arithmetic.  The method, exact for every input:
 - an operation on halves is done in f32 and rounded once to a half by ``f16_from_f32``
   (``half_ir.py`` gives the argument: exact products, sums at 24 >= 2*11 + 2 bits, HFMA2's
   sum rounded to odd by ``fadd_odd32``; shader-halfgfx), so graphics stages, whose device has
-  no Float64, take it too; only SM53's f32 constant-bank operand takes f64 (exact there, then
-  ``f16_from_f64``);
+  no Float64, take it too, SM53's f32 constant-bank operand included (added or multiplied in
+  f32 alone: ``half_ir.f32_product_ir``, ``half_ir.f32_fma_ir``; shader-video, shader-video2);
 - ``f16_from_f64`` (``f16_from_f32`` alike) rounds the f64's 53-bit significand at the half's last place (2^(e-10), or
   2^-24 below the normal range) with the remainder against half a place: to nearest even,
   toward zero, down or up; overflow gives infinity or the largest finite half as the mode

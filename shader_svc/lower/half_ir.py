@@ -22,8 +22,9 @@ or to an exact product of halves (HFMA2's C) it is rounded to odd in f32 as HFMA
 range, a subnormal f32 operand being replaced by +/-2^-100, ``no_denormal_ir``), so those forms
 run in graphics stages too; as a multiplier (HMUL2's B, HFMA2's B) y is split so that the
 35-bit product is two exact f32 products, summed (with HFMA2's C: Boldo-Melquiond's sum of
-three) rounded to odd (``f32_product_ir``).  Only HFMA2.F32 with an f32 multiplier keeps FFMA's
-exact f64 path, which graphics stages refuse by name (no Float64).
+three) rounded to odd (``f32_product_ir``).  HFMA2.F32 with an f32 multiplier is FFMA: Boldo and
+Melquiond's emulated FMA in f32 alone (``f32_fma_ir``; shader-video2), so every SM53 half form
+runs in graphics stages.
 
 An operand's swizzle picks the half each result lane reads (``SWZ_LANES``): 0 = H1_H0 (lane i
 reads half i), 2 = .H0_H0, 3 = .H1_H1 (both lanes read that half); 1 (.F32, an f32 operand) is
@@ -140,6 +141,93 @@ def f32_product_ir(b: Block, x: Value, y: Value, z: Value | None) -> Value:
     return b.op("BitcastF32", bits)
 
 
+def _split_product_ir(b: Block, x: Value, y: Value) -> tuple[Value, Value]:
+    """x*y as (RN(x*y), its exact error) for a half x and an f32 y: y split (Veltkamp, 12 + 11
+    bits) so that x*yh and x*yl are exact f32 products, then TwoSum of the two."""
+    c = b.op("FMul32", y, b.emit("ConstF32", bits=0x45801000))  # 4097 = 2^12 + 1
+    yh = b.op("FAdd32", c, b.op("FNeg32", b.op("FAdd32", c, b.op("FNeg32", y))))
+    yl = b.op("FAdd32", y, b.op("FNeg32", yh))
+    return _two_sum_ir(b, b.op("FMul32", x, yh), b.op("FMul32", x, yl))  # exact: 11 + 12 bits each
+
+
+def _product_to_subnormal_grid_ir(b: Block, x: Value, ys: Value) -> Value:
+    """x*ys rounded to nearest f32 where |x*ys| >= 2^-62, else to a multiple of 2^-85 (the f32
+    subnormals' spacing, 2^-149, scaled by 2^64): the exact product (uh, ul) added to
+    C = +/-2^-62 of its sign as Boldo-Melquiond's emulated FMA does (C + x*ys lies in
+    [2^-62, 2^-61), where f32's places are 2^-85), then C taken off again (exact; a zero takes
+    the product's sign, as RN's underflow does)."""
+    uh, ul = _split_product_ir(b, x, ys)
+    c = b.op(
+        "BitcastF32", b.op("IOr32", b.op("IAnd32", b.op("BitcastU32", uh), b.const_u32(0x80000000)), b.const_u32(0x20800000))
+    )
+    th, tl = _two_sum_ir(b, c, uh)
+    grid = b.op("FAdd32", b.op("FAdd32", th, b.op("FAddOdd32", tl, ul)), b.op("FNeg32", c))
+    small = b.emit(
+        "ICmp32", b.op("IAnd32", b.op("BitcastU32", uh), b.const_u32(0x7FFFFFFF)), b.const_u32(0x20800000), cmp=1, unsigned=True
+    )
+    sign = b.op("IAnd32", b.op("BitcastU32", uh), b.const_u32(0x80000000))  # a zero keeps x*ys's sign
+    grid_bits = b.op("IOr32", b.op("BitcastU32", grid), sign)
+    return b.op("BitcastF32", b.op("Select32", small, grid_bits, b.op("BitcastU32", uh)))
+
+
+def f32_fma_ir(b: Block, x: Value, y: Value, z: Value) -> Value:
+    """x*y + z rounded once to nearest f32, for a half x and z and an f32 y: HFMA2.F32 with SM53's
+    constant-bank multiplier, which is FFMA (a 35-bit product; shader-video2), without Float64.
+    Boldo and Melquiond's emulated FMA (IEEE Trans. Computers 57(4), 2008, "Emulation of FMA and
+    correctly rounded sums: proved algorithms using rounding to odd"; p >= 5, no underflow or
+    overflow): (uh, ul) the exact product with uh = RN(x*y), (th, tl) = TwoSum(z, uh),
+    v = RO(tl + ul), result RN(th + v).  The exact product: y split (Veltkamp, 12 + 11 bits) so
+    that x*yh and x*yl are exact f32 products, then TwoSum of the two gives uh = RN(x*y) and its
+    exact error.  Ranges: with 2^-65 <= |y| < 2^64 every quantity is a multiple of 2^-112 (x, z
+    multiples of 2^-24, y of 2^-88) below 2^80, so no f32 subnormal (a device may flush them) and
+    no overflow arises; |y| >= 2^64 is scaled by 2^-64 with z (exact: z/2^64 >= 2^-88 stays
+    normal) and the result by 2^64 (exact, or the overflow RN(x*y + z) has); with |y| < 2^-65,
+    |x*y| < 2^-49 is below half a place of any non-zero half z in f32 (2^-24 and above; 2^-49
+    below a power of two), so the result is z, or RN(x*y) (FMul32; with its sign against a zero
+    z) where z is zero - for a subnormal y (which a device may flush) formed from its integer
+    significand as x * (y 2^64) rounded onto the scaled f32 grid
+    (``_product_to_subnormal_grid_ir``), then scaled by 2^-64 (exact; a subnormal result may be
+    flushed by the device, as FFMA's in graphics stages).  A zero, infinite or NaN x, y or z: RN(RN(x*y) + z), already right
+    (x*y is exact there; a subnormal y stands as +/-2^-100, ``no_denormal_ir``, its sign kept)."""
+    xb, yb, zb = (b.op("BitcastU32", v) for v in (x, y, z))
+    ey = b.op("UBitExtract32", yb, b.const_u32(23), b.const_u32(8))
+
+    def finite(v: Value) -> Value:
+        return b.op("INe32", b.op("IAnd32", v, b.const_u32(0x7F800000)), b.const_u32(0x7F800000))
+
+    def zero(v: Value) -> Value:
+        return b.op("IEq32", b.op("IAnd32", v, b.const_u32(0x7FFFFFFF)), b.const_u32(0))
+
+    def f32c(bits: int) -> Value:
+        return b.emit("ConstF32", bits=bits)
+
+    plain_case = b.op(
+        "LOr",
+        b.op("LOr", b.op("LNot", finite(xb)), zero(xb)),
+        b.op("LOr", b.op("LOr", b.op("LNot", finite(yb)), zero(yb)), b.op("LNot", finite(zb))),
+    )
+    plain = b.op("FAdd32", b.op("FMul32", x, no_denormal_ir(b, y)), z)
+    tiny_case = b.emit("ICmp32", ey, b.const_u32(127 - 65), cmp=1, unsigned=True)
+    # a subnormal y (m 2^-149) as m 2^-85 = y 2^64 (exact, normal), the product scaled back
+    m = b.emit("I2F32", b.op("IAnd32", yb, b.const_u32(0x7FFFFF)), signed=False)
+    ys_sub = b.op("FMul32", m, f32c(0x15000000))  # 2^-85
+    ys_sub = b.op("BitcastF32", b.op("IOr32", b.op("BitcastU32", ys_sub), b.op("IAnd32", yb, b.const_u32(0x80000000))))
+    prod_sub = b.op("FMul32", _product_to_subnormal_grid_ir(b, x, ys_sub), f32c(0x1F800000))  # 2^-64
+    prod = b.op(
+        "Select32", b.op("IEq32", ey, b.const_u32(0)), b.op("BitcastU32", prod_sub), b.op("BitcastU32", b.op("FMul32", x, y))
+    )
+    tiny = b.op("Select32", zero(zb), b.op("BitcastU32", b.op("FAdd32", b.op("BitcastF32", prod), z)), zb)
+    big = b.emit("ICmp32", ey, b.const_u32(127 + 64), cmp=6, unsigned=True)
+    down = b.op("BitcastF32", b.op("Select32", big, b.const_u32(0x1F800000), b.const_u32(0x3F800000)))  # 2^-64 or 1
+    up = b.op("BitcastF32", b.op("Select32", big, b.const_u32(0x5F800000), b.const_u32(0x3F800000)))  # 2^64 or 1
+    ys, zs = b.op("FMul32", y, down), b.op("FMul32", z, down)
+    uh, ul = _split_product_ir(b, x, ys)
+    th, tl = _two_sum_ir(b, zs, uh)
+    r = b.op("FMul32", b.op("FAdd32", th, b.op("FAddOdd32", tl, ul)), up)
+    bits = b.op("Select32", tiny_case, tiny, b.op("BitcastU32", r))
+    return b.op("BitcastF32", b.op("Select32", plain_case, b.op("BitcastU32", plain), bits))
+
+
 def arith2_ir(
     b: Block,
     ir: str,
@@ -155,12 +243,13 @@ def arith2_ir(
     bank; shader-video): HADD2's B and HFMA2's addend C are done in f32 alone (round to odd, as
     HFMA2's sum), an f32 multiplier B (HMUL2, HFMA2) by ``f32_product_ir`` (``wide`` forces the
     older f64 path).  .F32 results: one f32 rounding of the exact value - a product of two halves
-    is exact in f32, so HFMA2.F32 is that product plus C rounded once (FAdd32); only HFMA2.F32
-    with an f32 multiplier needs FFMA's exact path (Float64)."""
-    wide = wide or f32 and ir == "HFMA2" and f32_operand == 1  # FFMA's exact path (Float64)
+    is exact in f32, so HFMA2.F32 is that product plus C rounded once (FAdd32); HFMA2.F32 with an
+    f32 multiplier is FFMA, single-rounded in f32 alone by ``f32_fma_ir`` (shader-video2)."""
     if f32:
         x = [s[0] for s in srcs]
-        if ir == "HFMA2" and not wide:
+        if ir == "HFMA2" and f32_operand == 1 and not wide:  # FFMA: single rounding in f32 alone
+            r = f32_fma_ir(b, x[0], x[1], x[2])
+        elif ir == "HFMA2" and not wide:
             r = b.op("FAdd32", b.op("FMul32", x[0], x[1]), x[2])  # the product is exact
         else:
             r = b.op(F32_OPS[ir], *x)

@@ -11,9 +11,9 @@ __float2half2_rn(0.25f) as 0x3E800000 and __float2half2_rn(0.1f) as 0x3DCCC000 f
 yuzu's HFMA2_rc/_cr, HADD2_cbuf and HMUL2_cbuf read it with their F32 swizzle): the exact sum /
 value is rounded once to half; .FTZ flushes that operand's f32 denormals.  HADD2's B and HFMA2's
 addend C are done in f32 alone (``half_ir.arith2_ir``, shader-video), as are the register and
-immediate forms (shader-halfgfx), so they translate in graphics stages; an f32 multiplier
-(HMUL2's or HFMA2's B) needs Float64 and is refused there with the graphics lowering's "FP64
-arithmetic" error.  HFMA2.F32 is the exact product of halves plus C rounded once (no FFMA).
+immediate forms (shader-halfgfx), and an f32 multiplier (HMUL2's or HFMA2's B: a split exact
+product; with .F32, FFMA's single rounding by ``half_ir.f32_fma_ir``, shader-video2), so every
+form translates in graphics stages.  HFMA2.F32 of halves is the exact product plus C rounded once.
 """
 
 from __future__ import annotations

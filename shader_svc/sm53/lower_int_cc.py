@@ -1,7 +1,7 @@
 """The SM53 condition code as a value (a mixin of ``lower_int.Int53``): its 5-bit tests as
 formulas of the Z/S/C/O flags (``CC_TESTS_IR``; CSETP, CSET and the branches' ``BRA CC.*`` of
 lower_control.py), the logic results' flags (``logic_cc_ir``: LOP, LOP3, I2I, ISET set Z/S and
-clear C/O) and P2R/R2P's CC form (the four flags as bits 0..3).  Contract: flags live in the IR's
+clear C/O) and P2R/R2P (the CC form's four flags as bits 0..3, the PR form's P0..P6 as 0..6).  Contract: flags live in the IR's
 GetFlag/SetFlag rows; the CSM_* tests (24..29) are refused with a TranslateError.  Facts: Maxwell's
 test field (sm53/table.CC_TESTS, checked against nvdisasm), the formulas from public descriptions
 (yuzu's shader_recompiler flow-test evaluation, envytools' cc table)."""
@@ -89,31 +89,38 @@ class IntCC53(Lower53):
         self.put_ir(b, inst, b.op("Select32", r, true, b.const_u32(0)))
         ir_spirv.emit(self, b)
 
+    @staticmethod
+    def _pr_cc_entries(b: Block, inst: Inst) -> list[tuple[Value, object]]:
+        """P2R/R2P's file as (current value, setter) per bit: the CC form's four flags (Z 1,
+        S 2, C 4, O 8), the PR form's predicates P0..P6 (bits 0..6; PT is not in the file)."""
+        if inst.ops["pr"]["sym"] == 1:
+            return [(b.emit("GetFlag", flag=n), lambda v, n=n: b.emit("SetFlag", v, flag=n)) for n in CC_FLAGS]
+        return [(b.get_pred(i), lambda v, i=i: b.set_pred(i, v)) for i in range(7)]
+
     def op_p2r(self, inst: Inst) -> None:
-        """P2R Rd, CC, Ra, mask: Ra with the bits of ``mask << 8*bsel`` replaced by the flags
-        (Z 1, S 2, C 4, O 8) masked and shifted alike.  The PR form is refused."""
-        if inst.ops["pr"]["sym"] != 1:
-            self.bad(inst, "P2R PR not translated yet")
+        """P2R Rd, PR|CC, Ra, mask: Ra with the bits of ``(mask & 0xff) << 8*bsel`` replaced by
+        the file's bits (``_pr_cc_entries``) shifted alike (public: Ryujinx's EmitP2r and yuzu's
+        register-set-predicate decoder: the mask's low byte, the byte select at bits 41..42)."""
         b = Block()
         bits = b.const_u32(0)
-        for i, n in enumerate(CC_FLAGS):
-            bits = b.op("IOr32", bits, b.op("Select32", b.emit("GetFlag", flag=n), b.const_u32(1 << i), b.const_u32(0)))
+        for i, (on, _) in enumerate(self._pr_cc_entries(b, inst)):
+            bits = b.op("IOr32", bits, b.op("Select32", on, b.const_u32(1 << i), b.const_u32(0)))
         sh = b.const_u32(8 * inst.mods["bsel"])
-        mask = b.op("IShl32", self.val_ir(b, inst, "b"), sh)
+        mask = b.op("IShl32", b.op("IAnd32", self.val_ir(b, inst, "b"), b.const_u32(0xFF)), sh)
         keep = b.op("IAnd32", self.val_ir(b, inst, "a"), b.op("INot32", mask))
         self.put_ir(b, inst, b.op("IOr32", keep, b.op("IAnd32", b.op("IShl32", bits, sh), mask)))
         ir_spirv.emit(self, b)
 
     def op_r2p(self, inst: Inst) -> None:
-        """R2P CC, Ra, mask: each flag whose mask bit is set (Z 1, S 2, C 4, O 8) takes Ra's
-        bit.  The PR form is refused."""
-        if inst.ops["pr"]["sym"] != 1:
-            self.bad(inst, "R2P PR not translated yet")
+        """R2P PR|CC, Ra.Bn, mask: each entry of the file (``_pr_cc_entries``) whose mask bit i
+        is set takes bit i of Ra's byte n (bits 8n+i; yuzu's register-set-predicate decoder);
+        the others keep their value."""
         b = Block()
-        a, mask = self.val_ir(b, inst, "a"), self.val_ir(b, inst, "b")
-        for i, n in enumerate(CC_FLAGS):
+        a = b.op("IShr32", self.val_ir(b, inst, "a"), b.const_u32(8 * inst.ops["a"].get("bsel", 0)))
+        mask = self.val_ir(b, inst, "b")
+        for i, (old, put) in enumerate(self._pr_cc_entries(b, inst)):
             bit = b.const_u32(1 << i)
             on = b.op("INe32", b.op("IAnd32", mask, bit), b.const_u32(0))
             v = b.op("INe32", b.op("IAnd32", a, bit), b.const_u32(0))
-            b.emit("SetFlag", b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), b.emit("GetFlag", flag=n))), flag=n)
+            put(b.op("LOr", b.op("LAnd", on, v), b.op("LAnd", b.op("LNot", on), old)))
         ir_spirv.emit(self, b)

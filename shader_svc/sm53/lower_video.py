@@ -4,7 +4,8 @@ instructions of the same names (tests/shader_svc/cuda_corpus_video.py holds one 
 
 Contract: each ``op_*`` lowers one decoded instruction into IR rows and emits them.  Semantics
 are the PTX ISA's "Scalar Video Instructions" (vadd/vsub/vabsdiff/vmin/vmax, vshl/vshr, vset,
-vmad), computed exactly in 64-bit integers:
+vmad), computed exactly in 64-bit integers held as pairs of 32-bit words (``wide32``: explicit
+carries and comparisons, no Int64, so the same lowering serves compute and graphics stages):
 - each source is the byte (sel 0..3), half (4, 5) or word (6) its type selects, extended by its
   sign (the type's bit 3) or zeros (``partSelectSignExtend``);
 - the primary result: ta +/- tb (negation bits 57 A, 56 B), |ta - tb|, min/max (.MX), ta << tb /
@@ -28,14 +29,16 @@ mul24/mad24 at -O3 and -G) is read from its operand-type names alone: the low 32
 C, each the field its type names (U24/S24 bits 0..23, U16H0/S16H0 bits 0..15, U16H1/S16H1 bits
 16..31, 32 the word), extended by its sign or zeros; C signed when A or B is (as nvdisasm prints
 it).  Refused by name: a .CC destination, and VMAD.SAT with two 32-bit operands not both signed (its
-sum needs 66 bits).  Needs Int64 (compute stages; graphics refuses it by name)."""
+sum needs 66 bits)."""
 
 from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.sm53 import wide32 as w64
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower import Lower53
+from shader_svc.sm53.wide32 import W
 
 VIDEO_RULES = {
     "VADD": "op_vop",
@@ -53,7 +56,6 @@ VIDEO_RULES = {
 SP_A = ((0, 32), (0, 32), (0, 24), (0, 24), (0, 16), (0, 16), (16, 16), (16, 16))
 SP_B = ((0, 24), (0, 24), (0, 16), (0, 16))
 SP_C = ((0, 32), (0, 24), (0, 16))
-M64 = 2**64 - 1
 # the merge steps: (shift of the result's field, its width)
 MERGES = {0: (16, 16), 1: (0, 16), 2: (0, 8), 3: (16, 8)}
 CMP_EQ_LT_GT = {1: (0, 1, 0), 2: (1, 0, 0), 3: (1, 1, 0), 4: (0, 0, 1), 5: (0, 1, 1), 6: (1, 0, 1)}
@@ -73,49 +75,31 @@ class Video53(Lower53):
             tb &= 7  # the shift amount is unsigned
         return ta, tb
 
-    def _vsrc(self, b: Block, inst: Inst, name: str, t: int) -> Value:
+    def _vsrc(self, b: Block, inst: Inst, name: str, t: int) -> W:
         """A source as a 64-bit integer: its byte/half/word, extended by its sign or zeros."""
         sel, signed = t & 7, bool(t >> 3)
         x = self.raw_ir(b, inst, name)
         if sel < 6:
             off, w = (8 * sel, 8) if sel < 4 else (16 * (sel - 4), 16)
             x = b.op("SBitExtract32" if signed else "UBitExtract32", x, b.const_u32(off), b.const_u32(w))
-        return b.op("SExt64" if signed else "ZExt64", x)
-
-    @staticmethod
-    def _neg(b: Block, x: Value) -> Value:
-        return b.op("IMul64", x, b.const_u64(M64))
-
-    @classmethod
-    def _sub(cls, b: Block, x: Value, y: Value) -> Value:
-        return b.op("IAdd64", x, cls._neg(b, y))
-
-    @classmethod
-    def _slt(cls, b: Block, x: Value, y: Value) -> Value:
-        """x < y for 64-bit values well inside the signed range: the difference's sign."""
-        return b.op("INe64", b.op("Shr64", cls._sub(b, x, y), b.const_u64(63)), b.const_u64(0))
-
-    @classmethod
-    def _clamp(cls, b: Block, x: Value, lo: int, hi: int) -> Value:
-        x = b.op("Select64", cls._slt(b, x, b.const_u64(lo & M64)), b.const_u64(lo & M64), x)
-        return b.op("Select64", cls._slt(b, b.const_u64(hi), x), b.const_u64(hi), x)
+        return w64.ext(b, x, signed)
 
     def _no_cc(self, inst: Inst) -> None:
         if inst.ops.get("d", {}).get("cc"):
             self.bad(inst, "video op with the condition code (.CC) not translated")
 
-    def _cmp(self, b: Block, inst: Inst, x: Value, y: Value) -> Value:
+    def _cmp(self, b: Block, inst: Inst, x: W, y: W) -> Value:
         cmp = inst.mods["cmp"]
         if cmp in (0, 7):
             return b.const_bool(cmp == 7)
         eq, lt, gt = CMP_EQ_LT_GT[cmp]
         terms = []
         if eq:
-            terms.append(b.op("LNot", b.op("INe64", x, y)))
+            terms.append(w64.eq(b, x, y))
         if lt:
-            terms.append(self._slt(b, x, y))
+            terms.append(w64.slt(b, x, y))
         if gt:
-            terms.append(self._slt(b, y, x))
+            terms.append(w64.slt(b, y, x))
         r = terms[0]
         for t in terms[1:]:
             r = b.op("LOr", r, t)
@@ -133,48 +117,45 @@ class Video53(Lower53):
         signed = {"VABSDIFF": bool(mods.get("SD")), "VSET": False}.get(ir, mods.get("UD") == 1)
         if ir == "VADD":
             if inst.ops["a"].get("neg"):
-                x = self._neg(b, x)
+                x = w64.neg(b, x)
             if inst.ops["b"].get("neg"):
-                y = self._neg(b, y)
-            r = b.op("IAdd64", x, y)
+                y = w64.neg(b, y)
+            r = w64.add(b, x, y)
         elif ir == "VABSDIFF":
-            r = b.op("Select64", self._slt(b, x, y), self._sub(b, y, x), self._sub(b, x, y))
+            r = w64.select(b, w64.slt(b, x, y), w64.sub(b, y, x), w64.sub(b, x, y))
         elif ir == "VMNMX":
-            r = b.op("Select64", b.op("LXor", self._slt(b, x, y), b.const_bool(bool(mods["MX"]))), x, y)
+            r = w64.select(b, b.op("LXor", w64.slt(b, x, y), b.const_bool(bool(mods["MX"]))), x, y)
         elif ir == "VSET":
-            r = b.op("Select64", self._cmp(b, inst, x, y), b.const_u64(1), b.const_u64(0))
+            r = w64.select(b, self._cmp(b, inst, x, y), w64.const(b, 1), w64.const(b, 0))
         else:
-            n = b.op("Trunc32", y)
+            n = y.lo
             if mods["W"]:
                 n = b.op("IAnd32", n, b.const_u32(31))
             else:
                 n = b.op("UMin32", n, b.const_u32(32))
-            n64 = b.op("ZExt64", n)
             if ir == "VSHR":
-                r = b.op("Sar64", x, n64)
+                r = w64.sar(b, x, n)
             else:
                 # PTX's 34-bit intermediate: x << n's bits 0..33, sign-extended (what ptxas's
                 # own sm_86 emulation computes: SHF.L.U64 then the two bits above the word)
-                r = b.op("Sar64", b.op("Shl64", b.op("Shl64", x, n64), b.const_u64(30)), b.const_u64(30))
+                r = w64.sext34(b, w64.shl(b, x, n))
         if mods.get("SAT"):
             w = MERGES[step][1] if step in MERGES else 32
             lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if signed else (0, (1 << w) - 1)
-            r = self._clamp(b, r, lo, hi)
-        s = r
+            r = w64.clamp(b, r, lo, hi)
         c = self.raw_ir(b, inst, "c")
-        c64 = b.op("SExt64" if signed else "ZExt64", c)
         if step == 4:
-            out = b.op("Trunc32", b.op("IAdd64", s, c64))
+            out = b.op("IAdd32", r.lo, c)
         elif step in (5, 6):
-            lt = self._slt(b, s, c64)
-            out = b.op("Trunc32", b.op("Select64", lt if step == 5 else b.op("LNot", lt), s, c64))
+            lt = w64.slt(b, r, w64.ext(b, c, signed))
+            out = b.op("Select32", lt if step == 5 else b.op("LNot", lt), r.lo, c)
         elif step in MERGES:
             sh, w = MERGES[step]
             keep = 0xFFFFFFFF & ~(((1 << w) - 1) << sh)
-            field = b.op("IShl32", b.op("IAnd32", b.op("Trunc32", r), b.const_u32((1 << w) - 1)), b.const_u32(sh))
+            field = b.op("IShl32", b.op("IAnd32", r.lo, b.const_u32((1 << w) - 1)), b.const_u32(sh))
             out = b.op("IOr32", b.op("IAnd32", c, b.const_u32(keep)), field)
         else:
-            out = b.op("Trunc32", r)
+            out = r.lo
         self.put_ir(b, inst, out)
         ir_spirv.emit(self, b)
 
@@ -198,21 +179,21 @@ class Video53(Lower53):
         if mods.get("SAT") and ta & 7 == 6 and tb & 7 == 6 and not (ta >> 3 and tb >> 3):
             self.bad(inst, "VMAD.SAT of two 32-bit operands not both signed (a 66-bit sum) not translated")
         b = Block()
-        p = b.op("IMul64", self._vsrc(b, inst, "a", ta), self._vsrc(b, inst, "b", tb))
-        c = b.op("SExt64" if signed else "ZExt64", self.raw_ir(b, inst, "c"))
+        p = w64.mul(b, self._vsrc(b, inst, "a", ta), self._vsrc(b, inst, "b", tb))
+        c = w64.ext(b, self.raw_ir(b, inst, "c"), signed)
         if neg_p:
-            p = self._neg(b, p)
+            p = w64.neg(b, p)
         if neg_c:
-            c = self._neg(b, c)
-        s = b.op("IAdd64", p, c)
+            c = w64.neg(b, c)
+        s = w64.add(b, p, c)
         if po:
-            s = b.op("IAdd64", s, b.const_u64(1))
+            s = w64.add(b, s, w64.const(b, 1))
         shr = {0: 0, 1: 7, 2: 15}[mods["shr"]]
         if shr:
-            s = b.op("Sar64" if signed else "Shr64", s, b.const_u64(shr))
+            s = w64.shift_right_const(b, s, shr, signed)
         if mods.get("SAT"):
-            s = self._clamp(b, s, -(2**31), 2**31 - 1) if signed else self._clamp(b, s, 0, 2**32 - 1)
-        self.put_ir(b, inst, b.op("Trunc32", s))
+            s = w64.clamp(b, s, -(2**31), 2**31 - 1) if signed else w64.clamp(b, s, 0, 2**32 - 1)
+        self.put_ir(b, inst, s.lo)
         ir_spirv.emit(self, b)
 
     def op_imadsp(self, inst: Inst) -> None:

@@ -1867,3 +1867,15 @@ ROWS[:] = [x for r in ROWS for x in _vmad_reuse(r)]
 # BFI's RC form (B = Rc@39, C = c[bank][offset]; ptxas's -G tex_grad_aoffi: `BFI R11, R11, R6,
 # c[0x2][0x0]`, every bit flipped under nvdisasm 11.8: 48..50 ignored, held 0)
 row("BFI", op(0x53F0, 13), (DCC, A(), Reg("b", 39, reuse=1), CBuf("c")), ir="BFI")
+
+
+# --- shader-video2 (issue 31): R2P's byte select ----------------------------------------------------
+# R2P reads its bits from a byte of Ra chosen by bits 41..42 (P2R's .B1-.B3 field): nvdisasm 11.8
+# prints it on the register ('R2P PR, R2.B1, 0x3', 'R2P PR, R2.B3, R3'), not as a modifier.
+def _r2p_bsel(r: Row) -> Row:
+    if r.mnemonic != "R2P":
+        return r
+    return replace(r, operands=tuple(replace(o, bsel=41) if getattr(o, "name", "") == "a" else o for o in r.operands))
+
+
+ROWS[:] = [_r2p_bsel(r) for r in ROWS]

@@ -242,17 +242,18 @@ def test_half_arithmetic_in_a_fragment_program_is_exact(gpu, tmp_path, isa):
     assert not bad, f"{len(bad)} pixels differ, first: {bad[:4]}"
 
 
-def test_sm53_constant_bank_half_form_is_still_refused_by_name_in_graphics():
+def test_sm53_constant_bank_f32_multiplier_fma_translates_in_graphics():
     """SM53's constant-bank operand is an f32 (not a half): HFMA2.F32 with it as the multiplier is
-    FFMA and keeps the f64 path, which a fragment program refuses with the graphics lowering's
-    reason instead of a bad module (the other constant-bank forms: test_half_gfx_cbank.py)."""
+    FFMA, once refused in graphics (its exact path needed Float64); now single-rounded in f32
+    alone (``half_ir.f32_fma_ir``, shader-video2): the module declares neither Float64 nor Int64
+    (its results: test_half_gfx_cbank.py, R19)."""
     from quad_draw import program53
     from shader_svc import translate as tr
-    from shader_svc.lower.base import TranslateError
 
     text = "IPA.PASS R4, a[0x70], RZ\nHFMA2.F32 R0, R4, -c[0x0][0x8], R4\nEXIT\n"
-    with pytest.raises(TranslateError, match="(FP64|64-bit integer) arithmetic .*is not translated in graphics stages"):
-        tr.translate(tr.make_program(53, 3, program53(text, HDR)))
+    words = np.frombuffer(tr.translate(tr.make_program(53, 3, program53(text, HDR))), np.uint32)
+    caps = {int(words[i + 1]) for i in range(5, len(words) - 1) if words[i] == (2 << 16 | 17)}
+    assert caps and not caps & {10, 11}, caps  # OpCapability Float64 (10), Int64 (11)
 
 
 # --- the two rounding arguments, checked on the host (no device: numpy's f32/f64 -> f16
