@@ -55,6 +55,10 @@ class StageQueue:
     def _count(self) -> int:
         return _COUNT.unpack_from(self.arena, 0)[0]
 
+    def pending(self) -> bool:
+        """Entries were published since the last ``take`` (a cheap poll: one u64 read)."""
+        return self.size >= STAGE_PAGE and self._count() != self.read
+
     def take(self) -> list[Staged | StageError]:
         """The entries published since the last call (see the module's text)."""
         if self.size < STAGE_PAGE:
