@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpu_host.ring_layout import MAX_PACKET, STAGE_ENTRIES_AT, STAGE_ENTRY, STAGE_PAGE, STAGE_SLOTS
 
 _COUNT = struct.Struct("<Q")
 
 
-@dataclass(frozen=True)
-class Staged:
-    """One usable entry: chunk ``serial`` lies at ``offset`` of the arena, ``length`` bytes."""
+class Staged(NamedTuple):
+    """One usable entry: chunk ``serial`` lies at ``offset`` of the arena, ``length`` bytes (a
+    named tuple: made per staged chunk on the consumer's path, ~6x cheaper than a frozen
+    dataclass)."""
 
     serial: int
     offset: int
@@ -52,6 +54,10 @@ class StageQueue:
 
     def _count(self) -> int:
         return _COUNT.unpack_from(self.arena, 0)[0]
+
+    def pending(self) -> bool:
+        """Entries were published since the last ``take`` (a cheap poll: one u64 read)."""
+        return self.size >= STAGE_PAGE and self._count() != self.read
 
     def take(self) -> list[Staged | StageError]:
         """The entries published since the last call (see the module's text)."""
@@ -78,13 +84,13 @@ class StageQueue:
         return out
 
     def _check(self, i: int, serial: int, off: int, length: int) -> Staged | StageError:
+        if serial and 0 < length <= MAX_PACKET and STAGE_PAGE <= off <= self.size and length <= self.size - off:
+            return Staged(serial, off, length)  # the usual case: no message made
         where = f"stage entry {i} (serial {serial}, offset {off}, {length} bytes)"
         if serial == 0:
             return StageError(i, f"{where}: serial 0 names no chunk")
         if length == 0 or length > MAX_PACKET:
             return StageError(i, f"{where}: length is not 1..{MAX_PACKET} bytes")
-        if off < STAGE_PAGE or off > self.size or length > self.size - off:
-            return StageError(
-                i, f"{where}: range lies outside the {self.size}-byte command arena's buffers ({STAGE_PAGE}..{self.size})"
-            )
-        return Staged(serial, off, length)
+        return StageError(
+            i, f"{where}: range lies outside the {self.size}-byte command arena's buffers ({STAGE_PAGE}..{self.size})"
+        )

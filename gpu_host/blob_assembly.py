@@ -28,7 +28,7 @@ stay until the buffer is needed (``stage`` evicts them all when it is full)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from gpu_host import binpackets
 from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, BLOB_STAGED, REF_RANGE, STAGED_RANGE
@@ -36,9 +36,9 @@ from gpu_host.ring_layout import BLOB_LAST, BLOB_PART, BLOB_STAGED, REF_RANGE, S
 HEAD = BLOB_PART.size + binpackets.HEADER  # the bytes of a part record before its packet bodies
 
 
-@dataclass(frozen=True)
-class Part:
-    """One part record as copied: its header bytes and where its bodies lie in the buffer."""
+class Part(NamedTuple):
+    """One part record as copied: its header bytes and where its bodies lie in the buffer (a
+    named tuple: made per part on the consumer's path, ~6x cheaper than a frozen dataclass)."""
 
     head: bytes  # the part header and the blob header (fewer bytes for a short record)
     at: int  # offset of the bodies in Assembly.buf
@@ -164,9 +164,10 @@ class Assembly:
             return RefError(seq, f"reference part {part}: {n} bytes is not the headers and whole {rng.size}-byte ranges")
         head = bytes(record[:HEAD])
         seq, part, flags = BLOB_PART.unpack_from(head)
-        ranges = [rng.unpack_from(record, HEAD + i) for i in range(0, n - HEAD, rng.size)]
         if rng is REF_RANGE:
-            ranges = [(off, size, 0) for off, size in ranges]
+            ranges = [(off, size, 0) for off, size in REF_RANGE.iter_unpack(record[HEAD:])]
+        else:
+            ranges = list(STAGED_RANGE.iter_unpack(record[HEAD:]))
         if arena is None:
             self.open = None
             return RefError(seq, f"reference part {part}: no command arena was sent with the ring")
@@ -179,7 +180,7 @@ class Assembly:
                 )
         follows = self.open is not None and part > 0 and self.open == (seq, part - 1)
         total = sum(size for _, size, _ in ranges)
-        staged = [self._staged(r) for r in ranges]
+        staged = list(map(self._staged, ranges))
         at = None if follows else self._in_place(ranges, staged)
         if at is None:
             at = self.end if follows else self.end + binpackets.HEADER

@@ -254,6 +254,20 @@ rules:
     return NX_OK;
 }
 
+/* The copy/stage step's fast loop (nx_pkt_format_body): ops of a fixed size whose fields can
+ * only fail the op rules below, worked out when the library loads from the op table (fast_op).
+ * FAST[op] is the op's fixed size (0: not fast; indexed by the op byte, so no range check), and
+ * FAST_RULE says which of check_fields' op rules it has: none, "field 0 below FAST_LIMIT" (the
+ * UNIFORM / TEXTURE slot), or DRAW's counts.  A packet the fast loop does not accept goes through
+ * packet_at + check_fields as before, so the verdicts (and every error message) are theirs: the
+ * fast loop accepts exactly the packets of these ops that those two accept. */
+enum { FR_NONE = 1, FR_SLOT, FR_COUNTS };
+static uint16_t FAST[256];
+static uint8_t FAST_RULE[256];
+static uint32_t FAST_LIMIT[256];
+
+static void fast_op(int op, const nx_op *o);
+
 /* The size of each op whose fields are all of fixed width (no list with a count in the body),
  * worked out once from the op table when the library loads (0: the op has a list, or no such op):
  * the walks take it from here instead of summing the fields per packet (expected_size was a
@@ -279,7 +293,32 @@ __attribute__((constructor)) static void fixed_sizes(void) {
         for (int i = 0; i < o->nfields; i++)
             plain &= o->kinds[i] == K_I32 || (o->kinds[i] == K_U32 && o->maxes[i] == 0xFFFFFFFFu);
         PLAIN[op] = (uint8_t)plain;
+        fast_op(op, o);
     }
+}
+
+static void fast_op(int op, const nx_op *o) {
+    if (!FIXED_SIZE[op] || FIXED_SIZE[op] > 0xFFFF) return;
+    for (int i = 0; i < o->nfields; i++)  /* no field of its own can fail: i32, u64, u32 of full range */
+        if (!(o->kinds[i] == K_I32 || o->kinds[i] == K_U64 || (o->kinds[i] == K_U32 && o->maxes[i] == 0xFFFFFFFFu))) return;
+    /* the op rules of check_fields; an op with any other rule stays on the general path */
+    switch (op) {
+    case OP_UNIFORM: case OP_TEXTURE:
+        if (o->nfields < 1 || o->kinds[0] != K_U32) return;
+        FAST_RULE[op] = FR_SLOT;
+        FAST_LIMIT[op] = op == OP_UNIFORM ? UNIFORM_SLOTS : TEXTURE_SLOTS;
+        break;
+    case OP_DRAW: case OP_DRAW_INDEXED:
+        if (o->nfields < 2 || o->kinds[0] != K_U32 || o->kinds[1] != K_U32) return;
+        FAST_RULE[op] = FR_COUNTS;
+        break;
+    case OP_VERTEX_LAYOUT: case OP_INDEX: case OP_VIEWPORT: case OP_CLEAR_DEPTH_STENCIL: case OP_PRESENT_IMAGE:
+    case OP_MULTISAMPLE:
+        return;
+    default:
+        FAST_RULE[op] = FR_NONE;
+    }
+    FAST[op] = (uint16_t)FIXED_SIZE[op];
 }
 
 /* Walk the blob's packets: calls `fn` on each with its index, op, bytes and size. */
@@ -720,6 +759,18 @@ int64_t nx_pkt_format_body(const uint8_t *buf, size_t len) {
     int64_t n = 0;
     while (at < len) {
         if (len - at < 4 || n >= MAX_PACKETS) return -1;
+        const uint8_t *p = buf + at;
+        uint32_t fs = FAST[p[0]];
+        /* the fast loop (see FAST): reserved byte 0, the op's fixed size, inside the body, its rule */
+        if (fs && p[1] == 0 && (uint32_t)(p[2] | p[3] << 8) == fs && fs <= len - at) {
+            uint8_t r = FAST_RULE[p[0]];
+            if (r == FR_NONE || (r == FR_SLOT && rd32(p + 4) < FAST_LIMIT[p[0]]) ||
+                (r == FR_COUNTS && rd32(p + 4) <= MAX_DRAW_COUNT && rd32(p + 8) <= MAX_DRAW_COUNT)) {
+                at += fs;
+                n++;
+                continue;
+            }
+        }
         uint32_t size;
         if (packet_at(buf + at, len - at, (uint32_t)n, &size, &e) || check_fields((int32_t)n, buf[at], buf + at, size, &e)) return -1;
         at += size;

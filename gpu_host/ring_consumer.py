@@ -47,6 +47,11 @@ _first = operator.itemgetter(0)
 # polls the ring this long after the last record before it sleeps on the doorbell: the next part
 # follows within a part's write time (~0.04 ms for 128 KiB), well under a wake-up's latency.
 OPEN_PART_SPIN_S = 0.002
+# After it staged chunks of a recording (PROTOCOL.md "Staged chunks") the consumer polls the ring
+# and the stage queue this long before it sleeps: the recorder's next chunk, or the submission
+# that follows the recording's last chunk (the client's end of recording and submit call, tens
+# of microseconds), is then seen without a doorbell wake-up on the frame's path.
+STAGED_SPIN_S = 0.0003
 
 
 @contextlib.contextmanager
@@ -114,6 +119,7 @@ class RingConsumer:
         cur: tuple[int, list] | None = None
         s: Session | None = None
         last = 0.0  # perf_counter() of the last record: gpu_host.ring_spin_us polls after it
+        staged = 0.0  # perf_counter() when chunks were last staged: STAGED_SPIN_S polls after it
         while not self.stop.is_set():
             if self.session is not s:
                 s, cur = self.session, None
@@ -123,14 +129,18 @@ class RingConsumer:
             spin = last + self.ring_spin if self.ring_spin else 0.0
             if s.blob is not None:  # a binary submission's next part is being written: poll for it
                 spin = max(spin, last + OPEN_PART_SPIN_S)
-            s.reader.wait(0.05, spin)
+            more = None
+            if s.stages is not None:
+                spin = max(spin, staged + STAGED_SPIN_S) if staged else spin
+                more = s.stages.pending
+            s.reader.wait(0.05, spin, more)
             if self.timing:
                 self.stamps = [time.perf_counter()]
             try:
                 # parts of an open binary submission still lie in the assembly buffer: kept
                 s.assembly.start_drain(holding=s.blob is not None)
-                if s.stages is not None:
-                    self._stage(s)
+                if s.stages is not None and self._stage(s):
+                    staged = time.perf_counter()
                 batch = s.reader.records(blob_sink=s.assembly.take, ref_sink=s.assembly.take_ref)
             except RingFormatError as e:
                 log.error("session %d: %s; session detached (client must re-attach)", s.id, e)
@@ -153,12 +163,13 @@ class RingConsumer:
                             self._done(s, cur[0], None)
                         cur = (None, [])
 
-    def _stage(self, s: Session) -> None:
+    def _stage(self, s: Session) -> int:
         """Copy the chunks the client's recorder staged since the last wake (PROTOCOL.md "Staged
         chunks") while it goes on recording; a bad entry is named in the log (the first of each
-        wake) and counted, and nothing of it is used."""
+        wake) and counted, and nothing of it is used.  Returns the entries read."""
         bad = 0
-        for e in s.stages.take():
+        entries = s.stages.take()
+        for e in entries:
             if isinstance(e, StageError):
                 s.stage_rejected += 1
                 if not bad:
@@ -166,6 +177,7 @@ class RingConsumer:
                 bad += 1
             else:
                 s.assembly.stage(e.serial, e.offset, e.length, s.reader.arena)
+        return len(entries)
 
     def _record(self, s: Session, tag: int, record: bytes, cur):
         """One ring record: whole packets (one msgpack array, or back to back).  A record that does

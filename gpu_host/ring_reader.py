@@ -31,18 +31,20 @@ class RingReader:
         self.cap = view.capacity
         self.arena = arena
 
-    def wait(self, timeout: float, spin_until: float = 0.0) -> None:
+    def wait(self, timeout: float, spin_until: float = 0.0, more: Callable[[], bool] | None = None) -> None:
         """Sleep until the producer rings the doorbell (or ``timeout`` seconds pass).  Before
         sleeping, poll the write position until ``spin_until`` (``time.perf_counter()``): a
         consumer that polls sees a record without the doorbell's wake-up (an eventfd, a
         ``select`` return and a thread switch: tens of microseconds, more in a VM).  Each poll
-        yields the CPU and the GIL (``os.sched_yield``), so gRPC threads keep being served."""
+        yields the CPU and the GIL (``os.sched_yield``), so gRPC threads keep being served.
+        ``more``: polled with the write position while spinning, True where other work came that
+        rings the same doorbell (the command arena's stage queue)."""
         v = self.view
         if v.write.value != v.read.value:
             return
         while spin_until and time.perf_counter() < spin_until:
             os.sched_yield()
-            if v.write.value != v.read.value:
+            if v.write.value != v.read.value or (more is not None and more()):
                 return
         r, _, _ = select.select([self.doorbell], [], [], timeout)
         if r:

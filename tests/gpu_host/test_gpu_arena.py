@@ -610,3 +610,41 @@ def test_fused_copy_check_equals_copy_then_check():
         nxpkt.copy_format_body(dst, 60, view, STAGE_PAGE, 20)
     assert dst == bytearray(64)
     assert nxpkt.copy_format_body(dst, 4, body, 0, 40) == 2 and dst[4:44] == body[:40]
+
+
+def test_stage_queue_polled_while_the_consumer_spins():
+    """The consumer's poll after staging (ring_consumer.STAGED_SPIN_S): ``StageQueue.pending``
+    says whether entries came since the last ``take`` (a count that went back too), and
+    ``RingReader.wait`` returns from its spin as soon as ``more`` says so, before its spin ends and
+    without the doorbell (no record in the ring)."""
+    from gpu_host.ring_layout import init_ring, open_ring
+    from gpu_host.ring_reader import RingReader
+
+    arena = bytearray(STAGE_PAGE + 8192)
+    q = StageQueue(memoryview(arena))
+    assert not q.pending()
+    publish_stage(arena, [(1, STAGE_PAGE, 64)])
+    assert q.pending()
+    assert q.take() == [Staged(1, STAGE_PAGE, 64)] and not q.pending()
+    struct.pack_into("<Q", arena, 0, 0)  # a hostile count that went back: pending, then named
+    assert q.pending() and isinstance(q.take()[0], StageError) and not q.pending()
+    fd, bell = os.memfd_create("t-ring"), os.eventfd(0, os.EFD_NONBLOCK)
+    try:
+        init_ring(fd, 1 << 16)
+        rd = RingReader(open_ring(fd), bell)
+        polls = []
+
+        def more() -> bool:
+            polls.append(time.perf_counter())
+            return len(polls) == 3
+
+        t = time.perf_counter()
+        rd.wait(5.0, t + 5.0, more)  # returns at the third poll, not after 5 s
+        assert len(polls) == 3 and time.perf_counter() - t < 2.5
+        t = time.perf_counter()
+        rd.wait(0.2, t + 0.01, lambda: False)  # nothing came: the spin ends, then the doorbell's timeout
+        assert time.perf_counter() - t >= 0.2
+        rd.view.release()
+    finally:
+        os.close(fd)
+        os.close(bell)

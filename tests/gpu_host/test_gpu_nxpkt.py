@@ -564,3 +564,33 @@ def test_format_body_agrees_with_the_blob_check(objects):
         with pytest.raises(nxpkt.NativePacketError) as b:
             nxpkt.check(blob, tabs, formatted=True)
         assert str(a.value) == str(b.value)
+
+
+def test_format_body_fast_loop_agrees_at_the_limits():
+    """nx_pkt_format_body's fast loop (fixed-size ops whose fields only meet the op rules: DRAW,
+    UNIFORM, TEXTURE, PROGRAM...) accepts exactly the packets the blob check's format pass
+    accepts: every op byte 0..47, every size 4..72, the reserved byte set or not, fields 0 and 1
+    at the rules' limits (a slot of 3 / 4, counts of MAX_DRAW_COUNT / + 1) and random words, whole
+    or cut short."""
+    rng = random.Random(3205)
+    edge = [0, 1, 3, 4, 5, P.MAX_DRAW_COUNT, P.MAX_DRAW_COUNT + 1, 0x7FFFFFFF, 0xFFFFFFFF]
+    seen: dict[int, set[bool]] = {}
+    for op in range(48):
+        for size in range(4, 76, 4):
+            for k in range(40):
+                words = [rng.choice(edge) if i < 2 or k % 2 else rng.getrandbits(32) for i in range((size - 4) // 4)]
+                if k % 10 in (3, 4):  # zero fields (every rule met), the reserved byte 0 / 1
+                    words = [0] * len(words)
+                pk = struct.pack("<BBH", op, k % 10 == 4, size) + struct.pack(f"<{len(words)}I", *words)
+                if k % 8 == 7 and size > 4:
+                    pk = pk[:-4]  # the body ends inside the packet
+                n = nxpkt.format_body(pk)
+                try:
+                    nxpkt.check(B.blob_header(1, len(pk)) + pk)  # pass 1 only (no objects)
+                    whole = True
+                except nxpkt.NativePacketError:
+                    whole = False
+                assert (n == 1) == whole and n in (1, -1), (op, size, k, pk.hex())
+                seen.setdefault(op, set()).add(whole)
+    for op in (P.OP_DRAW, P.OP_DRAW_INDEXED, P.OP_UNIFORM, P.OP_TEXTURE, P.OP_PROGRAM):
+        assert seen[op] == {True, False}, (op, seen[op])
