@@ -100,18 +100,19 @@ def first_exact(cands: Iterable[Any], text_of: Callable[[Any], str | None], want
 
 
 def read_listing(
-    source: str, label: str, addr_of: Callable[[int], int], error: type[NxError] = NxError
+    source: str, label: str, addr_of: Callable[[int], int], twice: Callable[[int, str], NxError]
 ) -> tuple[list[tuple[int, str]], dict[str, int]]:
     """A program's instruction lines (line number, text without comment and labels) and its
     labels (name -> the address ``addr_of(index)`` of the next instruction).  ``label``: the
-    regular expression of a label definition at the start of a line (group 1: its name)."""
+    regular expression of a label definition at the start of a line (group 1: its name);
+    ``twice(line, name)``: the error raised for a label defined twice."""
     lines: list[tuple[int, str]] = []
     labels: dict[str, int] = {}
     for n, raw in enumerate(source.splitlines(), 1):
         t = raw.split("//", 1)[0].strip()
         while t and (m := re.match(label, t)):
             if m.group(1) in labels:
-                raise error(f"line {n}: label {m.group(1)!r} defined twice")
+                raise twice(n, m.group(1))
             labels[m.group(1)] = addr_of(len(lines))
             t = t[m.end() :].strip()
         if t:

@@ -416,7 +416,7 @@ def control_for(row: Row, reuse: int) -> int:
 def assemble_program(source: str, base_addr: int = 0) -> bytes:
     """A listing -> the code stream (control word before each group of three).  Errors name the
     line and what did not match."""
-    lines, labels = read_listing(source, r"([A-Za-z_.$][\w.$]*):", lambda i: base_addr + _addr_of(i), AsmError)
+    lines, labels = read_listing(source, r"([A-Za-z_.$][\w.$]*):", lambda i: base_addr + _addr_of(i), _twice)
     words: list[int] = []
     ctrls: list[int] = []
     for i, (n, t) in enumerate(lines):
@@ -440,6 +440,10 @@ def assemble_program(source: str, base_addr: int = 0) -> bytes:
         out.append(ctrls[g] | ctrls[g + 1] << CTRL_BITS | ctrls[g + 2] << (2 * CTRL_BITS))
         out += words[g : g + 3]
     return struct.pack(f"<{len(out)}Q", *out)
+
+
+def _twice(n: int, name: str) -> AsmError:
+    return AsmError(f"line {n}: label {name!r} defined twice")
 
 
 def _addr_of(i: int) -> int:

@@ -441,9 +441,13 @@ def _default_control(text: str) -> Control:
     return Control(stall=4, yield_=1, wbar=0 if variable and not stores else 7, rbar=1 if stores else 7, wait=0b11, reuse=0)
 
 
+def _twice(n: int, name: str) -> AsmError:
+    return AsmError(f"line {n}: label {name} defined twice")
+
+
 def assemble_program(source: str, base: int = 0) -> bytes:
     """A listing (see the module text) -> code bytes; errors name the line."""
-    text_lines, labels = read_listing(source, r"([A-Za-z_][A-Za-z0-9_]*):\s*", lambda i: base + 16 * i, AsmError)
+    text_lines, labels = read_listing(source, r"([A-Za-z_][A-Za-z0-9_]*):\s*", lambda i: base + 16 * i, _twice)
     lines: list[tuple[int, str, Control | None]] = []
     for i, (n, s) in enumerate(text_lines):
         ctrl = None
