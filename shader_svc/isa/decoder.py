@@ -64,8 +64,12 @@ class RowIndex:
 
     def candidates(self, word: int) -> list[tuple[Any, int]]:
         lo, width = self._cut
+        bucket = self._buckets[(word >> lo) & ((1 << width) - 1)]
+        if len(bucket) == 1:  # one opcode mask (every SM86 word): the table's own list, read only
+            m, vals = bucket[0]
+            return vals.get(word & m, [])
         out: list[tuple[Any, int]] = []
-        for m, vals in self._buckets[(word >> lo) & ((1 << width) - 1)]:
+        for m, vals in bucket:
             out += vals.get(word & m, [])
         return out
 
