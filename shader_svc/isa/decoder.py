@@ -131,3 +131,26 @@ def line(guard: str, name: str, parts: list[str]) -> str:
     float last keeps no trailing space (its space goes with the ';')."""
     s = guard + name
     return f"{s} {', '.join(parts)}".rstrip() if parts else s
+
+
+def alias_of(aliases: Iterable[Any], ops: dict[str, Any], mods: dict[str, int], plain: frozenset[int] = frozenset()) -> str:
+    """The text of the first alias (``operands.Alias``) whose conditions the decoded values
+    meet, '' for none.  ``plain``: powers of two the disassembler prints without the 'pow2'
+    alias."""
+    for al in aliases:
+        ok = True
+        for name, kind, val in al.when:
+            v = ops.get(name)
+            if kind == "mod":
+                ok = ok and mods.get(name) == val
+            elif v is None:
+                ok = False
+            elif kind == "reg":
+                ok = ok and "reg" in v and v.get("file") == "R" and v["reg"] == val
+            elif kind == "imm":
+                ok = ok and "imm" in v and v["imm"] == val
+            elif kind == "pow2":
+                ok = ok and "imm" in v and v["imm"] > 1 and v["imm"] & (v["imm"] - 1) == 0 and v["imm"] not in plain
+        if ok:
+            return al.insert
+    return ""

@@ -170,3 +170,15 @@ class Sym(Named):
             if s == text:
                 return v
         raise ValueError(text)
+
+
+@dataclass(frozen=True)
+class Alias:
+    """nvdisasm prints some encodings under another name (SM86's IMAD with a zero product is
+    IMAD.MOV).  ``when``: conditions, all must hold: (operand, kind, value) with kind 'reg' (a
+    general register's number), 'imm' (immediate value), 'pow2' (an immediate power of two
+    above 1) or 'mod' (a modifier's value, by its name); ``insert``: text put after the
+    mnemonic, before the modifiers (``decoder.alias_of``)."""
+
+    insert: str
+    when: tuple[tuple[str, str, int], ...]

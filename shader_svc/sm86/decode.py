@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from shader_svc.isa import inst as isa
 from shader_svc.isa import text as txt
-from shader_svc.isa.decoder import RowIndex, RowRefused, add_operand, field_mask, line, match, mod_values, mods_text
+from shader_svc.isa.decoder import RowIndex, alias_of, RowRefused, add_operand, field_mask, line, match, mod_values, mods_text
 from shader_svc.isa.inst import CONTROL_BITS, Control, DecodeError  # noqa: F401  (this module's names)
 from shader_svc.isa.text import hex_signed, pred_name, reg_name
 from shader_svc.sm86.fields import (
@@ -57,31 +57,12 @@ def _control(word: int) -> Control:
     return Control.from_bits(get(word, CONTROL_LO, CONTROL_BITS))
 
 
+# nvdisasm 13.5 prints IMAD by 0x10000 and 0x80000000 as plain IMAD, other powers of two as IMAD.SHL
+_PLAIN_POW2 = frozenset((0x10000, 0x80000000))
+
+
 def _alias(row: Row, ops: dict, mods: dict) -> str:
-    for al in row.aliases:
-        ok = True
-        for name, kind, val in al.when:
-            v = ops.get(name)
-            if kind == "mod":
-                ok = ok and mods.get(name) == val
-            elif v is None:
-                ok = False
-            elif kind == "reg":
-                ok = ok and "reg" in v and v.get("file") == "R" and v["reg"] == val
-            elif kind == "imm":
-                ok = ok and "imm" in v and v["imm"] == val
-            elif kind == "pow2":
-                # nvdisasm 13.5 prints 0x10000 and 0x80000000 as plain IMAD, other powers as .SHL
-                ok = (
-                    ok
-                    and "imm" in v
-                    and v["imm"] > 1
-                    and v["imm"] & (v["imm"] - 1) == 0
-                    and v["imm"] not in (0x10000, 0x80000000)
-                )
-        if ok:
-            return al.insert
-    return ""
+    return alias_of(row.aliases, ops, mods, _PLAIN_POW2)
 
 
 def _reuse_slots(row: Row, mods: dict[str, int]) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from shader_svc.isa import operands
 from shader_svc.isa.bits import get, put, sext  # noqa: F401  (the table's readers import them from here)
-from shader_svc.isa.operands import Named, Pred
+from shader_svc.isa.operands import Alias, Named, Pred
 
 # Control bits (scheduling): present on every instruction, never part of an opcode.
 CONTROL_LO = 105
@@ -216,17 +216,6 @@ class Mod(Named):
 
     def encode(self, word: int, v: int) -> int:
         return put(word, self.lo, self.width, v)
-
-
-@dataclass(frozen=True)
-class Alias:
-    """nvdisasm prints some encodings under another name (IMAD with a zero product is
-    IMAD.MOV).  ``when``: conditions, all must hold: (operand, kind, value) with kind 'reg'
-    (register number), 'imm' (immediate value) or 'mod' (a modifier's value, by its name);
-    ``insert``: text put after the mnemonic, before the modifiers."""
-
-    insert: str
-    when: tuple[tuple[str, str, int], ...]
 
 
 Operand = Reg | Pred | Imm | CBuf | CBufR | Mem | SReg | Target | Attr | Sym
