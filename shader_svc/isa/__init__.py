@@ -1,3 +1,5 @@
-"""The architecture-neutral part of the instruction sets: bit fields, the decoded-instruction
-record both ISAs produce, and the operand kinds their tables are made of.  ``sm53/`` and
-``sm86/`` hold only their tables, field layouts and printers on top of this."""
+"""The architecture-neutral ISA core: bit fields, the decoded-instruction record both ISAs
+produce, the operand kinds their tables share, nvdisasm's texts, and the table-driven decoder,
+printer (``decoder.py``) and assembler (``assembler.py``).  ``sm53/`` and ``sm86/`` hold only
+what is per ISA on top of this: word size and control layout, field positions, their own
+operand kinds, checks and texts, and their tables."""

@@ -22,17 +22,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nxrecomp.common.errors import NxError
+from shader_svc.isa.bits import get, put
 
 
 class DecodeError(NxError):
     """A word the table does not explain exactly (names the offset, the word and the reason)."""
 
 
+CONTROL_BITS = 21  # the width of one instruction's scheduling bits
+
+
 @dataclass(frozen=True)
 class Control:
     """Scheduling bits of one instruction: stall cycles, yield, write/read barrier, barriers
-    waited on, operand reuse flags (the same six fields on Maxwell and Ampere, packed
-    differently: each ISA's decoder unpacks them)."""
+    waited on, operand reuse flags.  Maxwell and Ampere pack the same 21 bits in the same order
+    (stall 4, yield 1, write barrier 3, read barrier 3, wait mask 6, reuse 4): SM53 in a slot
+    of the control word before each group of three instructions, SM86 at bit 105 of every
+    instruction; each ISA's decoder says where."""
 
     stall: int
     yield_: int
@@ -40,6 +46,25 @@ class Control:
     rbar: int
     wait: int
     reuse: int
+
+    @classmethod
+    def from_bits(cls, c: int) -> "Control":
+        """The fields of a 21-bit scheduling value."""
+        return cls(get(c, 0, 4), get(c, 4, 1), get(c, 5, 3), get(c, 8, 3), get(c, 11, 6), get(c, 17, 4))
+
+    def bits(self) -> int:
+        """The 21-bit scheduling value (fields truncated to their widths)."""
+        w = 0
+        for lo, width, v in (
+            (0, 4, self.stall),
+            (4, 1, self.yield_),
+            (5, 3, self.wbar),
+            (8, 3, self.rbar),
+            (11, 6, self.wait),
+            (17, 4, self.reuse),
+        ):
+            w = put(w, lo, width, v)
+        return w
 
 
 @dataclass

@@ -4,12 +4,19 @@ modifiers.  Each ISA's ``fields.py`` adds its layout (default bit positions, ext
 subclassing these, and its own kinds where the encodings differ (registers with their
 modifier bits, immediates, constant banks, memory addresses, modifiers).
 
-Every kind has a ``name`` (the key of its value in ``Inst.ops``) and ``bits()``: the (lo,
-width) ranges it covers, so the decoder can tell which bits of a word the row explains."""
+Every kind has a ``name`` (the key of its value in ``Inst.ops``), ``bits()``: the (lo, width)
+ranges it covers, so the decoder can tell which bits of a word the row explains, and
+``value(word, addr)``: its value in the shared vocabulary (``isa/inst.py``).  The shared kinds
+also print themselves and give the inverse for the assemblers (``fields(text)``: the
+(lo, width, value) fields that print as ``text``; ValueError where none do)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from shader_svc.isa.bits import get, sext
+from shader_svc.isa.text import pred_name
 
 
 class Named:
@@ -41,6 +48,33 @@ class Pred:
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, 3)] + ([(self.not_bit, 1)] if self.not_bit is not None else [])
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {"pred": get(w, self.lo, 3) ^ self.xor, "not": bool(self.not_bit is not None and get(w, self.not_bit, 1))}
+
+    def text(self, v: dict) -> str | None:
+        if self.hide_pt and v["pred"] == 7 and not v["not"]:
+            return None
+        return pred_name(v["pred"], v["not"], self.file)
+
+    def fields(self, text: str | None) -> list[tuple[int, int, int]]:
+        """``None``: the operand left out of the text (a hidden carry-out: PT)."""
+        p, neg = (7, False) if text is None else parse_pred(text, self.file)
+        if neg and self.not_bit is None:
+            raise ValueError(text)
+        return [(self.lo, 3, p ^ self.xor)] + ([(self.not_bit, 1, int(neg))] if self.not_bit is not None else [])
+
+
+def parse_pred(s: str, file: str = "P") -> tuple[int, bool]:
+    """'!P3' -> (3, True), 'PT' -> (7, False); ValueError if it is no predicate of ``file``."""
+    neg = s.startswith("!")
+    t = s[1:] if neg else s
+    if t == f"{file}T":
+        return 7, neg
+    m = re.fullmatch(rf"{file}([0-6])", t)
+    if not m:
+        raise ValueError(s)
+    return int(m.group(1)), neg
+
 
 # S2R's special registers that are compute builtins (the same numbers on SM53 and SM86, as
 # nvdisasm prints them: SR_TID.X/Y/Z 0x21-0x23, SR_CTAID.X/Y/Z 0x25-0x27) -> builtin, component
@@ -64,18 +98,39 @@ class SReg:
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, 8)]
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {"sr": get(w, self.lo, 8)}
+
+    def fields(self, text: str, numbers: dict[str, int]) -> list[tuple[int, int, int]]:
+        """``numbers``: the ISA's special register names -> numbers."""
+        if text not in numbers:
+            raise ValueError(text)
+        return [(self.lo, 8, numbers[text])]
+
 
 @dataclass(frozen=True)
 class Target:
-    """Branch target: a signed offset field (``width`` bits at ``lo``); each ISA's decoder says
-    from where and in which unit it counts."""
+    """Branch target: a signed offset field (``width`` bits at ``lo``) counted in ``unit``
+    bytes from the next instruction (``step`` bytes on), printed as the absolute address."""
 
     name: str
     lo: int
     width: int
+    step: int = 8
+    unit: int = 1
 
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, self.width)]
+
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {"target": addr + self.step + self.unit * sext(get(w, self.lo, self.width), self.width)}
+
+    def fields(self, target: int, addr: int) -> list[tuple[int, int, int]]:
+        """The offset field of a branch at ``addr`` to ``target``."""
+        rel, rem = divmod(target - addr - self.step, self.unit)
+        if rem or not -(1 << (self.width - 1)) <= rel < (1 << (self.width - 1)):
+            raise ValueError(f"{target:#x}")
+        return [(self.lo, self.width, rel & ((1 << self.width) - 1))]
 
 
 @dataclass(frozen=True)
@@ -88,6 +143,9 @@ class Attr:
 
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, self.width)]
+
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {"attr": get(w, self.lo, self.width)}
 
 
 @dataclass(frozen=True)
@@ -102,3 +160,25 @@ class Sym(Named):
 
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, self.width)]
+
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {"sym": get(w, self.lo, self.width)}
+
+    def number(self, text: str) -> int:
+        """The first value printed as ``text``; ValueError if none is."""
+        for v, s in self.names:
+            if s == text:
+                return v
+        raise ValueError(text)
+
+
+@dataclass(frozen=True)
+class Alias:
+    """nvdisasm prints some encodings under another name (SM86's IMAD with a zero product is
+    IMAD.MOV).  ``when``: conditions, all must hold: (operand, kind, value) with kind 'reg' (a
+    general register's number), 'imm' (immediate value), 'pow2' (an immediate power of two
+    above 1) or 'mod' (a modifier's value, by its name); ``insert``: text put after the
+    mnemonic, before the modifiers (``decoder.alias_of``)."""
+
+    insert: str
+    when: tuple[tuple[str, str, int], ...]

@@ -16,7 +16,9 @@ import re
 import struct
 
 from nxrecomp.common.errors import NxError
-from shader_svc.isa.text import parse_f64
+from shader_svc.isa.assembler import NOT_OPTIONAL, first_exact, mod_splits, operand_texts, read_listing
+from shader_svc.isa.operands import parse_pred
+from shader_svc.isa.text import f64_text_to_f16, parse_f32, parse_f64
 from shader_svc.sm53 import decode as dec
 from shader_svc.sm53.fields import (
     CTRL_BITS,
@@ -29,7 +31,6 @@ from shader_svc.sm53.fields import (
     CIdx,
     Imm,
     Mem,
-    Mod,
     Pred,
     Reg,
     Row,
@@ -56,7 +57,6 @@ _CIDX = re.compile(r"^c\[(0x[0-9a-f]+)\]\[(R\d+)(?:\+(-?0x[0-9a-f]+))?\]$")
 _MEM = re.compile(r"^\[(RZ|R\d+)?(?:\+?(-?0x[0-9a-f]+))?\]$")
 _SWZ = re.compile(r"(RZ|R\d+)(\.H0_H0|\.H1_H1|\.F32)")
 _SWZ_NUM = {v: k for k, v in dec.SWZ.items() if v}
-_PRED = re.compile(r"^(!)?(PT|P[0-6])$")
 _SREG = {v: k for k, v in SREGS.items()}
 
 
@@ -79,13 +79,9 @@ def _int(s: str) -> int:
 
 
 def _f32_bits(s: str) -> int:
-    t = s.strip()
-    specials = {"+INF": 0x7F800000, "-INF": 0xFF800000, "+QNAN": 0x7FC00000, "-QNAN": 0xFFC00000, "-0.0": 0x80000000}
-    if t in specials:
-        return specials[t]
     try:
-        return struct.unpack("<I", struct.pack("<f", float(t)))[0]
-    except (ValueError, OverflowError):
+        return parse_f32(s)
+    except ValueError:
         raise _Miss(s) from None
 
 
@@ -94,6 +90,21 @@ def _f64_bits(s: str) -> int:
         return parse_f64(s)
     except ValueError:
         raise _Miss(s) from None
+
+
+def _put(w: int, fields) -> int:
+    """``w`` with the operand's (lo, width, value) fields written."""
+    for lo, width, v in fields:
+        w = put(w, lo, width, v)
+    return w
+
+
+def _fit(f, *args):
+    """A shared operand kind's inverse (``isa/operands.py``): its ValueError is a miss."""
+    try:
+        return f(*args)
+    except ValueError:
+        raise _Miss(str(args[0])) from None
 
 
 def _reuse(inst_reuse: list[int], o, flag: bool) -> None:
@@ -155,15 +166,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
         _reuse(reuse, o, bool(ru))
         return w
     if isinstance(o, Pred):
-        m = _PRED.match(tok)
-        if not m:
-            raise _Miss(tok)
-        w = put(w, o.lo, 3, (PT if m.group(2) == "PT" else int(m.group(2)[1])) ^ o.xor)
-        if o.not_bit is not None:
-            w = put(w, o.not_bit, 1, 1 if m.group(1) else 0)
-        elif m.group(1):
-            raise _Miss(tok)
-        return w
+        return _put(w, _fit(o.fields, tok))
     if isinstance(o, Imm):
         t = tok
         flags = {}
@@ -184,8 +187,8 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             return put(w, o.sign, 1, bits >> 63)
         if o.kind in ("h16", "h10"):  # a half immediate, written as the double it equals
             try:
-                h = struct.unpack("<H", struct.pack("<e", struct.unpack("<d", struct.pack("<Q", _f64_bits(t)))[0]))[0]
-            except (OverflowError, struct.error):
+                h = f64_text_to_f16(t)
+            except ValueError:
                 raise _Miss(tok) from None
             if o.kind == "h10":  # bits 6..14 and the sign: the low 6 bits must be zero
                 if h & 0x3F:
@@ -260,14 +263,9 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
             raise _Miss(tok)
         return put(put(w, o.reg_lo, 8, reg), o.off_lo, o.off_w, (off // o.scale) & ((1 << o.off_w) - 1))
     if isinstance(o, SReg):
-        if tok not in _SREG:
-            raise _Miss(tok)
-        return put(w, o.lo, 8, _SREG[tok])
+        return _put(w, _fit(o.fields, tok, _SREG))
     if isinstance(o, Target):
-        rel = _int(tok) - (addr + 8)
-        if not -(1 << (o.width - 1)) <= rel < (1 << (o.width - 1)):
-            raise _Miss(tok)
-        return put(w, o.lo, o.width, rel & ((1 << o.width) - 1))
+        return _put(w, _fit(o.fields, _int(tok), addr))
     if isinstance(o, Attr) and o.reg:  # arch-gfx: a[R2] (ALD.PHYS / AST.PHYS)
         m = re.fullmatch(r"a\[R(\d+)\]", tok)
         if not m or int(m.group(1)) > 254:
@@ -284,10 +282,7 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
     if isinstance(o, Sym):
         if o.lookup(get(w, o.lo, o.width)) == tok:  # a modifier sharing the bits chose already
             return w
-        for v, s in o.names:
-            if s == tok:
-                return put(w, o.lo, o.width, v)
-        raise _Miss(tok)
+        return _put(w, [(o.lo, o.width, _fit(o.number, tok))])
     if isinstance(o, TexsMask):
         table = TEXS_MASKS_ONE if get(w, o.d2_lo, 8) == RZ else TEXS_MASKS_TWO
         for v, mask in table.items():
@@ -295,18 +290,6 @@ def _enc_operand(o, tok: str, w: int, addr: int, reuse: list[int]) -> int:
                 return put(w, o.lo, 3, v)
         raise _Miss(tok)
     raise TypeError(o)
-
-
-def _split_mods(mods: tuple[Mod, ...], rest: str, w: int):
-    """Words with the modifier fields set so that their texts concatenate to ``rest``."""
-    if not mods:
-        if not rest:
-            yield w
-        return
-    m = mods[0]
-    for v, s in sorted(m.names, key=lambda kv: -len(kv[1])):
-        if rest.startswith(s):
-            yield from _split_mods(mods[1:], rest[len(s) :], m.encode(w, v))
 
 
 def _split_operands(text: str) -> list[str]:
@@ -324,38 +307,23 @@ def _split_operands(text: str) -> list[str]:
     return [p for t in out for p in (t.split(" ") if re.fullmatch(r"(RZ|R\d+) -?0x[0-9a-f]+", t) else [t])]
 
 
-def _same(ours: str, src: str) -> bool:
-    """Texts equal up to the space nvdisasm leaves after special floats ('+INF ,')."""
-    return ours.replace(" ,", ",") == src.replace(" ,", ",")
+def _optional(o) -> str | object:
+    """The text standing for an operand the line may leave out (``operand_texts``)."""
+    if isinstance(o, Pred) and o.hide_pt:
+        return "PT"
+    if isinstance(o, Imm) and o.hide_zero:
+        return "0x0"
+    if isinstance(o, Reg) and o.hide_rz:
+        return "RZ"
+    if isinstance(o, Sym) and any(s == "" for _, s in o.names):  # a value printed as nothing
+        return ""
+    return NOT_OPTIONAL
 
 
 def _fit_operands(row: Row, toks: list[str]) -> list[list[str]]:
     """Ways to give each operand its token(s): CAS pairs take two, hidden-PT predicates none."""
-
-    def go(i: int, j: int):
-        if i == len(row.operands):
-            if j == len(toks):
-                yield []
-            return
-        o = row.operands[i]
-        if isinstance(o, Pred) and o.hide_pt:
-            for rest in go(i + 1, j):
-                yield ["PT"] + rest
-        if isinstance(o, Imm) and o.hide_zero:
-            for rest in go(i + 1, j):
-                yield ["0x0"] + rest
-        if isinstance(o, Reg) and o.hide_rz:
-            for rest in go(i + 1, j):
-                yield ["RZ"] + rest
-        if isinstance(o, Sym) and any(s == "" for _, s in o.names):  # a value printed as nothing
-            for rest in go(i + 1, j):
-                yield [""] + rest
-        n = 2 if isinstance(o, Reg) and o.pair else 1
-        if j + n <= len(toks):
-            for rest in go(i + 1, j + n):
-                yield [", ".join(toks[j : j + n])] + rest
-
-    return list(go(0, 0))
+    take = lambda o: 2 if isinstance(o, Reg) and o.pair else 1  # noqa: E731
+    return list(operand_texts(row.operands, toks, _optional, take, skip_first=True))
 
 
 # a texture instruction's phase (shader-tex): nvdisasm 11.8 prints the control word's reuse
@@ -385,10 +353,11 @@ def _assemble(text: str, addr: int, phase: int, shown: str | None = None) -> tup
     body, guard, gnot = src, PT, 0
     if body.startswith("@"):
         g, _, body = body.partition(" ")
-        m = _PRED.match(g[1:])
-        if not m:
-            raise AsmError(f"bad guard predicate {g!r}")
-        guard, gnot = (PT if m.group(2) == "PT" else int(m.group(2)[1])), 1 if m.group(1) else 0
+        try:
+            guard, neg = parse_pred(g[1:])
+        except ValueError:
+            raise AsmError(f"bad guard predicate {g!r}") from None
+        gnot = 1 if neg else 0
     body = " ".join(text.split())
     if body.startswith("@"):
         body = body.partition(" ")[2]
@@ -407,24 +376,39 @@ def _assemble(text: str, addr: int, phase: int, shown: str | None = None) -> tup
             w0 = put(put(w0, 16, 3, guard), 19, 1, gnot)
         elif guard != PT or gnot:
             continue
-        for wm in _split_mods(row.mods, mnem[len(row.mnemonic) :], w0):
-            for fit in _fit_operands(row, toks):
-                reuse = [phase]
-                try:
-                    w = wm
-                    for o, tok in zip(row.operands, fit):
-                        w = _enc_operand(o, tok, w, addr, reuse)
-                except _Miss:
-                    continue
-                try:
-                    back = dec.decode(w, dec.Control(0, 0, 7, 7, 0, reuse[0]), addr).text()
-                except dec.DecodeError:
-                    continue
-                if _same(back, src):
-                    return w, reuse[0]
+        hit = first_exact(_candidates(row, w0, mnem[len(row.mnemonic) :], toks, addr, phase), _text_of(addr), src)
+        if hit is not None:
+            return hit
     if not tried:
         raise AsmError(f"unknown mnemonic {mnem.split('.')[0]!r} in {text!r}")
     raise AsmError(f"no encoding of {text!r} (operands or modifiers do not match any form)")
+
+
+def _candidates(row: Row, w0: int, mods: str, toks: list[str], addr: int, phase: int):
+    """(word, reuse flags) of every way the modifier and operand texts fit ``row``."""
+    for values in mod_splits(row.mods, mods, key=lambda kv: -len(kv[1])):
+        wm = w0
+        for m, v in zip(row.mods, values):
+            wm = m.encode(wm, v)
+        for fit in _fit_operands(row, toks):
+            reuse = [phase]
+            try:
+                w = wm
+                for o, tok in zip(row.operands, fit):
+                    w = _enc_operand(o, tok, w, addr, reuse)
+            except _Miss:
+                continue
+            yield w, reuse[0]
+
+
+def _text_of(addr: int):
+    def text_of(cand: tuple[int, int]) -> str | None:
+        try:
+            return dec.decode(cand[0], dec.Control(0, 0, 7, 7, 0, cand[1]), addr).text()
+        except dec.DecodeError:
+            return None
+
+    return text_of
 
 
 def control_for(row: Row, reuse: int) -> int:
@@ -437,20 +421,7 @@ def control_for(row: Row, reuse: int) -> int:
 def assemble_program(source: str, base_addr: int = 0) -> bytes:
     """A listing -> the code stream (control word before each group of three).  Errors name the
     line and what did not match."""
-    lines: list[tuple[int, str]] = []
-    labels: dict[str, int] = {}
-    for n, raw in enumerate(source.splitlines(), 1):
-        t = raw.split("//", 1)[0].strip()
-        if not t:
-            continue
-        while re.match(r"^[A-Za-z_.$][\w.$]*:", t):
-            name, _, t = t.partition(":")
-            if name in labels:
-                raise AsmError(f"line {n}: label {name!r} defined twice")
-            labels[name] = base_addr + _addr_of(len(lines))
-            t = t.strip()
-        if t:
-            lines.append((n, t))
+    lines, labels = read_listing(source, r"([A-Za-z_.$][\w.$]*):", lambda i: base_addr + _addr_of(i), _twice)
     words: list[int] = []
     ctrls: list[int] = []
     for i, (n, t) in enumerate(lines):
@@ -474,6 +445,10 @@ def assemble_program(source: str, base_addr: int = 0) -> bytes:
         out.append(ctrls[g] | ctrls[g + 1] << CTRL_BITS | ctrls[g + 2] << (2 * CTRL_BITS))
         out += words[g : g + 3]
     return struct.pack(f"<{len(out)}Q", *out)
+
+
+def _twice(n: int, name: str) -> AsmError:
+    return AsmError(f"line {n}: label {name!r} defined twice")
 
 
 def _addr_of(i: int) -> int:

@@ -14,8 +14,10 @@ import struct
 from dataclasses import dataclass
 
 from shader_svc.isa import inst as isa
-from shader_svc.isa.inst import DecodeError
-from shader_svc.isa.text import fmt_f64
+from shader_svc.isa import text as txt
+from shader_svc.isa.decoder import RowIndex, RowRefused, add_operand, line, match, mod_values, mods_text
+from shader_svc.isa.inst import Control, DecodeError
+from shader_svc.isa.text import hex_signed, pred_name, reg_name
 from shader_svc.sm53.fields import (
     CTRL_BITS,
     PT,
@@ -35,24 +37,11 @@ from shader_svc.sm53.fields import (
     TexsMask,
     channels,
     get,
-    sext,
 )
 from shader_svc.sm53.table import ROWS, SREGS
 
 
-@dataclass(frozen=True)
-class Control(isa.Control):
-    """Scheduling bits of one instruction, from the control word before its group (21 bits per
-    instruction: stall 4, yield 1, write barrier 3, read barrier 3, wait mask 6, reuse 4)."""
-
-    @classmethod
-    def from_bits(cls, c: int) -> "Control":
-        return cls(get(c, 0, 4), get(c, 4, 1), get(c, 5, 3), get(c, 8, 3), get(c, 11, 6), get(c, 17, 4))
-
-    def bits(self) -> int:
-        return self.stall | self.yield_ << 4 | self.wbar << 5 | self.rbar << 8 | self.wait << 11 | self.reuse << 17
-
-
+# scheduling bits: from the control word before each group of three (``isa.inst.Control``)
 NO_CONTROL = Control(0, 0, 7, 7, 0, 0)
 
 
@@ -66,119 +55,44 @@ class Inst(isa.Inst):
         return render(self)
 
 
-# rows grouped by opcode mask, most specific masks first, and indexed by the word's top byte
-# (Maxwell opcodes have no fixed width, so a word is looked up under every mask that can match)
-_BY_TOP: list[list[tuple[int, dict[int, list[tuple[Row, int]]]]]] = [[] for _ in range(256)]
-
-
-def _build() -> None:
-    by_mask: dict[int, dict[int, list[tuple[Row, int]]]] = {}
-    for r in ROWS:
-        by_mask.setdefault(r.mask, {}).setdefault(r.value, []).append((r, r.known_mask()))
-    for m in sorted(by_mask, key=lambda m: -bin(m).count("1")):
-        mtop = m >> 56
-        tops = {v >> 56 for v in by_mask[m]}
-        for b in range(256):
-            if any((b & mtop) == (t & mtop) for t in tops):
-                _BY_TOP[b].append((m, by_mask[m]))
-
-
-_build()
+# rows by opcode, indexed by the word's top byte (Maxwell opcodes have no fixed width: a word is
+# looked up under every mask that can match)
+_INDEX = RowIndex(ROWS, lambda r: (r.mask, r.value), (56, 8))
 
 
 def candidates(word: int) -> list[tuple[Row, int]]:
-    out = []
-    for m, vals in _BY_TOP[word >> 56]:
-        out += vals.get(word & m, [])
-    return out
+    return _INDEX.candidates(word)
 
 
-def _operand(o, w: int, addr: int) -> dict:
-    if isinstance(o, Reg):
-        d = {"reg": get(w, o.lo, 8), "swz": get(w, o.swz, 2) if o.swz is not None else 0}
-        for k in ("neg", "abs", "inv", "cc", "h1"):
-            b = getattr(o, k)
-            d[k] = bool(b is not None and get(w, b, 1))
-        d["hsel"] = get(w, o.hsel, 2) if o.hsel is not None else 0
-        d["bsel"] = get(w, o.bsel, 2) if o.bsel is not None else 0
-        d["vsel"] = get(w, o.vsel, 3) if o.vsel is not None else 6
-        if o.sel4 is not None:
-            d["sel4"] = get(w, o.sel4[0], 4)
-        return d
-    if isinstance(o, Pred):
-        return {"pred": get(w, o.lo, 3) ^ o.xor, "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
-    if isinstance(o, Imm):
-        v = get(w, o.lo, o.width)
-        if o.kind in ("s", "sa", "su"):
-            v = sext(v | (get(w, o.sign, 1) << o.width), o.width + 1) if o.sign is not None else sext(v, o.width)
-        elif o.kind == "f20":
-            v = (get(w, o.sign, 1) << 31) | (v << 12)
-        elif o.kind == "h10":  # a half's bits 6..14 (its low 6 bits zero), sign at ``sign``
-            v = (get(w, o.sign, 1) << 15) | (v << 6)
-        elif o.kind == "d20":  # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
-            v = (get(w, o.sign, 1) << 63) | (v << 44)
-        elif o.kind == "x16" and get(w, 49, 1):  # XMAD's 16-bit immediate is signed with .U16.S16
-            v = sext(v, 16)
-        return {
-            "imm": v,
-            "neg": bool(o.neg is not None and get(w, o.neg, 1)),
-            "abs": bool(o.abs is not None and get(w, o.abs, 1)),
-            "inv": bool(o.inv is not None and get(w, o.inv, 1)),
-        }
-    if isinstance(o, CBuf):
-        d = {"bank": get(w, 34, 5), "off": sext(get(w, 20, 14), 14) * 4}
-        for k in ("neg", "abs", "inv", "h1"):
-            b = getattr(o, k)
-            d[k] = bool(b is not None and get(w, b, 1))
-        return d
-    if isinstance(o, CIdx):
-        return {"bank": get(w, 36, 5), "reg": get(w, 8, 8), "off": sext(get(w, 20, 16), 16), "indexed": True}
-    if isinstance(o, Mem):
-        off = get(w, o.off_lo, o.off_w) if o.off_w else 0  # (width 0: no offset, surfaces)
-        reg = get(w, o.reg_lo, 8)
-        # an absolute address (RZ base) is printed unsigned
-        return {"reg": reg, "off": (sext(off, o.off_w) if o.signed and o.off_w and reg != RZ else off) * o.scale}
-    if isinstance(o, SReg):
-        return {"sr": get(w, o.lo, 8)}
-    if isinstance(o, Target):
-        return {"target": addr + 8 + sext(get(w, o.lo, o.width), o.width)}
-    if isinstance(o, Attr):
-        return {"attr": get(w, o.lo, o.width)}
-    if isinstance(o, Sym):
-        return {"sym": get(w, o.lo, o.width)}
-    if isinstance(o, TexsMask):
-        return {"sym": get(w, o.lo, 3), "mask": o.mask(w)}
-    raise TypeError(o)
+def _unexplained(row: Row, bits: int) -> str:
+    return f"{row.mnemonic}: bits {bits:#x} differ from the reference encoding"
 
 
 def decode(word: int, ctrl: Control = NO_CONTROL, addr: int = 0) -> Inst:
     cands = candidates(word)
     if not cands:
         raise DecodeError(f"unknown opcode in word {word:#018x}", offset=addr)
-    reasons = []
-    for r, known in cands:
-        diff = (word ^ r.base) & ~known & ((1 << 64) - 1)
-        if diff:
-            reasons.append(f"{r.mnemonic}: bits {diff:#x} differ from the reference encoding")
-            continue
-        if any(word & m == m for m in r.exclusive):
-            reasons.append(f"{r.mnemonic}: bits {next(m for m in r.exclusive if word & m == m):#x} together not supported")
-            continue
-        mods = {m.name: m.value(word) for m in r.mods}
-        bad = [f"{m.name}={mods[m.name]}" for m in r.mods if m.lookup(mods[m.name]) is None]
+
+    def attempt(r: Row) -> Inst:
+        both = next((m for m in r.exclusive if word & m == m), None)
+        if both is not None:
+            raise RowRefused(f"{r.mnemonic}: bits {both:#x} together not supported")
+        mods, bad = mod_values(r.mods, word)
         if bad:
-            reasons.append(f"{r.mnemonic}: unsupported modifier value {', '.join(bad)}")
-            continue
-        ops = {o.name: _operand(o, word, addr) for o in r.operands}
+            raise RowRefused(f"{r.mnemonic}: unsupported modifier value {', '.join(f'{n}={v}' for n, v in bad)}")
+        ops = {o.name: o.value(word, addr) for o in r.operands}
         pred, pnot = (get(word, 16, 3), bool(get(word, 19, 1))) if r.guard else (PT, False)
         inst = Inst(addr, r, word, pred, pnot, mods, ops, ctrl)
         try:
             render(inst)
         except DecodeError as e:
-            reasons.append(f"{r.mnemonic}: {e.args[0] if e.args else e}")
-            continue
+            raise RowRefused(f"{r.mnemonic}: {e.args[0] if e.args else e}") from None
         return inst
-    raise DecodeError(f"word {word:#018x} refused ({'; '.join(reasons)})", offset=addr)
+
+    inst, reasons = match(word, cands, (1 << 64) - 1, attempt, _unexplained)
+    if inst is None:
+        raise DecodeError(f"word {word:#018x} refused ({'; '.join(reasons)})", offset=addr)
+    return inst
 
 
 def decode_stream(code: bytes, base_addr: int = 0) -> list[Inst]:
@@ -205,34 +119,16 @@ def decode_stream(code: bytes, base_addr: int = 0) -> list[Inst]:
 
 
 # --- text -----------------------------------------------------------------------------------
-def _hex(v: int) -> str:
-    return f"-{-v:#x}" if v < 0 else f"{v:#x}"
-
-
 def fmt_f32(bits: int) -> str:
-    """An f32 as nvdisasm prints it ('%.20g', '%.20e' from 1e9 up, '+INF ', '+QNAN ', '-0.0 ')."""
-    sign = "-" if bits >> 31 else ""
-    e, m = (bits >> 23) & 0xFF, bits & 0x7FFFFF
-    # nvdisasm follows its special values with a space ('+INF , P0'): kept, so texts match exactly
-    if e == 0xFF:
-        return f"{sign or '+'}{'QNAN' if m else 'INF'} "
+    """An f32 as nvdisasm 11.8 prints it (``isa.text.fmt_f32``; every NaN is a QNAN there)."""
     v = struct.unpack("<f", struct.pack("<I", bits))[0]
-    if v == 0:
-        return "-0.0 " if sign else "0"
-    a = abs(v)
-    if a >= 1e9:
-        return f"{v:.20e}"
-    if a >= 5e8:  # nvdisasm switches to exponent form somewhere in [5e8, 1e9): not known exactly
+    if 5e8 <= abs(v) < 1e9:  # nvdisasm switches to exponent form somewhere in [5e8, 1e9): not known exactly
         raise DecodeError(f"float immediate {v!r}: text form not known")
-    return f"{v:.20g}"
+    return txt.fmt_f32(bits, snan=False)
 
 
 def _reg(n: int) -> str:
-    return "RZ" if n == RZ else f"R{n}"
-
-
-def _pred(n: int, neg: bool) -> str:
-    return ("!" if neg else "") + ("PT" if n == PT else f"P{n}")
+    return reg_name(n)
 
 
 def _op_text(o, v: dict, inst: Inst) -> str | None:
@@ -276,9 +172,7 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
             s += ".reuse"
         return s
     if isinstance(o, Pred):
-        if o.hide_pt and v["pred"] == PT and not v["not"]:
-            return None
-        return _pred(v["pred"], v["not"])
+        return o.text(v)
     if isinstance(o, Imm):
         x = v["imm"]
         if o.hide_zero and x == 0:
@@ -286,13 +180,9 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
         if o.kind in ("f20", "f32"):
             s = fmt_f32(x)
         elif o.kind == "d20":
-            s = fmt_f64(x)
-            if s == "-0.0":  # with nvdisasm's space, as the f32 special values ('-0.0 , P0')
-                s = "-0.0 "
+            s = txt.spaced(txt.fmt_f64(x))
         elif o.kind in ("h16", "h10"):  # a half, printed as the double it equals (the *2_32I immediates)
-            s = fmt_f64(struct.unpack("<Q", struct.pack("<d", struct.unpack("<e", struct.pack("<H", x))[0]))[0])
-            if s == "-0.0":
-                s = "-0.0 "
+            s = txt.spaced(txt.fmt_f64(txt.f16_to_f64_bits(x)))
         elif o.kind == "sb":
             s = f"SB{x}" if x < 6 else _bad(f"scoreboard {x}")
         elif o.kind == "set":
@@ -300,11 +190,11 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
                 _bad("empty scoreboard set")
             s = "{" + ",".join(str(i) for i in range(5, -1, -1) if x >> i & 1) + "}"
         elif o.kind in ("sa", "ua"):  # after the previous operand, with a space ('R0 0x10')
-            return "\x00" + _hex(x)
+            return "\x00" + hex_signed(x)
         elif o.kind == "su":  # sign-extended, but printed as its unsigned field (IADD3's)
-            s = _hex(x & ((1 << (o.width + 1)) - 1))
+            s = hex_signed(x & ((1 << (o.width + 1)) - 1))
         else:
-            s = _hex(x)
+            s = hex_signed(x)
         if v["neg"]:
             s += ".NEG"
         if v["abs"]:
@@ -314,7 +204,7 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
         return s
     if isinstance(o, CBuf):
         sep = " " if o.space else ""
-        s = f"c[{v['bank']:#x}]{sep}[{_hex(v['off'])}]"
+        s = f"c[{v['bank']:#x}]{sep}[{hex_signed(v['off'])}]"
         if v["h1"]:
             s += ".H1"
         if v["abs"]:
@@ -327,21 +217,21 @@ def _op_text(o, v: dict, inst: Inst) -> str | None:
     if isinstance(o, CIdx):
         if v["reg"] == RZ:
             raise DecodeError("indexed constant with RZ")
-        return f"c[{v['bank']:#x}][{_reg(v['reg'])}" + (f"+{_hex(v['off'])}" if v["off"] else "") + "]"
+        return f"c[{v['bank']:#x}][{_reg(v['reg'])}" + (f"+{hex_signed(v['off'])}" if v["off"] else "") + "]"
     if isinstance(o, Mem):
         parts = [] if v["reg"] == RZ and v["off"] else [_reg(v["reg"])]
         if v["off"]:
-            parts.append(_hex(v["off"]))
+            parts.append(hex_signed(v["off"]))
         return "[" + "+".join(parts) + "]"
     if isinstance(o, SReg):
         name = SREGS.get(v["sr"])
         return name if name else _bad(f"special register {v['sr']:#x}")
     if isinstance(o, Target):
-        return _hex(v["target"])
+        return hex_signed(v["target"])
     if isinstance(o, Attr):
         if o.reg:  # arch-gfx: ALD.PHYS / AST.PHYS a[R2] (RZ: the row's exclusive bits)
             return f"a[R{v['attr']}]"
-        return f"a[{_hex(v['attr']) if v['attr'] else o.zero}]"
+        return f"a[{hex_signed(v['attr']) if v['attr'] else o.zero}]"
     if isinstance(o, Sym):
         name = o.lookup(v["sym"])  # '' = left out of the text (JMP's condition CC.T)
         return (name or None) if name is not None else _bad(f"{o.name} value {v['sym']}")
@@ -355,10 +245,7 @@ def _bad(msg: str):
 
 
 def mnemonic_text(inst: Inst) -> str:
-    s = inst.row.mnemonic
-    for m in inst.row.mods:
-        s += m.lookup(inst.mods[m.name]) or ""
-    return s
+    return inst.row.mnemonic + mods_text(inst.row.mods, inst.mods)
 
 
 # A texture instruction's phase: nvdisasm 11.8 reads the control word's reuse bits 0..1 of a
@@ -385,16 +272,11 @@ def render(inst: Inst) -> str:
     ops: list[str] = []
     for o in inst.row.operands:
         t = _op_text(o, inst.ops[o.name], inst)
-        if t is not None and t.startswith("\x00") and ops:  # BRX/JMX: 'R0 0x10'
-            ops[-1] += " " + t[1:]
-        elif t is not None:
-            ops.append(t)
+        glued = t is not None and t.startswith("\x00")  # BRX/JMX: 'R0 0x10'
+        add_operand(ops, t[1:] if glued else t, glued)
     s = mnemonic_text(inst) + phase
     first = inst.row.operands[0] if inst.row.operands else None
     if ops and isinstance(first, Mem) and first.glue:  # nvdisasm's 'CCTL.QRY1[R0]'
         s, ops = s + ops[0], ops[1:]
-    if ops:
-        s = (s + " " + ", ".join(ops)).rstrip()  # a special float last: its space goes with ';'
-    if inst.pred != PT or inst.pred_not:
-        s = f"@{_pred(inst.pred, inst.pred_not)} {s}"
-    return s
+    guard = f"@{pred_name(inst.pred, inst.pred_not)} " if inst.pred != PT or inst.pred_not else ""
+    return line(guard, s, ops)

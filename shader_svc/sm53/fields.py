@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shader_svc.isa import operands
+from shader_svc.isa.inst import CONTROL_BITS
 from shader_svc.isa.bits import get, put, sext  # noqa: F401  (the table's readers import them from here)
 from shader_svc.isa.operands import Named, Pred, Sym
 
-CTRL_BITS = 21
+CTRL_BITS = CONTROL_BITS  # one instruction's scheduling bits in the control word
 # the half instructions' operand swizzle: which half each result lane reads ('' = H1_H0)
 SWZ = {0: "", 1: ".F32", 2: ".H0_H0", 3: ".H1_H1"}
 # ``Sym`` (isa/operands.py) here: several values may share a text (TEXS's target field gives both the
@@ -73,6 +74,18 @@ class Reg:
             out.append((self.vsel, 3))
         return out
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        d = {"reg": get(w, self.lo, 8), "swz": get(w, self.swz, 2) if self.swz is not None else 0}
+        for k in ("neg", "abs", "inv", "cc", "h1"):
+            b = getattr(self, k)
+            d[k] = bool(b is not None and get(w, b, 1))
+        d["hsel"] = get(w, self.hsel, 2) if self.hsel is not None else 0
+        d["bsel"] = get(w, self.bsel, 2) if self.bsel is not None else 0
+        d["vsel"] = get(w, self.vsel, 3) if self.vsel is not None else 6
+        if self.sel4 is not None:
+            d["sel4"] = get(w, self.sel4[0], 4)
+        return d
+
 
 @dataclass(frozen=True)
 class Imm:
@@ -102,6 +115,25 @@ class Imm:
             out += _flag(b)
         return out
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        v = get(w, self.lo, self.width)
+        if self.kind in ("s", "sa", "su"):
+            v = sext(v | (get(w, self.sign, 1) << self.width), self.width + 1) if self.sign is not None else sext(v, self.width)
+        elif self.kind == "f20":
+            v = (get(w, self.sign, 1) << 31) | (v << 12)
+        elif self.kind == "h10":  # a half's bits 6..14 (its low 6 bits zero), sign at ``sign``
+            v = (get(w, self.sign, 1) << 15) | (v << 6)
+        elif self.kind == "d20":  # the top 20 bits of a double (DADD/DMUL/DFMA/DSETP immediates)
+            v = (get(w, self.sign, 1) << 63) | (v << 44)
+        elif self.kind == "x16" and get(w, 49, 1):  # XMAD's 16-bit immediate is signed with .U16.S16
+            v = sext(v, 16)
+        return {
+            "imm": v,
+            "neg": bool(self.neg is not None and get(w, self.neg, 1)),
+            "abs": bool(self.abs is not None and get(w, self.abs, 1)),
+            "inv": bool(self.inv is not None and get(w, self.inv, 1)),
+        }
+
 
 @dataclass(frozen=True)
 class CBuf:
@@ -121,6 +153,13 @@ class CBuf:
             out += _flag(b)
         return out
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        d = {"bank": get(w, 34, 5), "off": sext(get(w, 20, 14), 14) * 4}
+        for k in ("neg", "abs", "inv", "h1"):
+            b = getattr(self, k)
+            d[k] = bool(b is not None and get(w, b, 1))
+        return d
+
 
 @dataclass(frozen=True)
 class CIdx:
@@ -131,6 +170,9 @@ class CIdx:
 
     def bits(self) -> list[tuple[int, int]]:
         return [(36, 5), (8, 8), (20, 16)]
+
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {"bank": get(w, 36, 5), "reg": get(w, 8, 8), "off": sext(get(w, 20, 16), 16), "indexed": True}
 
 
 @dataclass(frozen=True)
@@ -149,6 +191,12 @@ class Mem:
     def bits(self) -> list[tuple[int, int]]:  # (``off_w`` 0: no offset field, surfaces)
         return [(self.reg_lo, 8)] + ([(self.off_lo, self.off_w)] if self.off_w else [])
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        off = get(w, self.off_lo, self.off_w) if self.off_w else 0  # (width 0: no offset, surfaces)
+        reg = get(w, self.reg_lo, 8)
+        # an absolute address (RZ base) is printed unsigned
+        return {"reg": reg, "off": (sext(off, self.off_w) if self.signed and self.off_w and reg != RZ else off) * self.scale}
+
 
 @dataclass(frozen=True)
 class SReg(operands.SReg):
@@ -164,6 +212,8 @@ class Target(operands.Target):
 
     lo: int = 20
     width: int = 24
+    step: int = 8
+    unit: int = 1
 
 
 @dataclass(frozen=True)
@@ -227,6 +277,9 @@ class TexsMask:
     def mask(self, word: int) -> int | None:
         table = TEXS_MASKS_ONE if get(word, self.d2_lo, 8) == RZ else TEXS_MASKS_TWO
         return table.get(get(word, self.lo, 3))
+
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {"sym": get(w, self.lo, 3), "mask": self.mask(w)}
 
 
 Operand = Reg | Pred | Imm | CBuf | CIdx | Mem | SReg | Target | Attr | Sym | TexsMask

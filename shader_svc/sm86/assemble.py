@@ -23,22 +23,17 @@ import struct
 from dataclasses import dataclass
 
 from nxrecomp.common.errors import NxError
-from shader_svc.isa.text import parse_f64
+from shader_svc.isa.assembler import HIDDEN, NOT_OPTIONAL, first_exact, mod_splits, operand_texts, read_listing
+from shader_svc.isa.operands import parse_pred
+from shader_svc.isa.text import f64_text_to_f16, parse_f32, parse_f64
 from shader_svc.sm86.decode import MASK105, SWZ, Control, DecodeError, Inst, decode
-from shader_svc.sm86.fields import REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
+from shader_svc.sm86.fields import CONTROL_LO, REUSE_BIT, Attr, CBuf, CBufR, Imm, Mem, Pred, Reg, Row, SReg, Sym, Target, get, put
 from shader_svc.sm86.table import ROWS, SREGS
 
 SREG_NUM = {v: k for k, v in SREGS.items()}
 SWZ_NUM = {v: k for k, v in SWZ.items() if v}
 DEFAULT_CONTROL = Control(stall=1, yield_=1, wbar=7, rbar=7, wait=0, reuse=0)
 VARIABLE_LATENCY = {"mem", "sfu", "warp", "attr", "tex"}
-
-
-class _Hidden:
-    """Marker of an operand a modifier hides (IMAD's carry-in without .X)."""
-
-
-HIDDEN = _Hidden()
 
 
 class AsmError(NxError):
@@ -58,17 +53,7 @@ _ROWS = _rows_by_prefix()
 
 
 def _control_bits(c: Control) -> int:
-    w = 0
-    for lo, width, v in (
-        (105, 4, c.stall),
-        (109, 1, c.yield_),
-        (110, 3, c.wbar),
-        (113, 3, c.rbar),
-        (116, 6, c.wait),
-        (122, 4, c.reuse),
-    ):
-        w = put(w, lo, width, v)
-    return w
+    return c.bits() << CONTROL_LO
 
 
 # --- operand parsers: text -> list of (lo, width, value) -----------------------------------
@@ -101,26 +86,20 @@ def _regnum(s: str, file: str) -> int:
     raise _NoMatch(s)
 
 
-def _pred(s: str, file: str) -> tuple[int, int]:
-    neg = s.startswith("!")
-    s = s[1:] if neg else s
-    if s == f"{file}T":
-        return 7, neg
-    m = re.fullmatch(rf"{file}([0-6])", s)
-    if not m:
-        raise _NoMatch(s)
-    return int(m.group(1)), neg
+def _fit(f, *args):
+    """A shared inverse (``isa/operands.py``, ``isa/text.py``): its ValueError is no match."""
+    try:
+        return f(*args)
+    except ValueError:
+        raise _NoMatch(str(args[0])) from None
+
+
+def _pred(s: str, file: str) -> tuple[int, bool]:
+    return _fit(parse_pred, s, file)
 
 
 def _f32(s: str) -> int:
-    s = s.strip()
-    special = {"+INF": 0x7F800000, "-INF": 0xFF800000, "+QNAN": 0x7FC00000, "-QNAN": 0xFFC00000}
-    if s in special:
-        return special[s]
-    try:
-        return struct.unpack("<I", struct.pack("<f", float(s)))[0]
-    except (ValueError, OverflowError):
-        raise _NoMatch(s) from None
+    return _fit(parse_f32, s)
 
 
 def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]], int]:
@@ -169,13 +148,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         f.append((o.lo, o.width, _regnum(s, o.file)))
         return f, reuse
     if isinstance(o, Pred):
-        p, neg = (7, False) if text is None else _pred(text, o.file)  # a left-out carry-out is PT
-        f.append((o.lo, 3, p ^ o.xor))
-        if neg and o.not_bit is None:
-            raise _NoMatch(text)
-        if o.not_bit is not None:
-            f.append((o.not_bit, 1, int(neg)))
-        return f, 0
+        return _fit(o.fields, text), 0  # a left-out carry-out (None) is PT
     if isinstance(o, Sym) and text is None:
         if o.hide is None:
             raise _NoMatch(o.name)
@@ -185,10 +158,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
     if text is None:
         raise _NoMatch(o.name)
     if isinstance(o, Sym):
-        v = next((k for k, s in o.names if s == text), None)
-        if v is None:
-            raise _NoMatch(text)
-        return [(o.lo, o.width, v)], 0
+        return [(o.lo, o.width, _fit(o.number, text))], 0
     if isinstance(o, Attr) and o.ur is not None:  # a[UR4+0x10]
         m = re.fullmatch(r"a\[(URZ|UR\d+)(?:\+(0x[0-9a-f]+))?\]", text)
         v = _int(m.group(2)) if m and m.group(2) else 0
@@ -215,10 +185,7 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
                 raise _NoMatch(text)
             v = bits >> 32
         elif o.kind == "f16d":  # F2I.F16's half immediate
-            try:
-                v = struct.unpack("<H", struct.pack("<e", struct.unpack("<d", struct.pack("<Q", parse_f64(text)))[0]))[0]
-            except (ValueError, OverflowError, struct.error):
-                raise _NoMatch(text) from None
+            v = _fit(f64_text_to_f16, text)
         elif o.kind == "f16":  # one half of a packed pair, exactly (shader-alu)
             fv = struct.unpack("<f", struct.pack("<I", _f32(text)))[0]
             try:
@@ -296,14 +263,9 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             f.append((o.off[0], o.off[1], _int(m.group(4)) if m.group(4) else 0))
         return f, 0
     if isinstance(o, SReg):
-        if text not in SREG_NUM:
-            raise _NoMatch(text)
-        return [(o.lo, 8, SREG_NUM[text])], 0
+        return _fit(o.fields, text, SREG_NUM), 0
     if isinstance(o, Target):
-        delta = _int(text) - addr - 16
-        if delta % 4:
-            raise _NoMatch(text)
-        return [(o.lo, o.width, delta // 4)], 0
+        return _fit(o.fields, _int(text), addr), 0
     raise TypeError(o)
 
 
@@ -311,53 +273,27 @@ def _mods(row: Row, rest: str) -> list[dict[str, int]]:
     """Every way the suffix text after the mnemonic (alias included) splits into the row's
     modifiers, in print order."""
     mods = row.mods_before + row.mods
-    out: list[dict[str, int]] = []
-
-    def walk(i: int, s: str, acc: dict[str, int]) -> None:
-        if i == len(mods):
-            if not s:
-                out.append(dict(acc))
-            return
-        m = mods[i]
-        for v, name in m.names:
-            if s.startswith(name):
-                acc[m.name] = v
-                walk(i + 1, s[len(name) :], acc)
-                del acc[m.name]
-
     starts = [rest] + [rest[len(a.insert) :] for a in row.aliases if rest.startswith(a.insert)]
-    for s in dict.fromkeys(starts):
-        walk(0, s, {})
-    return out
+    return [{m.name: v for m, v in zip(mods, values)} for s in dict.fromkeys(starts) for values in mod_splits(mods, s)]
 
 
 def _operand_splits(row: Row, mods: dict[str, int], texts: list[str]):
     """Assign the operand texts to the row's operands; operands the text may leave out
     (PT carry-outs, RZ shown as nothing, operands hidden by a modifier) are tried both ways."""
-    hidden = {op for op, mod, val in row.show_if if mods.get(mod) != val}
-    ops = row.operands
+    hidden = frozenset(op for op, mod, val in row.show_if if mods.get(mod) != val)
+    for texts_of in operand_texts(row.operands, texts, _optional, hidden=hidden):
+        yield list(zip(row.operands, texts_of))
 
-    def walk(i: int, j: int, acc: list):
-        if i == len(ops):
-            if j == len(texts):
-                yield list(acc)
-            return
-        o = ops[i]
-        if o.name in hidden:
-            yield from walk(i + 1, j, acc + [(o, HIDDEN)])
-            return
-        if j < len(texts):
-            yield from walk(i + 1, j + 1, acc + [(o, texts[j])])
-        optional = (
-            (isinstance(o, Pred) and o.hide_pt)
-            or (isinstance(o, Reg) and o.suffix == "@hiderz")
-            or (isinstance(o, Sym) and o.hide is not None)
-            or (isinstance(o, Imm) and o.kind == "x4")
-        )
-        if optional:
-            yield from walk(i + 1, j, acc + [(o, None)])
 
-    yield from walk(0, 0, [])
+def _optional(o) -> None | object:
+    """None (the operand not shown) for an operand the line may leave out."""
+    optional = (
+        (isinstance(o, Pred) and o.hide_pt)
+        or (isinstance(o, Reg) and o.suffix == "@hiderz")
+        or (isinstance(o, Sym) and o.hide is not None)
+        or (isinstance(o, Imm) and o.kind == "x4")
+    )
+    return None if optional else NOT_OPTIONAL
 
 
 def _split_operands(s: str) -> list[str]:
@@ -457,15 +393,21 @@ def assemble_line(
                     if (lo, w) in free_ok:
                         word = put(word, lo, w, v)
                 word |= _control_bits(Control(control.stall, control.yield_, control.wbar, control.rbar, control.wait, reuse))
-                try:
-                    back = decode(word & (2**64 - 1), word >> 64, addr)
-                except DecodeError:
-                    continue
-                if back.text().replace(" ,", ",").rstrip() == want:  # '-0.0 ,' as parsed
+                if first_exact([word], _text_of(addr), want) is not None:  # '-0.0 ,' as parsed
                     return word
     if not tried:
         raise AsmError(f"unknown instruction {p.name!r}", offset=addr)
     raise AsmError(f"cannot encode {want!r}: no form of {p.name.split('.')[0]} matches these operands/modifiers", offset=addr)
+
+
+def _text_of(addr: int):
+    def text_of(word: int) -> str | None:
+        try:
+            return decode(word & (2**64 - 1), word >> 64, addr).text()
+        except DecodeError:
+            return None
+
+    return text_of
 
 
 # --- programs ------------------------------------------------------------------------------
@@ -504,24 +446,18 @@ def _default_control(text: str) -> Control:
     return Control(stall=4, yield_=1, wbar=0 if variable and not stores else 7, rbar=1 if stores else 7, wait=0b11, reuse=0)
 
 
+def _twice(n: int, name: str) -> AsmError:
+    return AsmError(f"line {n}: label {name} defined twice")
+
+
 def assemble_program(source: str, base: int = 0) -> bytes:
     """A listing (see the module text) -> code bytes; errors name the line."""
+    text_lines, labels = read_listing(source, r"([A-Za-z_][A-Za-z0-9_]*):\s*", lambda i: base + 16 * i, _twice)
     lines: list[tuple[int, str, Control | None]] = []
-    labels: dict[str, int] = {}
-    for n, raw in enumerate(source.splitlines(), 1):
-        s = raw.split("//", 1)[0].strip()
-        if not s:
-            continue
-        while m := re.match(r"^([A-Za-z_][A-Za-z0-9_]*):\s*", s):
-            if m.group(1) in labels:
-                raise AsmError(f"line {n}: label {m.group(1)} defined twice")
-            labels[m.group(1)] = base + 16 * len(lines)
-            s = s[m.end() :]
-        if not s:
-            continue
+    for i, (n, s) in enumerate(text_lines):
         ctrl = None
         if m := _CTRL.match(s):
-            ctrl = _parse_control(m.group(1), base + 16 * len(lines))
+            ctrl = _parse_control(m.group(1), base + 16 * i)
             s = s[m.end() :]
         lines.append((n, s, ctrl))
     out = bytearray()

@@ -12,8 +12,10 @@ import struct
 from dataclasses import dataclass
 
 from shader_svc.isa import inst as isa
-from shader_svc.isa.inst import Control, DecodeError  # noqa: F401  (this module's names)
-from shader_svc.isa.text import fmt_f64
+from shader_svc.isa import text as txt
+from shader_svc.isa.decoder import RowIndex, alias_of, RowRefused, add_operand, field_mask, line, match, mod_values, mods_text
+from shader_svc.isa.inst import CONTROL_BITS, Control, DecodeError  # noqa: F401  (this module's names)
+from shader_svc.isa.text import hex_signed, pred_name, reg_name
 from shader_svc.sm86.fields import (
     CONTROL_LO,
     REUSE_BIT,
@@ -29,7 +31,6 @@ from shader_svc.sm86.fields import (
     Sym,
     Target,
     get,
-    sext,
 )
 from shader_svc.sm86.table import ROWS, SREGS
 
@@ -38,15 +39,10 @@ SWZ = {0: "", 1: ".F32", 2: ".H0_H0", 3: ".H1_H1"}
 
 
 def _known_mask(row: Row) -> int:
-    m = 0
-    for lo, w in row.field_bits():
-        m |= ((1 << w) - 1) << lo
-    return m
+    return field_mask(row.field_bits())
 
 
-_BY_OPCODE: dict[int, list[tuple[Row, int]]] = {}
-for _r in ROWS:
-    _BY_OPCODE.setdefault(_r.opcode, []).append((_r, _known_mask(_r)))
+_INDEX = RowIndex(ROWS, lambda r: (0xFFF, r.opcode), (0, 12))  # the 12-bit opcode (form bits 9..11 included)
 
 
 @dataclass
@@ -58,87 +54,15 @@ class Inst(isa.Inst):
 
 
 def _control(word: int) -> Control:
-    return Control(
-        get(word, 105, 4), get(word, 109, 1), get(word, 110, 3), get(word, 113, 3), get(word, 116, 6), get(word, 122, 4)
-    )
+    return Control.from_bits(get(word, CONTROL_LO, CONTROL_BITS))
 
 
-def _operand(o, w: int, addr: int):
-    if isinstance(o, Reg):
-        return {
-            "reg": get(w, o.lo, o.width),
-            "neg": bool(o.neg is not None and get(w, o.neg, 1)),
-            "abs": bool(o.abs is not None and get(w, o.abs, 1)),
-            "file": o.file,
-        }
-    if isinstance(o, Pred):
-        return {"pred": get(w, o.lo, 3) ^ o.xor, "not": bool(o.not_bit is not None and get(w, o.not_bit, 1))}
-    if isinstance(o, Imm):
-        v = get(w, o.lo, o.width)
-        if o.hi_lo is not None:
-            v |= get(w, o.hi_lo, o.hi_width) << o.width
-        if o.kind in ("x4", "s4"):  # a signed offset in 4-byte units (BRX/JMX), RET.ABS's address
-            return {"imm": 4 * sext(v, o.width)}
-        if o.kind == "a4":  # an absolute address in 4-byte units (JMP)
-            return {"imm": 4 * v}
-        return {"imm": sext(v, o.width) if o.kind == "s" else v}
-    if isinstance(o, CBuf):
-        return {
-            "bank": get(w, 54, 5),
-            "off": sext(get(w, 40, 14), 14) * 4,
-            "neg": bool(o.neg is not None and get(w, o.neg, 1)),
-            "abs": bool(o.abs is not None and get(w, o.abs, 1)),
-        }
-    if isinstance(o, CBufR):
-        return {"bank": get(w, 54, 5), "reg": get(w, 24, 8), "off": sext(get(w, 38, 16), 16)}
-    if isinstance(o, Mem):
-        scale = get(w, o.scale[0], o.scale[1]) if o.scale else 0
-        wide = o.wide_bit == -1 or (o.wide_bit is not None and bool(get(w, o.wide_bit, 1)))
-        off = get(w, *o.off) if o.off[1] else 0  # (width 0: no offset field, surfaces)
-        return {
-            "reg": get(w, o.reg_lo, 8),
-            "off": sext(off, o.off[1]) if o.signed and o.off[1] else off,
-            "wide": wide,
-            "scale": scale,
-            **({"ur": get(w, o.ur, 6)} if o.ur is not None else {}),
-        }
-    if isinstance(o, SReg):
-        return {"sr": get(w, o.lo, 8)}
-    if isinstance(o, Target):
-        return {"target": addr + 16 + 4 * sext(get(w, o.lo, o.width), o.width)}
-    if isinstance(o, Attr):
-        v = {"attr": get(w, o.lo, o.width) * o.scale, **({"ur": get(w, o.ur, 6)} if o.ur is not None else {})}
-        return {**v, "reg": v["attr"]} if o.reg else v  # (arch-gfx: a register, for Row.refuse)
-    if isinstance(o, Sym):
-        return {"sym": get(w, o.lo, o.width)}
-    raise TypeError(o)
+# nvdisasm 13.5 prints IMAD by 0x10000 and 0x80000000 as plain IMAD, other powers of two as IMAD.SHL
+_PLAIN_POW2 = frozenset((0x10000, 0x80000000))
 
 
 def _alias(row: Row, ops: dict, mods: dict) -> str:
-    for al in row.aliases:
-        ok = True
-        for name, kind, val in al.when:
-            v = ops.get(name)
-            if kind == "mod":
-                ok = ok and mods.get(name) == val
-            elif v is None:
-                ok = False
-            elif kind == "reg":
-                ok = ok and "reg" in v and v.get("file") == "R" and v["reg"] == val
-            elif kind == "imm":
-                ok = ok and "imm" in v and v["imm"] == val
-            elif kind == "pow2":
-                # nvdisasm 13.5 prints 0x10000 and 0x80000000 as plain IMAD, other powers as .SHL
-                ok = (
-                    ok
-                    and "imm" in v
-                    and v["imm"] > 1
-                    and v["imm"] & (v["imm"] - 1) == 0
-                    and v["imm"] not in (0x10000, 0x80000000)
-                )
-        if ok:
-            return al.insert
-    return ""
+    return alias_of(row.aliases, ops, mods, _PLAIN_POW2)
 
 
 def _reuse_slots(row: Row, mods: dict[str, int]) -> int:
@@ -152,54 +76,40 @@ def _reuse_slots(row: Row, mods: dict[str, int]) -> int:
     return m
 
 
+def _unexplained(row: Row, bits: int) -> str:
+    return f"{row.mnemonic}: unexpected bits {bits:#x}"
+
+
 def decode(lo: int, hi: int, addr: int = 0) -> Inst:
     word = lo | (hi << 64)
-    cands = _BY_OPCODE.get(lo & 0xFFF)
+    cands = _INDEX.candidates(lo)
     if not cands:
         raise DecodeError(f"unknown opcode {lo & 0xFFF:#05x}", offset=addr)
-    why = ""
-    for row, known in cands:
-        diff = (word ^ row.base) & MASK105 & ~known
-        if diff:
-            why = f"{row.mnemonic}: unexpected bits {diff:#x}"
-            continue
-        mods = {}
-        bad = None
-        for m in row.mods_before + row.mods:
-            v = get(word, m.lo, m.width)
-            if m.lookup(v) is None:
-                bad = f"{row.mnemonic}: modifier {m.name}={v} not supported"
-                break
-            mods[m.name] = v
-        if not bad:
-            bad = next(
-                (
-                    f"{row.mnemonic}: modifiers {dict(ex)} together not supported"
-                    for ex in row.exclude
-                    if all(mods.get(k) == v for k, v in ex)
-                ),
-                None,
-            )
+
+    def attempt(row: Row) -> Inst:
+        mods, bad = mod_values(row.mods_before + row.mods, word)
         if bad:
-            why = bad
-            continue
-        ops = {o.name: _operand(o, word, addr) for o in row.operands}
+            raise RowRefused(f"{row.mnemonic}: modifier {bad[0][0]}={bad[0][1]} not supported")
+        for ex in row.exclude:
+            if all(mods.get(k) == v for k, v in ex):
+                raise RowRefused(f"{row.mnemonic}: modifiers {dict(ex)} together not supported")
+        ops = {o.name: o.value(word, addr) for o in row.operands}
         if any(isinstance(o, SReg) for o in row.operands) and ops["sr"]["sr"] not in SREGS:
-            why = f"special register {ops['sr']['sr']:#x} not supported"
-            continue
+            raise RowRefused(f"special register {ops['sr']['sr']:#x} not supported")
         bad_sym = next((o for o in row.operands if isinstance(o, Sym) and o.lookup(ops[o.name]["sym"]) is None), None)
         if bad_sym is not None:
-            why = f"{row.mnemonic}: {bad_sym.name}={ops[bad_sym.name]['sym']} not supported"
-            continue
+            raise RowRefused(f"{row.mnemonic}: {bad_sym.name}={ops[bad_sym.name]['sym']} not supported")
         stray = get(word, 122, 4) & ~_reuse_slots(row, mods)
         if stray:  # nvdisasm refuses such a word, or prints nothing for the flag (no round trip)
-            why = f"{row.mnemonic}: reuse flag {stray:#x} on a slot no register operand uses"
-            continue
+            raise RowRefused(f"{row.mnemonic}: reuse flag {stray:#x} on a slot no register operand uses")
         if any(ops[n].get("reg", ops[n].get("imm")) == v for n, v in row.refuse):
-            why = f"{row.mnemonic}: operand value nvdisasm cannot print"
-            continue
+            raise RowRefused(f"{row.mnemonic}: operand value nvdisasm cannot print")
         return Inst(addr, row, word, get(word, 12, 3), bool(get(word, 15, 1)), mods, ops, _control(word), _alias(row, ops, mods))
-    raise DecodeError(f"word {hi:016x}{lo:016x} refused ({why})", offset=addr)
+
+    inst, reasons = match(word, cands, MASK105, attempt, _unexplained)
+    if inst is None:
+        raise DecodeError(f"word {hi:016x}{lo:016x} refused ({reasons[-1]})", offset=addr)
+    return inst
 
 
 def decode_stream(code: bytes, base: int = 0) -> list[Inst]:
@@ -213,38 +123,7 @@ def decode_stream(code: bytes, base: int = 0) -> list[Inst]:
 
 
 def fmt_f32(bits: int) -> str:
-    if bits == 0x80000000:
-        return "-0.0"
-    exp, frac, sign = (bits >> 23) & 0xFF, bits & 0x7FFFFF, "-" if bits >> 31 else "+"
-    if exp == 0xFF:
-        if frac == 0:
-            return f"{sign}INF "
-        return f"{sign}{'Q' if frac >> 22 else 'S'}NAN "
-    v = struct.unpack("<f", struct.pack("<I", bits))[0]
-    if v != 0 and abs(v) >= 1e9:
-        return f"{v:.20e}"
-    return f"{v:.20g}"
-
-
-def f16_to_f64_bits(h: int) -> int:
-    """The 64 bits of the double equal to the half with bits ``h``."""
-    return struct.unpack("<Q", struct.pack("<d", struct.unpack("<e", struct.pack("<H", h))[0]))[0]
-
-
-def _hex(v: int) -> str:
-    return f"-{-v:#x}" if v < 0 else f"{v:#x}"
-
-
-def _reg_name(n: int, file: str) -> str:
-    if file == "R":
-        return "RZ" if n == 255 else f"R{n}"
-    if file == "B":
-        return f"B{n}"
-    return "URZ" if n == 63 else f"UR{n}"
-
-
-def _pred_name(p: int, neg: bool, file: str = "P") -> str:
-    return ("!" if neg else "") + (f"{file}T" if p == 7 else f"{file}{p}")
+    return txt.fmt_f32(bits)
 
 
 def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
@@ -252,7 +131,7 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
     if isinstance(o, Reg):
         if o.suffix == "@hiderz" and v["reg"] == (255 if o.file == "R" else 63):
             return None
-        s = _reg_name(v["reg"], o.file)
+        s = reg_name(v["reg"], o.file)
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
@@ -265,29 +144,23 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             s += SWZ[get(w, int(o.suffix[5:]), 2)]
         return s
     if isinstance(o, Pred):
-        if o.hide_pt and v["pred"] == 7 and not v["not"]:
-            return None
-        return _pred_name(v["pred"], v["not"], o.file)
+        return o.text(v)
     if isinstance(o, Imm):
         # nvdisasm follows an immediate -0.0 with a space, as its other special values
         # ('-0.0 , P0'; at the end of the line the space is trimmed with the rest)
         if o.kind == "f32":
-            s = fmt_f32(v["imm"])
-            return "-0.0 " if s == "-0.0" else s
+            return txt.fmt_f32(v["imm"])
         if o.kind == "f16d":  # a half (F2I.F16's immediate), printed as its double is
-            s = fmt_f64(f16_to_f64_bits(v["imm"]))
-            return "-0.0 " if s == "-0.0" else s
+            return txt.spaced(txt.fmt_f64(txt.f16_to_f64_bits(v["imm"])))
         if o.kind == "f16":  # one half of a packed pair (HADD2/HMUL2/HFMA2 immediates; shader-alu)
-            s = fmt_f32(struct.unpack("<I", struct.pack("<f", struct.unpack("<e", struct.pack("<H", v["imm"]))[0]))[0])
-            return "-0.0 " if s == "-0.0" else s
+            return txt.fmt_f32(txt.f16_to_f32_bits(v["imm"]))
         if o.kind == "f64":  # the high word of a double (DADD/DMUL/DFMA immediates)
-            s = fmt_f64(v["imm"] << 32)
-            return "-0.0 " if s == "-0.0" else s
+            return txt.spaced(txt.fmt_f64(v["imm"] << 32))
         if o.kind == "x4":  # printed after the register, left out while 0 ('R0 0x4')
-            return _hex(v["imm"]) if v["imm"] else None
-        return _hex(v["imm"])
+            return hex_signed(v["imm"]) if v["imm"] else None
+        return hex_signed(v["imm"])
     if isinstance(o, CBuf):
-        s = f"c[{v['bank']:#x}]{o.sep}[{_hex(v['off'])}]"
+        s = f"c[{v['bank']:#x}]{o.sep}[{hex_signed(v['off'])}]"
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
@@ -295,30 +168,30 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         return s
     if isinstance(o, CBufR):
         if v["reg"] == 255:
-            return f"c[{v['bank']:#x}][{_hex(v['off'])}]"
-        return f"c[{v['bank']:#x}][R{v['reg']}" + (f"+{_hex(v['off'])}]" if v["off"] else "]")
+            return f"c[{v['bank']:#x}][{hex_signed(v['off'])}]"
+        return f"c[{v['bank']:#x}][R{v['reg']}" + (f"+{hex_signed(v['off'])}]" if v["off"] else "]")
     if isinstance(o, Mem):
         if o.scale and v["reg"] == 255 and v["off"] and not v["wide"] and not v["scale"]:
-            return f"[{_hex(v['off'])}]"  # shared memory at an absolute offset (nvdisasm 13.5)
-        s = _reg_name(v["reg"], "R") + (".64" if v["wide"] else ".U32" if o.u32 else "")
+            return f"[{hex_signed(v['off'])}]"  # shared memory at an absolute offset (nvdisasm 13.5)
+        s = reg_name(v["reg"], "R") + (".64" if v["wide"] else ".U32" if o.u32 else "")
         if o.scale:
             s += dict(o.scale[2])[v["scale"]]
         # nvdisasm 13.5 (shader-mma): LDGSTS's source leaves out '+URZ'; ARRIVES's address
         # leaves out an RZ register ('[URZ+0x100]')
         if o.ur is not None and not (o.u32 and v["ur"] == 63):
-            s = _reg_name(v["ur"], "UR") if v["reg"] == 255 and not o.u32 else s + "+" + _reg_name(v["ur"], "UR")
+            s = reg_name(v["ur"], "UR") if v["reg"] == 255 and not o.u32 else s + "+" + reg_name(v["ur"], "UR")
         if v["off"]:
-            s += "+" + _hex(v["off"])
+            s += "+" + hex_signed(v["off"])
         return f"[{s}]"
     if isinstance(o, SReg):
         return SREGS[v["sr"]]
     if isinstance(o, Target):
-        return _hex(v["target"])
+        return hex_signed(v["target"])
     if isinstance(o, Attr):
         if o.reg:  # arch-gfx: ALD.PHYS / AST.PHYS a[R2] (RZ: refused by the row)
             return f"a[R{v['attr']}]"
         if o.ur is not None:
-            return f"a[{_reg_name(v['ur'], 'UR')}" + (f"+{v['attr']:#x}]" if v["attr"] else "]")
+            return f"a[{reg_name(v['ur'], 'UR')}" + (f"+{v['attr']:#x}]" if v["attr"] else "]")
         return f"a[{v['attr']:#x}]"
     if isinstance(o, Sym):
         return None if v["sym"] == o.hide else o.lookup(v["sym"])
@@ -330,21 +203,15 @@ def render(inst: Inst) -> str:
     guard = (
         ""
         if inst.pred == 7 and not inst.pred_not
-        else "@" + _pred_name(inst.pred, inst.pred_not, "UP" if row.uniform else "P") + " "
+        else "@" + pred_name(inst.pred, inst.pred_not, "UP" if row.uniform else "P") + " "
     )
-    name = row.mnemonic + inst.alias
-    for m in row.mods_before + row.mods:
-        name += m.lookup(inst.mods[m.name]) or ""
+    name = row.mnemonic + inst.alias + mods_text(row.mods_before + row.mods, inst.mods)
     neg_sym = "~" if inst.mods.get("X") == 1 else "-"
     hidden = {op for op, mod, val in row.show_if if inst.mods.get(mod) != val}
     parts = []
     for o in row.operands:
         if o.name in hidden:
             continue
-        s = _render_operand(o, inst.ops[o.name], inst, neg_sym)
-        if s is not None and o.name == "rt" and parts:  # RET's target follows its register: 'R8 0x0'
-            parts[-1] += " " + s
-        elif s is not None:
-            parts.append(s)
-    text = guard + name
-    return f"{text} {', '.join(parts)}".rstrip() if parts else text
+        # RET's target follows its register: 'R8 0x0'
+        add_operand(parts, _render_operand(o, inst.ops[o.name], inst, neg_sym), o.name == "rt")
+    return line(guard, name, parts)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from shader_svc.isa import operands
 from shader_svc.isa.bits import get, put, sext  # noqa: F401  (the table's readers import them from here)
-from shader_svc.isa.operands import Named, Pred
+from shader_svc.isa.operands import Alias, Named, Pred
 
 # Control bits (scheduling): present on every instruction, never part of an opcode.
 CONTROL_LO = 105
@@ -46,6 +46,14 @@ class Reg:
         out += [(b, 1) for b in (self.neg, self.abs) if b is not None]
         return out
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {
+            "reg": get(w, self.lo, self.width),
+            "neg": bool(self.neg is not None and get(w, self.neg, 1)),
+            "abs": bool(self.abs is not None and get(w, self.abs, 1)),
+            "file": self.file,
+        }
+
 
 @dataclass(frozen=True)
 class Imm:
@@ -64,6 +72,16 @@ class Imm:
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, self.width)] + ([(self.hi_lo, self.hi_width)] if self.hi_lo is not None else [])
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        v = get(w, self.lo, self.width)
+        if self.hi_lo is not None:
+            v |= get(w, self.hi_lo, self.hi_width) << self.width
+        if self.kind in ("x4", "s4"):  # a signed offset in 4-byte units (BRX/JMX), RET.ABS's address
+            return {"imm": 4 * sext(v, self.width)}
+        if self.kind == "a4":  # an absolute address in 4-byte units (JMP)
+            return {"imm": 4 * v}
+        return {"imm": sext(v, self.width) if self.kind == "s" else v}
+
 
 @dataclass(frozen=True)
 class CBuf:
@@ -79,6 +97,14 @@ class CBuf:
     def bits(self) -> list[tuple[int, int]]:
         return [(54, 5), (40, 14)] + [(b, 1) for b in (self.neg, self.abs) if b is not None]
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {
+            "bank": get(w, 54, 5),
+            "off": sext(get(w, 40, 14), 14) * 4,
+            "neg": bool(self.neg is not None and get(w, self.neg, 1)),
+            "abs": bool(self.abs is not None and get(w, self.abs, 1)),
+        }
+
 
 @dataclass(frozen=True)
 class CBufR:
@@ -89,6 +115,9 @@ class CBufR:
 
     def bits(self) -> list[tuple[int, int]]:
         return [(54, 5), (24, 8), (38, 16)]
+
+    def value(self, w: int, addr: int = 0) -> dict:
+        return {"bank": get(w, 54, 5), "reg": get(w, 24, 8), "off": sext(get(w, 38, 16), 16)}
 
 
 @dataclass(frozen=True)
@@ -115,6 +144,18 @@ class Mem:
             out.append(self.scale[:2])
         return out
 
+    def value(self, w: int, addr: int = 0) -> dict:
+        scale = get(w, self.scale[0], self.scale[1]) if self.scale else 0
+        wide = self.wide_bit == -1 or (self.wide_bit is not None and bool(get(w, self.wide_bit, 1)))
+        off = get(w, *self.off) if self.off[1] else 0  # (width 0: no offset field, surfaces)
+        return {
+            "reg": get(w, self.reg_lo, 8),
+            "off": sext(off, self.off[1]) if self.signed and self.off[1] else off,
+            "wide": wide,
+            "scale": scale,
+            **({"ur": get(w, self.ur, 6)} if self.ur is not None else {}),
+        }
+
 
 @dataclass(frozen=True)
 class SReg(operands.SReg):
@@ -129,6 +170,8 @@ class Target(operands.Target):
 
     lo: int = 34
     width: int = 48
+    step: int = 16
+    unit: int = 4
 
 
 @dataclass(frozen=True)
@@ -142,6 +185,10 @@ class Attr(operands.Attr):
 
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, self.width)] + ([(self.ur, 6)] if self.ur is not None else [])
+
+    def value(self, w: int, addr: int = 0) -> dict:
+        v = {"attr": get(w, self.lo, self.width) * self.scale, **({"ur": get(w, self.ur, 6)} if self.ur is not None else {})}
+        return {**v, "reg": v["attr"]} if self.reg else v  # (arch-gfx: a register, for Row.refuse)
 
 
 @dataclass(frozen=True)
@@ -166,16 +213,11 @@ class Mod(Named):
     def bits(self) -> list[tuple[int, int]]:
         return [(self.lo, self.width)]
 
+    def value(self, word: int) -> int:
+        return get(word, self.lo, self.width)
 
-@dataclass(frozen=True)
-class Alias:
-    """nvdisasm prints some encodings under another name (IMAD with a zero product is
-    IMAD.MOV).  ``when``: conditions, all must hold: (operand, kind, value) with kind 'reg'
-    (register number), 'imm' (immediate value) or 'mod' (a modifier's value, by its name);
-    ``insert``: text put after the mnemonic, before the modifiers."""
-
-    insert: str
-    when: tuple[tuple[str, str, int], ...]
+    def encode(self, word: int, v: int) -> int:
+        return put(word, self.lo, self.width, v)
 
 
 Operand = Reg | Pred | Imm | CBuf | CBufR | Mem | SReg | Target | Attr | Sym
