@@ -48,6 +48,9 @@ class Texture:
     layers: int = 1  # array layers (a cube: 6 faces per cube, +X -X +Y -Y +Z -Z)
     cube: bool = False  # sampled as a cube (layers 6) or cube array (layers 6n)
     samples: int = 1  # a multisampled render target (2, 4, 8): drawn into, resolved, never sampled
+    # A layered render target (layers > 1, colour, one sample, not a cube) is GPU-owned like any
+    # render target but only a surface pool entry (compute), sampled and written back (every
+    # layer); draws and PRESENT refuse it (validate.py).
 
     @property
     def row_bytes(self) -> int:
@@ -227,13 +230,21 @@ class Objects:
                 f"texture {id}: a cube needs square faces and layers a multiple of 6 "
                 f"(got {width}x{height}, field layers {layers})"
             )
-        if render_target and (layers > 1 or cube):
-            raise ObjectError(f"texture {id}: a render target has one layer (field layers {layers}, cube {cube})")
+        if render_target and (cube or (layers > 1 and fmt.depth)):
+            # a layered colour target is a surface (compute) and a sampled array, never drawn into
+            raise ObjectError(
+                f"texture {id}: a render target is not a cube and a layered one is a colour format "
+                f"(field layers {layers}, cube {cube}, format {format})"
+            )
         samples = samples or 1  # clients from before multisampling send 0
         if samples not in SAMPLE_COUNTS:
             raise ObjectError(f"texture {id}: field samples {samples} is not one of {SAMPLE_COUNTS}")
         if samples > 1 and not render_target:
             raise ObjectError(f"texture {id}: field samples {samples} needs a render target (only those are multisampled)")
+        if samples > 1 and layers > 1:
+            raise ObjectError(
+                f"texture {id}: field samples {samples} with field layers {layers} (a layered target has one sample)"
+            )
         row = fmt.blocks(width, height)[0] * fmt.bpp
         if not block_linear and not render_target and pitch < row:
             raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {row} bytes")

@@ -50,6 +50,7 @@ def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None,
             raise SubmissionError(f"{where}: field color = {color.id} was not registered as a render target")
         if color.fmt.depth:
             raise SubmissionError(f"{where}: field color = {color.id} has depth format {color.fmt.name}")
+        _one_layer(where, "color", color)
     if depth is not None:
         if not depth.render_target:
             raise SubmissionError(f"{where}: field depth = {depth.id} was not registered as a render target")
@@ -70,7 +71,18 @@ def _render_target(where: str, objects: Objects, name: str, tid: int) -> Texture
         raise SubmissionError(f"{where}: field {name} = {tid} is not a registered texture")
     if not t.render_target:
         raise SubmissionError(f"{where}: field {name} = {tid} was not registered as a render target")
+    _one_layer(where, name, t)
     return t
+
+
+def _one_layer(where: str, name: str, t: Texture) -> None:
+    """A layered render target is a surface (compute), sampled and written back; draws, resolves
+    and PRESENT take one-layer targets."""
+    if t.layers > 1:
+        raise SubmissionError(
+            f"{where}: field {name} = {t.id} is a layered render target ({t.layers} layers): it is a "
+            "surface pool entry, sampled or written back, never drawn into, resolved or presented"
+        )
 
 
 def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Texture], Texture | None]:
@@ -196,6 +208,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             depth = None
             if not target.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[1]} was not registered as a render target")
+            _one_layer(where, "texture", target)
             if target.fmt.depth:
                 raise SubmissionError(
                     f"{where}: field texture {cmd[1]} has depth format {target.fmt.name}; bind it with DEPTH_TARGET"
@@ -364,6 +377,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             t = need_texture(cmd[2])
             if not t.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[2]} is not a render target")
+            _one_layer(where, "texture", t)
             if t.fmt.depth:
                 raise SubmissionError(
                     f"{where}: field texture {cmd[2]} has depth format {t.fmt.name}; only colour targets are presented"

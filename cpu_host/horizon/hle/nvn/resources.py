@@ -156,8 +156,13 @@ class NvnResources:
             elif not target:
                 raise GuestError("nvnTextureInitialize: a sampled texture needs storage in a memory pool")
             layers, cube = self._layers(b)
-            if target and (layers > 1 or cube):
-                raise GuestError(f"nvnTextureInitialize: a render target has one 2D layer ({layers} layers asked)")
+            if target and (cube or (layers > 1 and (flags & FLAG_DISPLAY or name in DEPTH_FORMATS))):
+                # a layered colour render target (NVN_TEXTURE_TARGET_2D_ARRAY) is a compute
+                # surface of the 2D array pool, sampled and written back; never a display or depth
+                raise GuestError(
+                    f"nvnTextureInitialize: a render target is not a cube, and a layered one is a colour, "
+                    f"non-display texture ({layers} layers, {name}, flags {flags:#x})"
+                )
             if cube and w != h:
                 raise GuestError(f"nvnTextureInitialize: cube faces must be square, not {w}x{h}")
             samples = b.get("samples", 0) & 0xFFFFFFFF or 1
@@ -168,7 +173,7 @@ class NvnResources:
                     f"nvnTextureInitialize: a {samples}-sample texture must be made with the "
                     f"render-target flag (and not the display flag); flags are {flags:#x}"
                 )
-            tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl, samples))
+            tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl, samples, layers))
             linear = bool(flags & FLAG_LINEAR)
             bpe = FORMATS[b["format"]][1]
             self._gpu().register(
