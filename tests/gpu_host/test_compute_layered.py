@@ -88,14 +88,18 @@ def env(kernels):
     g.close()
 
 
-def register(gpu: Gpu, isa: int, kernels, prog: int, tex: int) -> list[tuple]:
-    """Compute program ``prog`` and the layered target ``tex``; the packets of one dispatch."""
+def register(gpu: Gpu, isa: int, kernels, prog: int, tex: int, texture: bool = True) -> list[tuple]:
+    """Compute program ``prog`` and (``texture``) the layered target ``tex``; the packets of one
+    dispatch writing it and its WRITEBACK."""
     from cpu_host.horizon.hle.nvn.compute import ComputeInfo, driver_words
 
     spv, bank, pat = kernels[isa]
     c = gpu.client
     c.register(ProgramDesc(prog, spv, b""))
-    c.register(TextureDesc(tex, 1, SURF_OFF, W, H, "RGBA8", block_linear=False, pitch=PITCH, render_target=True, layers=LAYERS))
+    if texture:
+        c.register(
+            TextureDesc(tex, 1, SURF_OFF, W, H, "RGBA8", block_linear=False, pitch=PITCH, render_target=True, layers=LAYERS)
+        )
     consts = [(P.OP_COMPUTE_CONST, at, v) for at, v in driver_words(ComputeInfo(isa, (BLOCK, 1, 1), bank), (N // BLOCK, 1, 1))]
     return [
         *consts,
@@ -117,10 +121,10 @@ def inputs(gpu: Gpu, seed: int, accumulate: bool) -> np.ndarray:
     return a
 
 
-def surface(gpu: Gpu) -> np.ndarray:
+def surface(gpu: Gpu, pitch: int = PITCH) -> np.ndarray:
     """The layers as WRITEBACK left them in the pool: (layers, rows, texels) of 32-bit words."""
-    raw = np.frombuffer(bytes(gpu.pool.mm[SURF_OFF : SURF_OFF + LAYER_STRIDE * LAYERS]), np.uint8)
-    return raw.reshape(LAYERS, H, PITCH)[:, :, : W * 4].copy().view("<u4")
+    raw = np.frombuffer(bytes(gpu.pool.mm[SURF_OFF : SURF_OFF + pitch * H * LAYERS]), np.uint8)
+    return raw.reshape(LAYERS, H, pitch)[:, :, : W * 4].copy().view("<u4")
 
 
 def clear_pool(gpu: Gpu) -> None:
@@ -201,3 +205,37 @@ def test_a_killed_gpu_process_is_replaced_and_the_layered_dispatch_replayed(env,
     c.wait(seq, timeout=120)
     assert c.reconnects == reconnects + 1
     assert np.array_equal(surface(env), values(a).reshape(LAYERS, H, W))
+
+
+def test_nvn_front_end_registers_a_layered_render_target_a_kernel_writes(env, kernels, monkeypatch):
+    """nvnTextureInitialize of a builder with NVN_TEXTURE_TARGET_2D_ARRAY (nvn.h), 3 layers by
+    nvnTextureBuilderSetDepth and the render-target and linear flags: the front end's Texture holds
+    its layers and the GPU process registers a layered target (pitch w * 4, layers one after
+    another) that a dispatch writes and WRITEBACK puts in place.  The display flag with layers, or
+    a layered depth format, is refused by name."""
+    from cpu_host.horizon.hle.abi import GuestError
+    from cpu_host.horizon.hle.nvn.tables import FLAG_DISPLAY, FLAG_LINEAR, FLAG_RENDER_TARGET, FORMATS
+    from test_compute_dispatch import Guest
+
+    g = Guest(env, monkeypatch)
+    s = g.svc
+    g.mem[20] = 1  # the memory pool object's id, as the builder's storage names it
+    builder = g.at(21)
+    flags = FLAG_RENDER_TARGET | FLAG_LINEAR
+    s.builders[builder] = {"format": 1, "width": W, "height": H, "flags": flags, "target": 1, "layers": LAYERS}
+    s.builders[builder].update(pool=g.at(20), offset=SURF_OFF)
+    assert g.call(s.texture_storage_size, builder) == W * 4 * H * LAYERS
+    g.call(s.texture_initialize, g.at(22), builder)
+    tex = int(g.mem[22])
+    assert s.objects[tex].layers == LAYERS
+    cmds = register(env, 86, kernels, 430, tex, texture=False)
+    clear_pool(env)
+    a = inputs(env, 55, False)
+    submit_ok(env, cmds)
+    assert np.array_equal(surface(env, W * 4), values(a).reshape(LAYERS, H, W))
+    d32f = next(k for k, v in FORMATS.items() if v[0] == "D32F")
+    for bad in ({"flags": flags | FLAG_DISPLAY}, {"format": d32f}):
+        s.builders[builder].update(flags=flags, format=1)
+        s.builders[builder].update(bad)
+        with pytest.raises(GuestError, match="a layered one is a colour, non-display texture"):
+            g.call(s.texture_initialize, g.at(23), builder)
