@@ -151,6 +151,14 @@ def test_a_kernel_writes_every_layer_and_writeback_puts_each_at_its_stride(env, 
     assert (gaps == 0x5A).all()  # the bytes between rows are the guest's
     assert (mem[LAYER_STRIDE * LAYERS :] == 0x5A).all()  # layers 3, 4: no texture, nothing written
     assert not np.any(np.frombuffer(bytes(env.pool.mm[O_OFF : O_OFF + 4 * N]), np.uint32))  # b[2] = 0: no reads
+    # WRITEBACKs alone (a submission the C native replay would take: it hands it to Python, which
+    # copies every layer) put every layer in place again; a one-layer target first, so the layered
+    # one's read-back lies elsewhere in the read-back buffer than the last submission's
+    flat = 600 + isa
+    env.client.register(TextureDesc(flat, 1, 0x640000, W, H, "RGBA8", block_linear=False, pitch=W * 4, render_target=True))
+    clear_pool(env)
+    submit_ok(env, [(P.OP_WRITEBACK, flat), (P.OP_WRITEBACK, tex)])
+    assert np.array_equal(surface(env), want)
     # a second dispatch reads each layer as the first left it (the twin copied in and out whole)
     b = inputs(env, isa + 1, True)
     submit_ok(env, cmds)
