@@ -57,9 +57,10 @@ from gpu_host.validate import Plan, SubmissionError
 BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
 SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS, dim 3)
 SURFACE_ARRAY_BINDING = (1, 5)  # the 2D array surface pool (BINDINGS, dim 4: .2D_ARRAY)
+SURFACE_3D_BINDING = (1, 6)  # the 3D surface pool (BINDINGS, dim 5: .3D)
 # OpTypeImage's (Dim, Arrayed, Sampled) each surface pool's storage images have (Dim 1: 2D,
 # Sampled 2: read/written without a sampler)
-STORAGE_2D, STORAGE_2D_ARRAY = (1, 0, 2), (1, 1, 2)
+STORAGE_2D, STORAGE_2D_ARRAY, STORAGE_3D = (1, 0, 2), (1, 1, 2), (2, 0, 2)
 BANK_ALIGN = 256  # offsets of banks in their buffer: >= any minStorageBufferOffsetAlignment
 EMPTY = P.EMPTY
 EMPTY_POOLS = ((EMPTY,) * POOL_TEXTURES, (EMPTY,) * POOL_SAMPLERS)  # no POOLS packet in force
@@ -113,6 +114,7 @@ class Compute:
             (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS),
             (SURFACE_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
             (SURFACE_ARRAY_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
+            (SURFACE_3D_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
         )
         self.dsl1 = vk.vkCreateDescriptorSetLayout(
             d,
@@ -135,6 +137,7 @@ class Compute:
         self.twins: dict[int, Any] = {}  # texture id -> (Texture, R32ui twin Image)
         self.dummy: Any = None  # a 1x1 R32ui storage image for empty 2D surface entries
         self.dummy_array: Any = None  # a 1x1, 2-layer one (a 2D_ARRAY view) for the array pool's
+        self.dummy_3d: Any = None  # a 1x1x1 3D one for the 3D pool's
         from vulkan._vulkan import lib as _lib  # the wrapper returns its argument, not the address
 
         self._addr_fn = _lib.vkGetBufferDeviceAddress
@@ -161,17 +164,18 @@ class Compute:
                 f"{list(lim.maxComputeWorkGroupSize)} / maxComputeWorkGroupInvocations {lim.maxComputeWorkGroupInvocations}"
             )
         for s, b in sorted(pairs):
-            if (s, b) not in (BANK_BINDING, SURFACE_BINDING, SURFACE_ARRAY_BINDING, *POOL_BINDINGS):
+            if (s, b) not in (BANK_BINDING, SURFACE_BINDING, SURFACE_ARRAY_BINDING, SURFACE_3D_BINDING, *POOL_BINDINGS):
                 raise ObjectError(
                     f"{what}: uses descriptor set {s} binding {b}; the GPU process binds constant bank 0 "
-                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D and "
-                    "2D array surface pools (set 1 bindings 2, 5) to compute programs (the 1D, 1D array and "
-                    "3D surface pools, bindings 3, 4, 6, would need textures of those kinds)"
+                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D, "
+                    "2D array and 3D surface pools (set 1 bindings 2, 5, 6) to compute programs (the 1D and "
+                    "1D array surface pools, bindings 3, 4, would need textures of those kinds)"
                 )
         kinds = image_kinds(code)
         for pair, want, name in (
             (SURFACE_BINDING, STORAGE_2D, "the 2D surface pool"),
             (SURFACE_ARRAY_BINDING, STORAGE_2D_ARRAY, "the 2D array surface pool"),
+            (SURFACE_3D_BINDING, STORAGE_3D, "the 3D surface pool"),
         ):
             if pair in pairs and kinds.get(pair) != want:
                 raise ObjectError(
@@ -191,7 +195,7 @@ class Compute:
         finally:
             vk.vkDestroyShaderModule(d, mod, None)
         old = objects.compute_programs.get(id)
-        surfaces = SURFACE_BINDING in pairs or SURFACE_ARRAY_BINDING in pairs
+        surfaces = bool(pairs & {SURFACE_BINDING, SURFACE_ARRAY_BINDING, SURFACE_3D_BINDING})
         prog = ComputeProgram(id, code, local, surfaces, pipe, bool(pairs & POOL_BINDINGS))
         objects.compute_programs[id] = prog
         objects.programs.pop(id, None)  # one id, one program
@@ -217,7 +221,7 @@ class Compute:
                 pPoolSizes=[
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=n),
                     vk.VkDescriptorPoolSize(
-                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=2 * n * P.COMPUTE_SURFACE_SLOTS
+                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=3 * n * P.COMPUTE_SURFACE_SLOTS
                     ),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=n * POOL_TEXTURES),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=n * POOL_SAMPLERS),
@@ -248,13 +252,21 @@ class Compute:
         if cur is not None:
             self.dev.free_image(cur[1])
         usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-        img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage, layers=t.layers)
+        if t.volume:
+            img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage, depth=t.layers)
+        else:
+            img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage, layers=t.layers)
         self.twins[t.id] = (t, img)
         return img
 
-    def dummy_image(self, arrayed: bool = False) -> Any:
-        """The empty entry of the 2D pool, or (``arrayed``) of the 2D array pool."""
+    def dummy_image(self, arrayed: bool = False, volume: bool = False) -> Any:
+        """The empty entry of the 2D pool, or (``arrayed``) of the 2D array pool, or (``volume``)
+        of the 3D pool."""
         usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+        if volume:
+            if self.dummy_3d is None:
+                self.dummy_3d = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage, depth=1)
+            return self.dummy_3d
         if arrayed:
             if self.dummy_array is None:
                 self.dummy_array = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage, layers=2)
@@ -278,7 +290,7 @@ class Compute:
         d = self.dev.device
         vk.vkDeviceWaitIdle(d)
         self.reset()
-        for img in (self.dummy, self.dummy_array):
+        for img in (self.dummy, self.dummy_array, self.dummy_3d):
             if img is not None:
                 self.dev.free_image(img)
         if self.bank is not None:
@@ -345,9 +357,9 @@ def full_barrier(cb: Any) -> None:
 
 def _copy(cb: Any, src: Any, dst: Any, t: Any) -> None:
     """Every layer of texture ``t`` from image ``src`` to ``dst`` (the texture and its twin)."""
-    w, h = t.width, t.height
+    w, h, d = t.width, t.height, (t.layers if t.volume else 1)
     layers = vk.VkImageSubresourceLayers(
-        aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=t.layers
+        aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1 if t.volume else t.layers
     )
     vk.vkCmdCopyImage(
         cb,
@@ -362,7 +374,7 @@ def _copy(cb: Any, src: Any, dst: Any, t: Any) -> None:
                 srcOffset=vk.VkOffset3D(0, 0, 0),
                 dstSubresource=layers,
                 dstOffset=vk.VkOffset3D(0, 0, 0),
-                extent=vk.VkExtent3D(w, h, 1),
+                extent=vk.VkExtent3D(w, h, d),
             )
         ],
     )
@@ -402,24 +414,26 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
         d, vk.VkDescriptorSetAllocateInfo(descriptorPool=comp.pool, descriptorSetCount=2, pSetLayouts=[comp.dsl0, comp.dsl1])
     )
     twins = []
-    views, array_views = [], []  # entry k of the 2D pool and of the 2D array pool
+    # entry k of the 2D, the 2D array and the 3D pool: the texture's twin in the pool of its kind
+    pools: dict[str, list] = {"2d": [], "2d_array": [], "3d": []}
+    dummies = {"2d": comp.dummy_image(), "2d_array": comp.dummy_image(True), "3d": comp.dummy_image(volume=True)}
     for k in range(P.COMPUTE_SURFACE_SLOTS):
         tid = st.surfaces.get(k, EMPTY)
         t = None if tid == EMPTY else objs.textures[tid]
-        layered = t is not None and t.layers > 1
-        views.append(comp.dummy_image().view if t is None or layered else None)
-        array_views.append(comp.dummy_image(True).view if not layered else None)
-        if t is None:
-            continue
-        tw = comp.twin(rp, t)
-        twins.append((t, rp.image_for(t), tw))
-        (array_views if layered else views)[k] = tw.view
+        kind = None if t is None else "3d" if t.volume else "2d_array" if t.layers > 1 else "2d"
+        tw = None
+        if t is not None:
+            tw = comp.twin(rp, t)
+            twins.append((t, rp.image_for(t), tw))
+        for name, views in pools.items():
+            views.append(tw.view if name == kind else dummies[name].view)
+    views, array_views, views_3d = pools["2d"], pools["2d_array"], pools["3d"]
     general = vk.VK_IMAGE_LAYOUT_GENERAL
     # every binding of the layout written (lavapipe reads unwritten ones); unread pools: empty entries
     writes = _pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
     vk.vkUpdateDescriptorSets(
         d,
-        3 + len(writes),
+        4 + len(writes),
         [
             *writes,
             vk.VkWriteDescriptorSet(
@@ -442,6 +456,13 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
                 descriptorCount=P.COMPUTE_SURFACE_SLOTS,
                 descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
                 pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in array_views],
+            ),
+            vk.VkWriteDescriptorSet(
+                dstSet=ds1,
+                dstBinding=SURFACE_3D_BINDING[1],
+                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in views_3d],
             ),
         ],
         0,

@@ -207,10 +207,11 @@ class NativeReplay:
         ]
         tex = objects.textures
         frame_tids = [t for f, t in presents if f not in (EVENT_FRAME, IMAGE_FRAME)]
-        if any(tid in tex and tex[tid].layers > 1 for tid in (*ffi.unpack(pl.targets, pl.ntargets), *frame_tids)):
-            # a layered target (a surface, gpu_host/compute.py): nxreplay.c copies one layer and
-            # draws into one; the Python path writes back every layer and refuses it as a draw
-            # target or a PRESENT by name
+        named = (*ffi.unpack(pl.targets, pl.ntargets), *frame_tids, *ffi.unpack(pl.textures, pl.ntextures))
+        if any(tid in tex and (tex[tid].layers > 1 and tex[tid].render_target or tex[tid].volume) for tid in named):
+            # a layered or volume target (a surface, gpu_host/compute.py): nxreplay.c copies one
+            # 2D layer and draws into one; the Python path writes back every layer or slice and
+            # refuses it as a draw target, a PRESENT or (a volume) a sampled texture by name
             self.fallback += 1
             return None
         plan = Plan(seq, packets, ranges, uploads)

@@ -51,6 +51,10 @@ class Texture:
     # A layered render target (layers > 1, colour, one sample, not a cube) is GPU-owned like any
     # render target but only a surface pool entry (compute), sampled and written back (every
     # layer); draws and PRESENT refuse it (validate.py).
+    # A volume (3D) render target: ``layers`` depth slices of one 3D image, pitch-linear, slices
+    # ``layer_stride`` apart as layers are; only a surface of the 3D pool (compute) and written
+    # back; never sampled, drawn into or presented.
+    volume: bool = False
 
     @property
     def row_bytes(self) -> int:
@@ -84,6 +88,8 @@ class Texture:
         """How shaders see it: "2d", "2d_array", "cube" or "cube_array"."""
         if self.cube:
             return "cube" if self.layers == 6 else "cube_array"
+        if self.volume:  # never sampled (validate.py refuses it); the native tables need a known kind
+            return "2d_array"
         return "2d" if self.layers == 1 else "2d_array"
 
 
@@ -206,6 +212,7 @@ class Objects:
         layers: int = 1,
         cube: bool = False,
         samples: int = 1,
+        volume: bool = False,
     ) -> Texture:
         fmt = FORMATS.get(format)
         if fmt is None:
@@ -241,6 +248,12 @@ class Objects:
             raise ObjectError(f"texture {id}: field samples {samples} is not one of {SAMPLE_COUNTS}")
         if samples > 1 and not render_target:
             raise ObjectError(f"texture {id}: field samples {samples} needs a render target (only those are multisampled)")
+        if volume and not (render_target and not fmt.depth and not cube and not block_linear and samples in (0, 1)):
+            # the block-linear layout of 3D textures stacks GOBs in depth (block depth), which is not modelled
+            raise ObjectError(
+                f"texture {id}: a volume (3D) texture is a pitch-linear colour render target (format {format}, "
+                f"render_target {render_target}, cube {cube}, block_linear {block_linear}, samples {samples})"
+            )
         if samples > 1 and layers > 1:
             raise ObjectError(
                 f"texture {id}: field samples {samples} with field layers {layers} (a layered target has one sample)"
@@ -263,6 +276,7 @@ class Objects:
             layers,
             cube,
             samples,
+            volume,
         )
         if not render_target:
             psize = self.memory.pool_size(pool)

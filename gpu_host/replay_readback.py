@@ -53,10 +53,10 @@ class ReplayReadback:
                         bufferRowLength=0,
                         bufferImageHeight=0,
                         imageSubresource=vk.VkImageSubresourceLayers(
-                            aspectMask=aspect, mipLevel=0, baseArrayLayer=0, layerCount=t.layers
-                        ),  # layers one after another in the buffer (only colour targets have several)
+                            aspectMask=aspect, mipLevel=0, baseArrayLayer=0, layerCount=1 if t.volume else t.layers
+                        ),  # layers (a volume's slices) one after another in the buffer (colour targets only)
                         imageOffset=vk.VkOffset3D(0, 0, 0),
-                        imageExtent=vk.VkExtent3D(t.width, t.height, 1),
+                        imageExtent=vk.VkExtent3D(t.width, t.height, t.layers if t.volume else 1),
                     )
                 ],
             )

@@ -75,9 +75,19 @@ def _render_target(where: str, objects: Objects, name: str, tid: int) -> Texture
     return t
 
 
+def _not_volume(where: str, name: str, t: Texture) -> None:
+    """A volume (3D) render target is a surface of the 3D pool only (compute) and written back."""
+    if t.volume:
+        raise SubmissionError(
+            f"{where}: field {name} = {t.id} is a volume (3D) render target ({t.layers} slices): it is a "
+            "3D surface pool entry, written back, never sampled, drawn into, resolved or presented"
+        )
+
+
 def _one_layer(where: str, name: str, t: Texture) -> None:
     """A layered render target is a surface (compute), sampled and written back; draws, resolves
     and PRESENT take one-layer targets."""
+    _not_volume(where, name, t)
     if t.layers > 1:
         raise SubmissionError(
             f"{where}: field {name} = {t.id} is a layered render target ({t.layers} layers): it is a "
@@ -260,6 +270,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                     f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
                     "RESOLVE it into a one-sample texture to sample it"
                 )
+            _not_volume(where, "texture", t)
             tex_slots[cmd[1]] = t
             slot_samplers[cmd[1]] = objects.samplers[cmd[3]]
             if not t.render_target:
@@ -272,6 +283,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 t = objects.textures.get(tid)
                 if t is None:
                     raise SubmissionError(f"{where}: field textures[{j}] = {tid} is not a registered texture")
+                _not_volume(where, f"textures[{j}]", t)
                 if t.view_kind != "2d":
                     raise SubmissionError(
                         f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; the texture pool holds 2D textures"

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cpu_host.gpu_client.registry import ProgramDesc, TextureDesc
+from cpu_host.gpu_client.registry import ProgramDesc, SamplerDesc, TextureDesc
 from gpu_guest import P, Gpu, gpu_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))  # the corpus tools
@@ -47,6 +47,14 @@ K(layered) {
   surf2DLayeredwrite(v + old, s, x, y, l);
   surf2DLayeredwrite(~v, s, x, y, l + 3, cudaBoundaryModeZero);
 }
+K(volume) {
+  int i = TID; if (i >= n) return;
+  uint32_t v = a[i] * 7u + 0x01010101u;
+  cudaSurfaceObject_t s = ((const unsigned long long *)b)[0];
+  int x = (i & 15) * 4, y = (i >> 4) & 3, z = i >> 6;
+  surf3Dwrite(v, s, x, y, z);
+  surf3Dwrite(~v, s, x, y, z + 3, cudaBoundaryModeZero);
+}
 """
 
 
@@ -56,7 +64,8 @@ def values(a: np.ndarray) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def kernels():
-    """{isa: SPIR-V} of ``layered`` for SM86 and SM53 (O3), with its bank size and parameters' offset."""
+    """{isa: (SPIR-V, bank size, parameters' offset)} of ``layered`` for SM86 and SM53 (O3), and
+    {(isa, "volume"): ...} of ``volume``."""
     import cuda_build
     import cuda_corpus
     import nvtools
@@ -64,7 +73,7 @@ def kernels():
     out = {}
     for isa in (86, 53):
         try:
-            k = cuda_build.build(cuda_corpus.HEADER + SRC_BODY, isa, "O3")["layered"]
+            built = cuda_build.build(cuda_corpus.HEADER + SRC_BODY, isa, "O3")
         except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
             pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
         if isa == 86:
@@ -75,9 +84,9 @@ def kernels():
             from shader_svc.sm53 import decode
             from shader_svc.sm53.cbank import PARAMS
             from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
-        # SM53 -O3: the literals in ptxas's bank c[0x2], part of the program
-        spv = translate_compute(decode.decode_stream(k.code), ComputeSpec((BLOCK, 1, 1), k.banks))
-        out[isa] = (spv, (k.cbank0_size + 15) & ~15, PARAMS)
+        for name, k in built.items():  # SM53 -O3: the literals in ptxas's bank c[0x2], part of the program
+            spv = translate_compute(decode.decode_stream(k.code), ComputeSpec((BLOCK, 1, 1), k.banks))
+            out[isa if name == "layered" else (isa, name)] = (spv, (k.cbank0_size + 15) & ~15, PARAMS)
     return out
 
 
@@ -88,17 +97,19 @@ def env(kernels):
     g.close()
 
 
-def register(gpu: Gpu, isa: int, kernels, prog: int, tex: int, texture: bool = True) -> list[tuple]:
-    """Compute program ``prog`` and (``texture``) the layered target ``tex``; the packets of one
-    dispatch writing it and its WRITEBACK."""
+def register(gpu: Gpu, isa: int, kernels, prog: int, tex: int, texture: bool = True, volume: bool = False) -> list[tuple]:
+    """Compute program ``prog`` and (``texture``) the layered target ``tex`` (``volume``: the 3D
+    target and the ``volume`` kernel); the packets of one dispatch writing it and its WRITEBACK."""
     from cpu_host.horizon.hle.nvn.compute import ComputeInfo, driver_words
 
-    spv, bank, pat = kernels[isa]
+    spv, bank, pat = kernels[(isa, "volume") if volume else isa]
     c = gpu.client
     c.register(ProgramDesc(prog, spv, b""))
     if texture:
         c.register(
-            TextureDesc(tex, 1, SURF_OFF, W, H, "RGBA8", block_linear=False, pitch=PITCH, render_target=True, layers=LAYERS)
+            TextureDesc(
+                tex, 1, SURF_OFF, W, H, "RGBA8", block_linear=False, pitch=PITCH, render_target=True, layers=LAYERS, volume=volume
+            )
         )
     consts = [(P.OP_COMPUTE_CONST, at, v) for at, v in driver_words(ComputeInfo(isa, (BLOCK, 1, 1), bank), (N // BLOCK, 1, 1))]
     return [
@@ -247,3 +258,51 @@ def test_nvn_front_end_registers_a_layered_render_target_a_kernel_writes(env, ke
         s.builders[builder].update(bad)
         with pytest.raises(GuestError, match="a layered one is a colour, non-display texture"):
             g.call(s.texture_initialize, g.at(23), builder)
+
+
+@pytest.mark.parametrize("isa", [86, 53])
+def test_a_kernel_writes_every_slice_of_a_volume_target(env, kernels, isa):
+    """``surf3Dwrite`` into a 16x4x3 volume (3D) render target: the 3D surface pool (set 1
+    binding 6) entry, a 3D R32ui twin; WRITEBACK puts slice z at offset + z * pitch * rows, exact;
+    stores to slices 3..5 dropped (the bytes past the last slice stay); WRITEBACKs alone (the native
+    replay hands them to Python) write every slice too."""
+    prog, tex, flat = 440 + isa, 540 + isa, 640 + isa
+    cmds = register(env, isa, kernels, prog, tex, volume=True)
+    clear_pool(env)
+    a = inputs(env, 7 * isa, False)
+    submit_ok(env, cmds)
+    want = (a.astype(np.uint64) * 7 + 0x01010101).astype(np.uint32).reshape(LAYERS, H, W)
+    assert np.array_equal(surface(env), want)
+    mem = np.frombuffer(bytes(env.pool.mm[SURF_OFF : SURF_OFF + LAYER_STRIDE * (LAYERS + 2)]), np.uint8)
+    assert (mem[: LAYER_STRIDE * LAYERS].reshape(LAYERS, H, PITCH)[:, :, W * 4 :] == 0x5A).all()
+    assert (mem[LAYER_STRIDE * LAYERS :] == 0x5A).all()  # slices 3, 4: outside the image
+    env.client.register(TextureDesc(flat, 1, 0x640000, W, H, "RGBA8", block_linear=False, pitch=W * 4, render_target=True))
+    clear_pool(env)
+    submit_ok(env, [(P.OP_WRITEBACK, flat), (P.OP_WRITEBACK, tex)])
+    assert np.array_equal(surface(env), want)
+
+
+def test_volume_targets_are_surfaces_only_named_where_sampled_drawn_or_misdeclared(env, kernels):
+    from test_compute_dispatch import _dropped_with
+
+    cmds = register(env, 86, kernels, 450, 550, volume=True)
+    volume = "is a volume (3D) render target (3 slices): it is a 3D surface pool entry"
+    pools = (P.OP_POOLS, [550] + [P.EMPTY] * (P.POOL_TEXTURES - 1), [P.EMPTY] * P.POOL_SAMPLERS)
+    cases = [
+        ([(P.OP_TARGET, 550)], f"field texture = 550 {volume}"),
+        ([(P.OP_PRESENT, 1, 550)], f"field texture = 550 {volume}"),
+        ([(P.OP_TEXTURE, 0, 550, 62)], f"field texture = 550 {volume}"),
+        ([pools], f"field textures[0] = 550 {volume}"),
+    ]
+    env.client.register(SamplerDesc(62))
+    for bad, msg in cases:
+        _dropped_with(env, bad, msg)
+    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a pitch-linear colour render target"):
+        env.client.register(TextureDesc(551, 1, SURF_OFF, W, H, "RGBA8", render_target=True, layers=2, volume=True))
+    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a pitch-linear colour render target"):
+        env.client.register(TextureDesc(552, 1, SURF_OFF, W, H, "RGBA8", block_linear=False, pitch=64, layers=2, volume=True))
+    # and the good dispatch still runs, exactly
+    clear_pool(env)
+    a = inputs(env, 78, False)
+    submit_ok(env, cmds)
+    assert np.array_equal(surface(env), (a.astype(np.uint64) * 7 + 0x01010101).astype(np.uint32).reshape(LAYERS, H, W))
