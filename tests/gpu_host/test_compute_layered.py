@@ -306,3 +306,31 @@ def test_volume_targets_are_surfaces_only_named_where_sampled_drawn_or_misdeclar
     a = inputs(env, 78, False)
     submit_ok(env, cmds)
     assert np.array_equal(surface(env), (a.astype(np.uint64) * 7 + 0x01010101).astype(np.uint32).reshape(LAYERS, H, W))
+
+
+def test_nvn_front_end_registers_a_3d_texture_a_kernel_writes(env, kernels, monkeypatch):
+    """nvnTextureInitialize with NVN_TEXTURE_TARGET_3D (nvn.h), 3 slices by SetDepth, linear and
+    render-target flags: a volume target the ``volume`` kernel writes, every slice written back;
+    a 3D texture without the linear flag is refused by name."""
+    from cpu_host.horizon.hle.abi import GuestError
+    from cpu_host.horizon.hle.nvn.tables import FLAG_LINEAR, FLAG_RENDER_TARGET, TARGET_3D
+    from test_compute_dispatch import Guest
+
+    g = Guest(env, monkeypatch)
+    s = g.svc
+    g.mem[20] = 1
+    builder = g.at(21)
+    flags = FLAG_RENDER_TARGET | FLAG_LINEAR
+    s.builders[builder] = {"format": 1, "width": W, "height": H, "flags": flags, "target": TARGET_3D, "layers": LAYERS}
+    s.builders[builder].update(pool=g.at(20), offset=SURF_OFF)
+    g.call(s.texture_initialize, g.at(22), builder)
+    tex = int(g.mem[22])
+    assert s.objects[tex].volume and s.objects[tex].layers == LAYERS
+    cmds = register(env, 53, kernels, 460, tex, texture=False, volume=True)
+    clear_pool(env)
+    a = inputs(env, 56, False)
+    submit_ok(env, cmds)
+    assert np.array_equal(surface(env, W * 4), (a.astype(np.uint64) * 7 + 0x01010101).astype(np.uint32).reshape(LAYERS, H, W))
+    s.builders[builder].update(flags=FLAG_RENDER_TARGET)
+    with pytest.raises(GuestError, match="a 3D texture is a linear render target"):
+        g.call(s.texture_initialize, g.at(23), builder)
