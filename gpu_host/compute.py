@@ -19,11 +19,18 @@ snapshot arena (made with a device address), so a draw or a dispatch after it th
 same range reads what it wrote; ranges bound with ``write`` are written back into the pool after
 the submission (before fences publish, in packet order with WRITEBACK), as WRITEBACK does.
 
-A surface pool entry is a registered one-sample, one-layer colour render target (GPU-owned, as
-WRITEBACK and sampling see it) of a 4-byte texel format (RGBA8, BGRA8): the shader sees its rows
-as 32-bit texels.  The dispatch works on an R32ui twin image, copied from the texture before and
-back after (vkCmdCopyImage between size-compatible formats), behind full barriers, so the
-draws, copies and write-backs that follow see its writes.
+A surface pool entry is a registered one-sample colour render target (GPU-owned, as WRITEBACK
+and sampling see it) of a 4-byte texel format (RGBA8, BGRA8): the shader sees its rows as 32-bit
+texels.  COMPUTE_SURFACE's slot k names entry k of the pool of the texture's kind: a one-layer
+texture is entry k of the 2D pool (set 1 binding 2), a layered one (layers > 1, not a cube) entry
+k of the 2D array pool (set 1 binding 5, shader_svc/lower/surface.py BINDINGS); the other pool's
+entry k is a dummy image of its kind (every descriptor written: lavapipe reads unwritten ones).
+A layer the kernel addresses past the texture's layers is outside the image: its stores do
+nothing, its loads read 0 (the translation's bounds check against OpImageQuerySize).  The
+dispatch works on an R32ui twin image (as many layers), copied from the texture before and back
+after (vkCmdCopyImage between size-compatible formats, every layer), behind full barriers, so the
+draws, copies and write-backs that follow see its writes.  The 1D, 1D array and 3D pools
+(bindings 3, 4, 6) are not bound: a program declaring one is refused at registration.
 
 Sources of facts: the Vulkan 1.3 specification (vkCmdDispatch and maxComputeWorkGroupCount,
 VkPhysicalDeviceVulkan12Features.bufferDeviceAddress, "Copying Data Between Images": size-
@@ -41,14 +48,19 @@ from typing import Any
 import vulkan as vk
 
 from gpu_host import packets as P
-from gpu_host.compute_spirv import MODEL_GLCOMPUTE, POOL_BINDINGS
+from gpu_host.compute_spirv import MODEL_GLCOMPUTE, POOL_BINDINGS, image_kinds
 from gpu_host.compute_spirv import scan as _scan
 from gpu_host.objects import ObjectError, Objects
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
 
 BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
-SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS["2D"])
+SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS, dim 3)
+SURFACE_ARRAY_BINDING = (1, 5)  # the 2D array surface pool (BINDINGS, dim 4: .2D_ARRAY)
+SURFACE_3D_BINDING = (1, 6)  # the 3D surface pool (BINDINGS, dim 5: .3D)
+# OpTypeImage's (Dim, Arrayed, Sampled) each surface pool's storage images have (Dim 1: 2D,
+# Sampled 2: read/written without a sampler)
+STORAGE_2D, STORAGE_2D_ARRAY, STORAGE_3D = (1, 0, 2), (1, 1, 2), (2, 0, 2)
 BANK_ALIGN = 256  # offsets of banks in their buffer: >= any minStorageBufferOffsetAlignment
 EMPTY = P.EMPTY
 EMPTY_POOLS = ((EMPTY,) * POOL_TEXTURES, (EMPTY,) * POOL_SAMPLERS)  # no POOLS packet in force
@@ -59,7 +71,7 @@ class ComputeProgram:
     id: int
     spirv: bytes
     local_size: tuple[int, int, int]
-    surfaces: bool  # reads/writes the 2D surface pool (set 1 binding 2)
+    surfaces: bool  # reads/writes the 2D or the 2D array surface pool (set 1 binding 2 or 5)
     pipeline: Any
     pools: bool = False  # samples the texture and sampler pools (set 1 bindings 0, 1)
 
@@ -101,6 +113,8 @@ class Compute:
             (0, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES),
             (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS),
             (SURFACE_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
+            (SURFACE_ARRAY_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
+            (SURFACE_3D_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
         )
         self.dsl1 = vk.vkCreateDescriptorSetLayout(
             d,
@@ -121,7 +135,9 @@ class Compute:
         self.pool: Any = None  # descriptor pool of the current submission
         self.bank: Any = None  # vkdevice.Buffer: the current submission's constant banks
         self.twins: dict[int, Any] = {}  # texture id -> (Texture, R32ui twin Image)
-        self.dummy: Any = None  # a 1x1 R32ui storage image for empty surface entries
+        self.dummy: Any = None  # a 1x1 R32ui storage image for empty 2D surface entries
+        self.dummy_array: Any = None  # a 1x1, 2-layer one (a 2D_ARRAY view) for the array pool's
+        self.dummy_3d: Any = None  # a 1x1x1 3D one for the 3D pool's
         from vulkan._vulkan import lib as _lib  # the wrapper returns its argument, not the address
 
         self._addr_fn = _lib.vkGetBufferDeviceAddress
@@ -148,12 +164,23 @@ class Compute:
                 f"{list(lim.maxComputeWorkGroupSize)} / maxComputeWorkGroupInvocations {lim.maxComputeWorkGroupInvocations}"
             )
         for s, b in sorted(pairs):
-            if (s, b) not in (BANK_BINDING, SURFACE_BINDING, *POOL_BINDINGS):
+            if (s, b) not in (BANK_BINDING, SURFACE_BINDING, SURFACE_ARRAY_BINDING, SURFACE_3D_BINDING, *POOL_BINDINGS):
                 raise ObjectError(
                     f"{what}: uses descriptor set {s} binding {b}; the GPU process binds constant bank 0 "
-                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D "
-                    "surface pool (set 1 binding 2) to compute programs (the 1D, 1D array, 2D array and 3D "
-                    "surface pools, bindings 3..6, would need render targets of those kinds)"
+                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D, "
+                    "2D array and 3D surface pools (set 1 bindings 2, 5, 6) to compute programs (the 1D and "
+                    "1D array surface pools, bindings 3, 4, would need textures of those kinds)"
+                )
+        kinds = image_kinds(code)
+        for pair, want, name in (
+            (SURFACE_BINDING, STORAGE_2D, "the 2D surface pool"),
+            (SURFACE_ARRAY_BINDING, STORAGE_2D_ARRAY, "the 2D array surface pool"),
+            (SURFACE_3D_BINDING, STORAGE_3D, "the 3D surface pool"),
+        ):
+            if pair in pairs and kinds.get(pair) != want:
+                raise ObjectError(
+                    f"{what}: set {pair[0]} binding {pair[1]} is {name}: storage images (Dim, Arrayed, "
+                    f"Sampled) = {want}, but the module declares {kinds.get(pair, 'no image')} there"
                 )
         _spirv_val(code, what)
         d = self.dev.device
@@ -168,7 +195,8 @@ class Compute:
         finally:
             vk.vkDestroyShaderModule(d, mod, None)
         old = objects.compute_programs.get(id)
-        prog = ComputeProgram(id, code, local, SURFACE_BINDING in pairs, pipe, bool(pairs & POOL_BINDINGS))
+        surfaces = bool(pairs & {SURFACE_BINDING, SURFACE_ARRAY_BINDING, SURFACE_3D_BINDING})
+        prog = ComputeProgram(id, code, local, surfaces, pipe, bool(pairs & POOL_BINDINGS))
         objects.compute_programs[id] = prog
         objects.programs.pop(id, None)  # one id, one program
         if old is not None:
@@ -193,7 +221,7 @@ class Compute:
                 pPoolSizes=[
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=n),
                     vk.VkDescriptorPoolSize(
-                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=n * P.COMPUTE_SURFACE_SLOTS
+                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=3 * n * P.COMPUTE_SURFACE_SLOTS
                     ),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=n * POOL_TEXTURES),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=n * POOL_SAMPLERS),
@@ -224,13 +252,26 @@ class Compute:
         if cur is not None:
             self.dev.free_image(cur[1])
         usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-        img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage)
+        if t.volume:
+            img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage, depth=t.layers)
+        else:
+            img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage, layers=t.layers)
         self.twins[t.id] = (t, img)
         return img
 
-    def dummy_image(self) -> Any:
+    def dummy_image(self, arrayed: bool = False, volume: bool = False) -> Any:
+        """The empty entry of the 2D pool, or (``arrayed``) of the 2D array pool, or (``volume``)
+        of the 3D pool."""
+        usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+        if volume:
+            if self.dummy_3d is None:
+                self.dummy_3d = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage, depth=1)
+            return self.dummy_3d
+        if arrayed:
+            if self.dummy_array is None:
+                self.dummy_array = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage, layers=2)
+            return self.dummy_array
         if self.dummy is None:
-            usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
             self.dummy = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage)
         return self.dummy
 
@@ -249,8 +290,9 @@ class Compute:
         d = self.dev.device
         vk.vkDeviceWaitIdle(d)
         self.reset()
-        if self.dummy is not None:
-            self.dev.free_image(self.dummy)
+        for img in (self.dummy, self.dummy_array, self.dummy_3d):
+            if img is not None:
+                self.dev.free_image(img)
         if self.bank is not None:
             self.dev.free_buffer(self.bank)
         if self.pool is not None:
@@ -313,8 +355,12 @@ def full_barrier(cb: Any) -> None:
     )
 
 
-def _copy(cb: Any, src: Any, dst: Any, w: int, h: int) -> None:
-    layers = vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1)
+def _copy(cb: Any, src: Any, dst: Any, t: Any) -> None:
+    """Every layer of texture ``t`` from image ``src`` to ``dst`` (the texture and its twin)."""
+    w, h, d = t.width, t.height, (t.layers if t.volume else 1)
+    layers = vk.VkImageSubresourceLayers(
+        aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1 if t.volume else t.layers
+    )
     vk.vkCmdCopyImage(
         cb,
         src.handle,
@@ -328,7 +374,7 @@ def _copy(cb: Any, src: Any, dst: Any, w: int, h: int) -> None:
                 srcOffset=vk.VkOffset3D(0, 0, 0),
                 dstSubresource=layers,
                 dstOffset=vk.VkOffset3D(0, 0, 0),
-                extent=vk.VkExtent3D(w, h, 1),
+                extent=vk.VkExtent3D(w, h, d),
             )
         ],
     )
@@ -368,22 +414,26 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
         d, vk.VkDescriptorSetAllocateInfo(descriptorPool=comp.pool, descriptorSetCount=2, pSetLayouts=[comp.dsl0, comp.dsl1])
     )
     twins = []
-    views = []
+    # entry k of the 2D, the 2D array and the 3D pool: the texture's twin in the pool of its kind
+    pools: dict[str, list] = {"2d": [], "2d_array": [], "3d": []}
+    dummies = {"2d": comp.dummy_image(), "2d_array": comp.dummy_image(True), "3d": comp.dummy_image(volume=True)}
     for k in range(P.COMPUTE_SURFACE_SLOTS):
         tid = st.surfaces.get(k, EMPTY)
-        if tid == EMPTY:
-            views.append(comp.dummy_image().view)
-            continue
-        t = objs.textures[tid]
-        tw = comp.twin(rp, t)
-        twins.append((t, rp.image_for(t), tw))
-        views.append(tw.view)
+        t = None if tid == EMPTY else objs.textures[tid]
+        kind = None if t is None else "3d" if t.volume else "2d_array" if t.layers > 1 else "2d"
+        tw = None
+        if t is not None:
+            tw = comp.twin(rp, t)
+            twins.append((t, rp.image_for(t), tw))
+        for name, views in pools.items():
+            views.append(tw.view if name == kind else dummies[name].view)
+    views, array_views, views_3d = pools["2d"], pools["2d_array"], pools["3d"]
     general = vk.VK_IMAGE_LAYOUT_GENERAL
     # every binding of the layout written (lavapipe reads unwritten ones); unread pools: empty entries
     writes = _pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
     vk.vkUpdateDescriptorSets(
         d,
-        2 + len(writes),
+        4 + len(writes),
         [
             *writes,
             vk.VkWriteDescriptorSet(
@@ -400,6 +450,20 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
                 descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
                 pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in views],
             ),
+            vk.VkWriteDescriptorSet(
+                dstSet=ds1,
+                dstBinding=SURFACE_ARRAY_BINDING[1],
+                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in array_views],
+            ),
+            vk.VkWriteDescriptorSet(
+                dstSet=ds1,
+                dstBinding=SURFACE_3D_BINDING[1],
+                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in views_3d],
+            ),
         ],
         0,
         None,
@@ -408,7 +472,7 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     done = set()
     for t, im, tw in twins:
         if t.id not in done:
-            _copy(cb, im, tw, t.width, t.height)
+            _copy(cb, im, tw, t)
             done.add(t.id)
     if twins:
         full_barrier(cb)
@@ -421,7 +485,7 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     if twins:
         for t, im, tw in twins:
             if t.id in done:
-                _copy(cb, tw, im, t.width, t.height)
+                _copy(cb, tw, im, t)
                 done.discard(t.id)
         full_barrier(cb)
     for k in range(P.COMPUTE_BUFFER_SLOTS):  # written back into the pool after the run, in order with WRITEBACK

@@ -63,11 +63,12 @@ def check(cmd: tuple, objects: Objects, st: CheckState, add_range: Callable[[tup
         t = objects.textures.get(tid)
         if t is None:
             return f"field texture {tid} is not a registered texture"
-        if not t.render_target or t.fmt.name not in SURFACE_FORMATS or t.samples > 1 or t.layers > 1 or t.cube:
+        if not t.render_target or t.fmt.name not in SURFACE_FORMATS or t.samples > 1 or t.cube:
             return (
                 f"field texture {tid} ({t.fmt.name}, {t.samples} sample(s), {t.layers} layer(s)"
-                f"{', render target' if t.render_target else ''}) is not a one-sample, one-layer "
-                f"{'/'.join(SURFACE_FORMATS)} render target (a surface pool entry)"
+                f"{', render target' if t.render_target else ''}) is not a one-sample, non-cube "
+                f"{'/'.join(SURFACE_FORMATS)} render target (a surface pool entry: one layer for the "
+                "2D pool, several for the 2D array pool)"
             )
     else:  # DISPATCH
         _, prog, x, y, z, bank, mask, ppool, poff, psize, pat = cmd

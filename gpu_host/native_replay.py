@@ -205,6 +205,15 @@ class NativeReplay:
             (None if pl.presents[2 * i] == NO_FRAME else int(pl.presents[2 * i]), int(pl.presents[2 * i + 1]))
             for i in range(pl.npresents)
         ]
+        tex = objects.textures
+        frame_tids = [t for f, t in presents if f not in (EVENT_FRAME, IMAGE_FRAME)]
+        named = (*ffi.unpack(pl.targets, pl.ntargets), *frame_tids, *ffi.unpack(pl.textures, pl.ntextures))
+        if any(tid in tex and (tex[tid].layers > 1 and tex[tid].render_target or tex[tid].volume) for tid in named):
+            # a layered or volume target (a surface, gpu_host/compute.py): nxreplay.c copies one
+            # 2D layer and draws into one; the Python path writes back every layer or slice and
+            # refuses it as a draw target, a PRESENT or (a volume) a sampled texture by name
+            self.fallback += 1
+            return None
         plan = Plan(seq, packets, ranges, uploads)
         plan.dirty = [(r.pool, r.offset, r.size) for r in ffi.unpack(pl.dirty, pl.ndirty)]
         for f, at in presents:  # PRESENT_IMAGE: its range snapshotted, its frame made after the run
@@ -214,9 +223,7 @@ class NativeReplay:
                 if present_image.key(c) not in plan.images:
                     plan.images.append(present_image.key(c))
         self.native += 1
-        return NativeSubmission(
-            blob, pl, keep, plan, packets, presents, [t for f, t in presents if f not in (EVENT_FRAME, IMAGE_FRAME)]
-        )
+        return NativeSubmission(blob, pl, keep, plan, packets, presents, frame_tids)
 
     def _layout(self, sub: NativeSubmission, index: int) -> tuple:
         """The VERTEX_LAYOUT packet ``index`` of ``sub`` as a checked tuple (nx_plan left its byte

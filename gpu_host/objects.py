@@ -48,6 +48,13 @@ class Texture:
     layers: int = 1  # array layers (a cube: 6 faces per cube, +X -X +Y -Y +Z -Z)
     cube: bool = False  # sampled as a cube (layers 6) or cube array (layers 6n)
     samples: int = 1  # a multisampled render target (2, 4, 8): drawn into, resolved, never sampled
+    # A layered render target (layers > 1, colour, one sample, not a cube) is GPU-owned like any
+    # render target but only a surface pool entry (compute), sampled and written back (every
+    # layer); draws and PRESENT refuse it (validate.py).
+    # A volume (3D) render target: ``layers`` depth slices of one 3D image, pitch-linear, slices
+    # ``layer_stride`` apart as layers are; only a surface of the 3D pool (compute) and written
+    # back; never sampled, drawn into or presented.
+    volume: bool = False
 
     @property
     def row_bytes(self) -> int:
@@ -81,6 +88,8 @@ class Texture:
         """How shaders see it: "2d", "2d_array", "cube" or "cube_array"."""
         if self.cube:
             return "cube" if self.layers == 6 else "cube_array"
+        if self.volume:  # never sampled (validate.py refuses it); the native tables need a known kind
+            return "2d_array"
         return "2d" if self.layers == 1 else "2d_array"
 
 
@@ -203,6 +212,7 @@ class Objects:
         layers: int = 1,
         cube: bool = False,
         samples: int = 1,
+        volume: bool = False,
     ) -> Texture:
         fmt = FORMATS.get(format)
         if fmt is None:
@@ -227,13 +237,27 @@ class Objects:
                 f"texture {id}: a cube needs square faces and layers a multiple of 6 "
                 f"(got {width}x{height}, field layers {layers})"
             )
-        if render_target and (layers > 1 or cube):
-            raise ObjectError(f"texture {id}: a render target has one layer (field layers {layers}, cube {cube})")
+        if render_target and (cube or (layers > 1 and fmt.depth)):
+            # a layered colour target is a surface (compute) and a sampled array, never drawn into
+            raise ObjectError(
+                f"texture {id}: a render target is not a cube and a layered one is a colour format "
+                f"(field layers {layers}, cube {cube}, format {format})"
+            )
         samples = samples or 1  # clients from before multisampling send 0
         if samples not in SAMPLE_COUNTS:
             raise ObjectError(f"texture {id}: field samples {samples} is not one of {SAMPLE_COUNTS}")
         if samples > 1 and not render_target:
             raise ObjectError(f"texture {id}: field samples {samples} needs a render target (only those are multisampled)")
+        if volume and not (render_target and not fmt.depth and not cube and not block_linear and samples in (0, 1)):
+            # the block-linear layout of 3D textures stacks GOBs in depth (block depth), which is not modelled
+            raise ObjectError(
+                f"texture {id}: a volume (3D) texture is a pitch-linear colour render target (format {format}, "
+                f"render_target {render_target}, cube {cube}, block_linear {block_linear}, samples {samples})"
+            )
+        if samples > 1 and layers > 1:
+            raise ObjectError(
+                f"texture {id}: field samples {samples} with field layers {layers} (a layered target has one sample)"
+            )
         row = fmt.blocks(width, height)[0] * fmt.bpp
         if not block_linear and not render_target and pitch < row:
             raise ObjectError(f"texture {id}: field pitch {pitch} is below a row of {row} bytes")
@@ -252,6 +276,7 @@ class Objects:
             layers,
             cube,
             samples,
+            volume,
         )
         if not render_target:
             psize = self.memory.pool_size(pool)

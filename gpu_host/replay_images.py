@@ -132,6 +132,11 @@ class ReplayImages:
         usage = RT_USAGE if t.render_target else TEX_USAGE
         if t.samples > 1:
             usage = vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
+        if t.volume:  # a 3D surface: ``layers`` depth slices, never sampled nor drawn into
+            usage = vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+            img = self.dev.image(t.width, t.height, self.upload_format(t.fmt)[0], usage, depth=t.layers)
+            self.images[t.id] = (t, img)
+            return img
         img = self.dev.image(
             t.width, t.height, self.upload_format(t.fmt)[0], usage, layers=t.layers, cube=t.cube, samples=t.samples
         )

@@ -1,7 +1,8 @@
 """The replayer's readback: presented and written-back textures copied from their images into
 a host-visible buffer (every aspect of a depth format), converted to the guest's layout
-(block-linear, pitch) and written into pool memory.  ``ReplayReadback`` is mixed into
-``replay.Replayer``."""
+(block-linear, pitch) and written into pool memory.  A layered colour target (a surface of the 2D
+array pool, gpu_host/compute.py) is copied and written back whole: every layer, at its layer
+stride.  ``ReplayReadback`` is mixed into ``replay.Replayer``."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class ReplayReadback:
     def _aspect_copies(self, t: Texture) -> list[tuple[int, int, int]]:
         """(aspect, offset, bytes) of each aspect of ``t``'s image in its read-back region."""
         if not t.fmt.depth:
-            return [(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, t.width * t.height * t.fmt.bpp)]
+            return [(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, t.width * t.height * t.fmt.bpp * t.layers)]
         made = self.depth_format(t.fmt)
         n = t.width * t.height
         out = [(vk.VK_IMAGE_ASPECT_DEPTH_BIT, 0, n * DEPTH_BYTES[made.vk_name])]
@@ -52,21 +53,22 @@ class ReplayReadback:
                         bufferRowLength=0,
                         bufferImageHeight=0,
                         imageSubresource=vk.VkImageSubresourceLayers(
-                            aspectMask=aspect, mipLevel=0, baseArrayLayer=0, layerCount=1
-                        ),
+                            aspectMask=aspect, mipLevel=0, baseArrayLayer=0, layerCount=1 if t.volume else t.layers
+                        ),  # layers (a volume's slices) one after another in the buffer (colour targets only)
                         imageOffset=vk.VkOffset3D(0, 0, 0),
-                        imageExtent=vk.VkExtent3D(t.width, t.height, 1),
+                        imageExtent=vk.VkExtent3D(t.width, t.height, t.layers if t.volume else 1),
                     )
                 ],
             )
 
     def _guest_texels(self, t: Texture, mapped: Any, at: int) -> np.ndarray:
         """``t``'s read-back as the guest's pool holds it (formats.py): height rows of width *
-        bpp bytes.  Depth made in a fallback format is converted to the guest's format."""
+        bpp bytes (layers * height rows for a layered one, layer after layer).  Depth made in a
+        fallback format is converted to the guest's format."""
         n = t.width * t.height
         if not t.fmt.depth:
-            bpp = t.fmt.bpp
-            return np.frombuffer(mapped, np.uint8, count=n * bpp, offset=at).reshape(t.height, t.width * bpp).copy()
+            bpp, rows = t.fmt.bpp, t.height * t.layers
+            return np.frombuffer(mapped, np.uint8, count=n * bpp * t.layers, offset=at).reshape(rows, t.width * bpp).copy()
         copies = self._aspect_copies(t)
         made = self.depth_format(t.fmt)
         raw = np.frombuffer(mapped, np.uint8, count=copies[0][2], offset=at + copies[0][1])
@@ -89,12 +91,15 @@ class ReplayReadback:
 
     def _write_back(self, t: Texture, lin: np.ndarray) -> None:
         """A render target's texels (rows of bytes in the guest's format) into its pool range, in
-        its layout: block-linear (swizzled, padding included) or pitch-linear rows."""
+        its layout: block-linear (swizzled, padding included) or pitch-linear rows; each layer
+        of a layered one at its layer stride."""
         mem = self.objects.memory
         if not hasattr(mem, "write"):  # a recording being replayed: nothing to write to
             return
-        if t.block_linear:
-            mem.write(t.pool, t.offset, blocklinear.swizzle(lin, t.block_height_log2, t.gob))
-        else:
-            for y in range(t.height):  # rows only: the bytes between rows are the guest's
-                mem.write(t.pool, t.offset + y * t.pitch, lin[y].tobytes())
+        for k in range(t.layers):
+            at, layer = t.offset + k * t.layer_stride, lin[k * t.height : (k + 1) * t.height]
+            if t.block_linear:
+                mem.write(t.pool, at, blocklinear.swizzle(layer, t.block_height_log2, t.gob))
+            else:
+                for y in range(t.height):  # rows only: the bytes between rows are the guest's
+                    mem.write(t.pool, at + y * t.pitch, layer[y].tobytes())

@@ -267,6 +267,7 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
             layers=r.layers or 1,
             cube=r.cube,
             samples=r.samples or 1,
+            volume=r.volume,
         )
 
     def RegisterSampler(self, r, context):

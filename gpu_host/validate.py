@@ -50,6 +50,7 @@ def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None,
             raise SubmissionError(f"{where}: field color = {color.id} was not registered as a render target")
         if color.fmt.depth:
             raise SubmissionError(f"{where}: field color = {color.id} has depth format {color.fmt.name}")
+        _one_layer(where, "color", color)
     if depth is not None:
         if not depth.render_target:
             raise SubmissionError(f"{where}: field depth = {depth.id} was not registered as a render target")
@@ -70,7 +71,28 @@ def _render_target(where: str, objects: Objects, name: str, tid: int) -> Texture
         raise SubmissionError(f"{where}: field {name} = {tid} is not a registered texture")
     if not t.render_target:
         raise SubmissionError(f"{where}: field {name} = {tid} was not registered as a render target")
+    _one_layer(where, name, t)
     return t
+
+
+def _not_volume(where: str, name: str, t: Texture) -> None:
+    """A volume (3D) render target is a surface of the 3D pool only (compute) and written back."""
+    if t.volume:
+        raise SubmissionError(
+            f"{where}: field {name} = {t.id} is a volume (3D) render target ({t.layers} slices): it is a "
+            "3D surface pool entry, written back, never sampled, drawn into, resolved or presented"
+        )
+
+
+def _one_layer(where: str, name: str, t: Texture) -> None:
+    """A layered render target is a surface (compute), sampled and written back; draws, resolves
+    and PRESENT take one-layer targets."""
+    _not_volume(where, name, t)
+    if t.layers > 1:
+        raise SubmissionError(
+            f"{where}: field {name} = {t.id} is a layered render target ({t.layers} layers): it is a "
+            "surface pool entry, sampled or written back, never drawn into, resolved or presented"
+        )
 
 
 def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Texture], Texture | None]:
@@ -196,6 +218,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             depth = None
             if not target.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[1]} was not registered as a render target")
+            _one_layer(where, "texture", target)
             if target.fmt.depth:
                 raise SubmissionError(
                     f"{where}: field texture {cmd[1]} has depth format {target.fmt.name}; bind it with DEPTH_TARGET"
@@ -247,6 +270,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                     f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
                     "RESOLVE it into a one-sample texture to sample it"
                 )
+            _not_volume(where, "texture", t)
             tex_slots[cmd[1]] = t
             slot_samplers[cmd[1]] = objects.samplers[cmd[3]]
             if not t.render_target:
@@ -259,6 +283,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 t = objects.textures.get(tid)
                 if t is None:
                     raise SubmissionError(f"{where}: field textures[{j}] = {tid} is not a registered texture")
+                _not_volume(where, f"textures[{j}]", t)
                 if t.view_kind != "2d":
                     raise SubmissionError(
                         f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; the texture pool holds 2D textures"
@@ -364,6 +389,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             t = need_texture(cmd[2])
             if not t.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[2]} is not a render target")
+            _one_layer(where, "texture", t)
             if t.fmt.depth:
                 raise SubmissionError(
                     f"{where}: field texture {cmd[2]} has depth format {t.fmt.name}; only colour targets are presented"

@@ -238,8 +238,9 @@ class Device:
         layers: int = 1,
         cube: bool = False,
         samples: int = 1,
+        depth: int = 0,
     ) -> Image:
-        """A 2D image in GENERAL layout.  ``aspect``: its format's aspects (depth, depth | stencil);
+        """A 2D image in GENERAL layout (``depth`` > 0: a 3D one of that many slices, view 3D).  ``aspect``: its format's aspects (depth, depth | stencil);
         a depth image also gets a view of its depth aspect alone, which is what shaders sample.
         ``layers``/``cube``: an array (view 2D_ARRAY) or cubes (view CUBE for 6 layers, else
         CUBE_ARRAY)."""
@@ -247,9 +248,9 @@ class Device:
             self.device,
             vk.VkImageCreateInfo(
                 flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if cube else 0,
-                imageType=vk.VK_IMAGE_TYPE_2D,
+                imageType=vk.VK_IMAGE_TYPE_3D if depth else vk.VK_IMAGE_TYPE_2D,
                 format=vk_format,
-                extent=vk.VkExtent3D(width=width, height=height, depth=1),
+                extent=vk.VkExtent3D(width=width, height=height, depth=max(1, depth)),
                 mipLevels=1,
                 arrayLayers=layers,
                 samples=samples,
@@ -272,7 +273,9 @@ class Device:
         vk.vkBindImageMemory(self.device, h, mem, 0)
         full = _range(aspect, layers)
         view_type = (
-            (vk.VK_IMAGE_VIEW_TYPE_CUBE if layers == 6 else vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY)
+            vk.VK_IMAGE_VIEW_TYPE_3D
+            if depth
+            else (vk.VK_IMAGE_VIEW_TYPE_CUBE if layers == 6 else vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY)
             if cube
             else vk.VK_IMAGE_VIEW_TYPE_2D
             if layers == 1

@@ -24,6 +24,7 @@ class TextureDesc:
     layers: int = 1  # array layers (6 per cube)
     cube: bool = False
     samples: int = 1  # a multisampled render target: 2, 4 or 8 (resolved with RESOLVE)
+    volume: bool = False  # a 3D render target: layers are its depth slices (a compute surface)
 
 
 @dataclass(frozen=True)

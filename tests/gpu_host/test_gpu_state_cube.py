@@ -105,8 +105,12 @@ def test_layered_textures_refused_where_they_do_not_fit(gpu):
 
     with pytest.raises(NxError, match="a cube needs square faces and layers a multiple of 6"):
         gpu.client.register(TextureDesc(gpu.id(), 1, 0, 4, 4, "RGBA8", layers=7, cube=True))
-    with pytest.raises(NxError, match="a render target has one layer"):
-        gpu.client.register(TextureDesc(gpu.id(), 0, 0, 4, 4, "RGBA8", layers=2, render_target=True))
+    # a layered colour render target is a compute surface (test_compute_layered.py); a cube or a
+    # layered depth target is refused
+    with pytest.raises(NxError, match="a render target is not a cube and a layered one is a colour format"):
+        gpu.client.register(TextureDesc(gpu.id(), 0, 0, 4, 4, "RGBA8", layers=6, cube=True, render_target=True))
+    with pytest.raises(NxError, match="a render target is not a cube and a layered one is a colour format"):
+        gpu.client.register(TextureDesc(gpu.id(), 0, 0, 4, 4, "D32F", layers=2, render_target=True))
     cube, smp, t = gpu.id(), gpu.id(), gpu.id()
     gpu.client.register(TextureDesc(cube, 1, 0, 4, 4, "RGBA8", layers=6, cube=True))
     gpu.client.register(SamplerDesc(smp))

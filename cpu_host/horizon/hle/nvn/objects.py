@@ -50,6 +50,8 @@ class Texture:
     offset: int
     block_height_log2: int
     samples: int = 1  # nvnTextureBuilderSetSamples: a multisampled render target (2, 4, 8)
+    layers: int = 1  # nvnTextureBuilderSetDepth of an array or cube target (a layered surface: >1)
+    volume: bool = False  # NVN_TEXTURE_TARGET_3D: ``layers`` are depth slices (a 3D compute surface)
 
 
 @dataclass

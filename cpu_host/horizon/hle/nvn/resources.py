@@ -30,6 +30,7 @@ from cpu_host.horizon.hle.nvn.tables import (
     FLAG_DISPLAY,
     FLAG_RENDER_TARGET,
     FLAG_LINEAR,
+    TARGET_3D,
     POOL_CPU_CACHED,
     SHADER_MAGIC,
     STAGE_VERTEX,
@@ -108,11 +109,17 @@ class NvnResources:
         return name, w, h, bhl, size * self._layers(b)[0]
 
     @staticmethod
+    def _volume(b: dict) -> bool:
+        """Whether a builder's SetTarget is NVN_TEXTURE_TARGET_3D (SetDepth: its slices)."""
+        return b.get("target", 0) & 0xFFFFFFFF == TARGET_3D
+
+    @staticmethod
     def _layers(b: dict) -> tuple[int, bool]:
-        """(layers, cube) of a builder: SetTarget's kind, SetDepth's layer count (a cube: 6)."""
+        """(layers, cube) of a builder: SetTarget's kind, SetDepth's layer count (a cube: 6; a
+        3D texture: its depth slices)."""
         target = b.get("target", 0) & 0xFFFFFFFF
-        if target > 3:
-            raise GuestError(f"nvnTextureBuilderSetTarget: target {target} is not one nvn.h defines (0..3)")
+        if target > TARGET_3D:
+            raise GuestError(f"nvnTextureBuilderSetTarget: target {target} is not one nvn.h defines (0..{TARGET_3D})")
         cube = target in (2, 3)
         layers = b.get("layers", 0) & 0xFFFFFFFF or (6 if cube else 1)
         if target == 0:
@@ -156,8 +163,19 @@ class NvnResources:
             elif not target:
                 raise GuestError("nvnTextureInitialize: a sampled texture needs storage in a memory pool")
             layers, cube = self._layers(b)
-            if target and (layers > 1 or cube):
-                raise GuestError(f"nvnTextureInitialize: a render target has one 2D layer ({layers} layers asked)")
+            volume = self._volume(b)
+            if volume and not (flags & FLAG_RENDER_TARGET and flags & FLAG_LINEAR and not flags & FLAG_DISPLAY):
+                raise GuestError(
+                    f"nvnTextureInitialize: a 3D texture is a linear render target (a compute surface), "
+                    f"not display; flags are {flags:#x}"
+                )
+            if target and (cube or (layers > 1 and (flags & FLAG_DISPLAY or name in DEPTH_FORMATS))):
+                # a layered colour render target (NVN_TEXTURE_TARGET_2D_ARRAY) is a compute
+                # surface of the 2D array pool, sampled and written back; never a display or depth
+                raise GuestError(
+                    f"nvnTextureInitialize: a render target is not a cube, and a layered one is a colour, "
+                    f"non-display texture ({layers} layers, {name}, flags {flags:#x})"
+                )
             if cube and w != h:
                 raise GuestError(f"nvnTextureInitialize: cube faces must be square, not {w}x{h}")
             samples = b.get("samples", 0) & 0xFFFFFFFF or 1
@@ -168,7 +186,7 @@ class NvnResources:
                     f"nvnTextureInitialize: a {samples}-sample texture must be made with the "
                     f"render-target flag (and not the display flag); flags are {flags:#x}"
                 )
-            tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl, samples))
+            tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl, samples, layers, volume))
             linear = bool(flags & FLAG_LINEAR)
             bpe = FORMATS[b["format"]][1]
             self._gpu().register(
@@ -187,6 +205,7 @@ class NvnResources:
                     layers=layers,
                     cube=cube,
                     samples=samples,
+                    volume=volume,
                 )
             )
         return 1
