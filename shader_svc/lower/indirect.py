@@ -127,8 +127,9 @@ class IndirectBranch(LowerBase):
         the program itself puts in a
         register that lands on one of its instructions — a move of an immediate (how nvcc -G
         materialises a function's address, patched by the linker: the program's start is address
-        0, as for CALL.ABS's immediate) or a word of a program bank (an over-approximation: a
-        spurious one only splits a block).  An address the program does not make itself cannot
+        0, as for CALL.ABS's immediate), a word of a program bank or of the program's global data
+        (``ComputeSpec.data``: -G's vtables and ``__device__`` tables of function pointers, relocated
+        by the loader) (an over-approximation: a spurious one only splits a block).  An address the program does not make itself cannot
         be a target of its own code; where the register comes from a constant bank that is not
         part of the program (nvcc reads external functions such as __assertfail's address from
         bank 4) the callee is outside the program: refused by name."""
@@ -147,7 +148,7 @@ class IndirectBranch(LowerBase):
             )
         out: list[tuple[int, int]] = []
         words = [i.ops["b"]["imm"] & 0xFFFFFFFF for i in insts if i.row.ir == "MOV" and "imm" in i.ops.get("b", {})]
-        for _, data in getattr(self.spec, "banks", ()):
+        for _, data in (*getattr(self.spec, "banks", ()), *getattr(self.spec, "data", ())):
             words += [int.from_bytes(data[o : o + 4], "little") for o in range(0, len(data) - 3, 4)]
         for raw in words:
             a = entry(raw)
