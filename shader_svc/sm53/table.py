@@ -1783,3 +1783,6 @@ row(
     ir="B2R.RESULT",
     cls="ctrl",
 )
+# --- shader-ctl2: the clock special registers (S2R / CS2R SR field 0x50..0x53, bits 20..27, as
+# nvdisasm 11.8 prints them: SR_CLOCKLO/HI, SR_GLOBALTIMERLO/HI; translated by lower/clock.py)
+SREGS.update({0x50: "SR_CLOCKLO", 0x51: "SR_CLOCKHI", 0x52: "SR_GLOBALTIMERLO", 0x53: "SR_GLOBALTIMERHI"})

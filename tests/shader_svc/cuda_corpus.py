@@ -446,6 +446,7 @@ cuda_corpus_ctl.define_mbarrier(case, Inputs)  # shader-ctl: mbarriers (ATOMS.AR
 import cuda_corpus_globals  # noqa: E402  (shader-ctl2: __device__ globals, virtual calls)
 
 cuda_corpus_globals.define(case, Inputs)  # shader-ctl2: .nv.global(.init) through bank 4 (cuda_globals.py)
+cuda_corpus_globals.define_clock(case, Inputs)  # shader-ctl2: SR_CLOCK / SR_GLOBALTIMER (lower/clock.py)
 GROUPS = sorted({c.group for c in CASES})
 
 
@@ -549,7 +550,9 @@ def round_trips(isa: int, code: bytes, texts: list[tuple[int, str, str]]) -> lis
     return out
 
 
-def translate(isa: int, code: bytes, cbank2: bytes = b"", banks: tuple = (), data: tuple = ()) -> tuple[bytes, set]:
+def translate(
+    isa: int, code: bytes, cbank2: bytes = b"", banks: tuple = (), data: tuple = (), features: int = 0
+) -> tuple[bytes, set]:
     if isa == 86:
         from shader_svc.sm86 import decode as dec
         from shader_svc.sm86.to_spirv import ComputeSpec
@@ -560,7 +563,7 @@ def translate(isa: int, code: bytes, cbank2: bytes = b"", banks: tuple = (), dat
     insts = dec.decode_stream(code)
     banks = (((2, cbank2),) if cbank2 else ()) + tuple(banks)  # SM5x literal pool: part of the program
     # shader-ctl2: bank 4 (the globals' addresses) and the global data (cuda_globals.py)
-    return translate_compute(insts, ComputeSpec((BLOCK, 1, 1), banks, data=data)), {i.row.ir for i in insts}
+    return translate_compute(insts, ComputeSpec((BLOCK, 1, 1), banks, features=features, data=data)), {i.row.ir for i in insts}
 
 
 def spirv_val(spv: bytes) -> str:
@@ -645,7 +648,11 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
         code, data = placed.code, ((base, placed.image),)
         banks = ((4, placed.bank4),) if placed.bank4 else ()
     try:
-        spv, res.irs = translate(isa, code, getattr(k, "cbank2", b""), banks, data)
+        # shader-ctl2: the device's clocks (lower/clock.py) where it has them (no device: assumed)
+        from shader_svc.request import FEATURES
+
+        clock = FEATURES["shader_clock"] if dev is None or getattr(dev, "shader_clock", False) else 0
+        spv, res.irs = translate(isa, code, getattr(k, "cbank2", b""), banks, data, clock)
         res.translate = "ok"
     except NxError as e:
         res.translate, res.detail = "no", str(e)

@@ -117,3 +117,43 @@ K(g2_fn_table) { int i = TID; if (i >= n) return; uint32_t x = a[i];
         inputs=ins,
         ref=_fptab_ref,
     )
+
+
+def define_clock(case, Inputs) -> None:
+    """The clocks (lower/clock.py): only properties a real clock has are checked — within an
+    invocation a later %globaltimer read is never less than an earlier one (64 bits), and the
+    SM clock's difference over a short loop (clock64(), clock()) is small and non-negative
+    modulo 2^32 (lavapipe's subgroup clock counts in 32 bits: its high word stays 0, so only
+    the low word's difference is a property here) — never a value."""
+
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, np.zeros(1, np.uint32), N, 256, np.zeros(4 * 256, np.uint32))
+
+    def ref(x):
+        out = np.zeros(4 * 256, np.uint64)
+        a = x.a[: x.n].astype(np.uint64)
+        v = a.copy()
+        for k in range(15):  # x = x * 3 + 1 repeated (x & 15) times
+            v = np.where(k < (a & 15), (v * 3 + 1) & 0xFFFFFFFF, v)
+        out[0 : 4 * x.n : 4] = 1
+        out[1 : 4 * x.n : 4] = 1
+        out[2 : 4 * x.n : 4] = v
+        out[3 : 4 * x.n : 4] = 1
+        return out.astype(np.uint32)
+
+    case(
+        name="g2_clock",
+        style="clock",
+        group="ctl2_clock",
+        src=r"""
+__device__ __forceinline__ uint64_t g2_gtimer() { uint64_t t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+K(g2_clock) { int i = TID; if (i >= n) return;
+  long long t0 = clock64(); uint64_t g0 = g2_gtimer(); uint32_t c0 = (uint32_t)clock();
+  uint32_t x = a[i]; for (uint32_t k = 0; k < (a[i] & 15u); k++) x = x * 3u + 1u;
+  long long t1 = clock64(); uint64_t g1 = g2_gtimer(); uint32_t c1 = (uint32_t)clock();
+  o[4 * i] = (uint32_t)(t1 - t0) < 0x80000000u; o[4 * i + 1] = (int64_t)(g1 - g0) >= 0; o[4 * i + 2] = x;
+  o[4 * i + 3] = (c1 - c0) < 0x80000000u; }""",
+        inputs=ins,
+        ref=ref,
+    )

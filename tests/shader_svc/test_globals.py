@@ -81,3 +81,56 @@ def test_clock_read_refused_by_name():
     assert insts[0].text().startswith("CS2R R4, SR_CLOCKLO")
     with pytest.raises(NxError, match="SR_CLOCKLO"):
         translate_compute(insts, ComputeSpec())
+
+
+_CLOCK_DELTAS = r"""
+K(g2_clock_deltas) { int i = TID; if (i >= n) return;
+  long long t0 = clock64(); uint32_t x = a[i], m = 64u + (x & 63u);
+  for (uint32_t k = 0; k < m; k++) x = x * 3u + 1u;
+  long long t1 = clock64(); uint64_t g0, g1;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0)); o[4 * i + 2] = x;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+  uint64_t d = (uint64_t)(t1 - t0), e = g1 - g0;
+  o[4 * i] = (uint32_t)d; o[4 * i + 1] = (uint32_t)(d >> 32); o[4 * i + 3] = (uint32_t)(e >> 32); }
+"""
+
+
+@pytest.mark.parametrize("isa", [86, 53])
+def test_clock_is_a_real_clock(isa, compute_device, nv_tools):
+    """clock64() read around a loop, on lavapipe through OpReadClockKHR: no invocation sees it go
+    back, the global timer neither, and the clock advances somewhere in the run (a constant
+    would pass the first two); the 64-bit pair is one read (a CS2R pair's high word from
+    elsewhere made the timer's difference huge: caught here, not by the corpus's flags)."""
+    import numpy as np
+
+    from compute_dispatch import run_spirv, upload
+    from shader_svc.request import FEATURES
+    import vk_compute
+    from shader_svc.sm53.to_spirv import cbank0 as cbank53
+
+    if not compute_device.shader_clock:
+        pytest.skip("LOUD SKIP: the Vulkan device lacks VK_KHR_shader_clock")
+    try:
+        ks = cuda_build.build(cc.HEADER + _CLOCK_DELTAS, isa, "G")
+    except cuda_build.NoCompiler as e:
+        pytest.skip(f"LOUD SKIP: {e}")
+    k = ks["g2_clock_deltas"]
+    spv, _ = cc.translate(isa, k.code, k.cbank2, features=FEATURES["shader_clock"])
+    assert cc.spirv_val(spv) == "ok"
+    n = 128
+    a = np.arange(n, dtype=np.uint32) * 7
+    ba, bb, bo = upload(compute_device, a), upload(compute_device, a), upload(compute_device, np.zeros(4 * n, np.uint32))
+    params = struct.pack("<QQQi", ba.address, bb.address, bo.address, n)
+    layout = vk_compute.cbank0 if isa == 86 else cbank53
+    (got,) = run_spirv(compute_device, spv, layout, k.cbank0_size, n, params, [bo], cc.BLOCK)
+    got = got[: 4 * n].reshape(n, 4)
+    want = a.astype(np.uint64)
+    for j in range(127):
+        want = np.where(j < 64 + (a & 63), (want * 3 + 1) & 0xFFFFFFFF, want)
+    assert (got[:, 2] == want.astype(np.uint32)).all()  # the work between the reads ran
+    # the device clock: its 64-bit difference never negative (high word 0); the SM clock's
+    # difference small and non-negative modulo 2^32 (lavapipe's subgroup clock counts in 32
+    # bits, its high word 0: a wrap between the reads is no going back)
+    assert (got[:, 3] == 0).all(), got[:4]
+    assert (got[:, 0] < 0x80000000).all(), got[:4]
+    assert int(got[:, 0].astype(np.uint64).sum()) > 0
