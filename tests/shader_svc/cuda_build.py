@@ -239,6 +239,8 @@ def link(cubin: bytes, kernel: str, isa: int = 86, data_addr=None, roots=(), wit
                 if da is not None:  # shader-ctl2: a global's address (S + A, S from its placement)
                     relocs.append((name, r["r_offset"], r["r_info_type"], "", da + r.entry.get("r_addend", 0)))
                     continue
+                if not isinstance(sym["st_shndx"], int):  # shader-ctl2: outside the cubin
+                    raise RuntimeError(f"relocation against the undefined {sym.name} in {name}+{r['r_offset']:#x}")
                 target = elf.get_section(sym["st_shndx"]).name
                 if target not in order:
                     order.append(target)

@@ -447,6 +447,7 @@ import cuda_corpus_globals  # noqa: E402  (shader-ctl2: __device__ globals, virt
 
 cuda_corpus_globals.define(case, Inputs)  # shader-ctl2: .nv.global(.init) through bank 4 (cuda_globals.py)
 cuda_corpus_globals.define_clock(case, Inputs)  # shader-ctl2: SR_CLOCK / SR_GLOBALTIMER (lower/clock.py)
+cuda_corpus_globals.define_cuda_barrier(case, Inputs)  # shader-ctl2: cuda::barrier arrive_and_wait (heavy)
 GROUPS = sorted({c.group for c in CASES})
 
 

@@ -157,3 +157,39 @@ K(g2_clock) { int i = TID; if (i >= n) return;
         inputs=ins,
         ref=ref,
     )
+
+
+def define_cuda_barrier(case, Inputs) -> None:
+    """libcu++'s ``cuda::barrier<thread_scope_block>``: arrive_and_wait three times over one
+    barrier (its phases), each thread reading words others wrote before arriving (needs nvcc's
+    libcu++ headers: heavy)."""
+
+    def ins(r):
+        a = r.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, np.zeros(1, np.uint32), 256, 256, np.zeros(256, np.uint32))
+
+    def ref(x):
+        v = x.a.reshape(-1, 64).astype(np.uint64)
+        r1 = v[:, ::-1]
+        r2 = (r1 * 3) & 0xFFFFFFFF
+        return ((r1 + np.roll(r2, -1, axis=1)) & 0xFFFFFFFF).astype(np.uint32).ravel()
+
+    case(
+        name="g2_cuda_barrier",
+        style="barrier",
+        group="ctl2_cbar",
+        heavy=True,
+        src=r"""
+#include <cuda/barrier>
+K(g2_cuda_barrier) {
+  __shared__ cuda::barrier<cuda::thread_scope_block> bar; __shared__ uint32_t s[64];
+  int t = threadIdx.x;
+  if (t == 0) init(&bar, blockDim.x);
+  __syncthreads();
+  s[t] = a[TID]; bar.arrive_and_wait();
+  uint32_t r1 = s[63 - t]; bar.arrive_and_wait();
+  s[t] = r1 * 3u; bar.arrive_and_wait();
+  o[TID] = r1 + s[(t + 1) & 63]; }""",
+        inputs=ins,
+        ref=ref,
+    )
