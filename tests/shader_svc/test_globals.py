@@ -134,3 +134,34 @@ def test_clock_is_a_real_clock(isa, compute_device, nv_tools):
     assert (got[:, 3] == 0).all(), got[:4]
     assert (got[:, 0] < 0x80000000).all(), got[:4]
     assert int(got[:, 0].astype(np.uint64).sum()) > 0
+
+
+# --- R2UR's predicate output (lower/waterfall.py) ------------------------------------------------
+def _tr86(text: str) -> bytes:
+    from shader_svc.sm86 import decode as dec86
+    from shader_svc.sm86.assemble import assemble_program as asm86
+    from shader_svc.sm86.to_spirv import translate_compute as tr86
+
+    return tr86(dec86.decode_stream(asm86(text)))
+
+
+def test_arrives_guarded_by_r2ur_predicate_translates():
+    """nvcc -G's loop (R2UR P0 then @!P0 ARRIVES): the guard holds in every invocation."""
+    spv = _tr86("R2UR P0, UR4, R3\n@!P0 ARRIVES.LDGSTSBAR.64 [UR4]\nEXIT\n")
+    assert cc.spirv_val(spv) == "ok"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ISETP.NE.AND P0, PT, R3, RZ, PT\n@!P0 ARRIVES.LDGSTSBAR.64 [UR4]\nEXIT\n",  # P0 from a compare
+        "R2UR P0, UR4, R3\nISETP.NE.AND P0, PT, R3, RZ, PT\n@!P0 ARRIVES.LDGSTSBAR.64 [UR4]\nEXIT\n",  # rewritten
+        "R2UR P0, UR4, R3\n@P0 ARRIVES.LDGSTSBAR.64 [UR4]\nEXIT\n",  # the lanes not served
+        "R2UR P1, UR4, R3\n@!P0 ARRIVES.LDGSTSBAR.64 [UR4]\nEXIT\n",  # another predicate
+    ],
+)
+def test_other_guarded_arrives_still_refused(text):
+    from shader_svc.lower.base import TranslateError
+
+    with pytest.raises(TranslateError, match="guarded ARRIVES not translated"):
+        _tr86(text)
