@@ -165,3 +165,23 @@ def test_other_guarded_arrives_still_refused(text):
 
     with pytest.raises(TranslateError, match="guarded ARRIVES not translated"):
         _tr86(text)
+
+
+def test_sm53_lea_immediate_decodes_as_nvdisasm_prints(nvdisasm53):
+    """SM53 LEA's immediate form (top 0x36D0): random fields, our text equals nvdisasm 11.8's."""
+    import random
+
+    import sm53_tools
+    from shader_svc.sm53 import decode as dec53
+
+    rng = random.Random(53)
+    # bits 51..63 the opcode (bit 56, the immediate's sign, a hole in it), bits 0..50 random
+    # (bit 44 clear: the register and bank forms' reference encoding, which the decoder keeps)
+    words = [(0x36D0 << 48) | (rng.getrandbits(51) & ~(1 << 44)) | (rng.getrandbits(1) << 56) for _ in range(48)]
+    ref = sm53_tools.nvdisasm53_raw(words)
+    assert sum(r is not None for r in ref) > 24  # most are valid LEA words for nvdisasm
+    for w, r in zip(words, ref):
+        if r is None:
+            continue
+        want = (f"{r.pred} " if r.pred else "") + f"{r.opcode} {r.operands}".strip()
+        assert dec53.decode(w).text() == want, hex(w)
