@@ -22,6 +22,10 @@ the ones ``cuobjdump -elf`` prints):
   ``shader_svc/lower/indirect.py``); no relocation, and the functions are copies inside the
   kernel's own text section (``$<kernel>$<function>`` symbols).
 
+A symbol the cubin does not define (``__assertfail``: ``assert``'s call, through a bank-4 slot
+at -O3, linker-patched immediates at -G) gets no address: its bank-4 slot holds ``UNRESOLVED``
+(the translation refuses the call by name), and -G's link is refused naming it.
+
 The driver's part, done here as a loader would: one region of global memory holding
 ``.nv.global.init`` then ``.nv.global`` (zeroed), each at its alignment; the relocations
 applied with the region's device address for data symbols and the linked code's offsets for
@@ -41,6 +45,10 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.relocation import RelocationSection
 
 GLOBAL_SECTIONS = (".nv.global.init", ".nv.global")
+# the value a slot of a symbol the cubin does not define gets (-O3's bank-4 slot of
+# __assertfail, the function ``assert`` calls): an address neither the code (from 0) nor the
+# global region has, so a call through it is refused by name at translation
+UNRESOLVED = 0xFFFF_FFFF_FFFF_FF00
 # relocation types of data slots: 2 = the 64-bit S + A (sm_86 and the bank-4 slots of sm_53),
 # 1 = the 32-bit S + A (sm_53 -G's function pointers in .nv.global.init, 8-byte slots whose
 # high word stays 0), 4 = the 64-bit S + A with an addend (``.rela.nv.global.init``: a pointer
@@ -128,6 +136,8 @@ def place(cubin: bytes, kernel: str, isa: int, base: int) -> Placed:
         a = data_addr(sym)
         if a is not None:
             return a
+        if not isinstance(sym["st_shndx"], int):  # undefined here (__assertfail): no address
+            return UNRESOLVED
         sec = elf.get_section(sym["st_shndx"]).name
         if sec not in at:
             raise RuntimeError(f"relocation in {where} against {sym.name!r} in {sec}, not in the linked code")

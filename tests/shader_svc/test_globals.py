@@ -210,3 +210,31 @@ def test_globals_through_the_service(name, server, compute_device):
     assert any(r.bank == 4 for r in t.reflection.const_ranges)
     ok, why = cc.run(compute_device, 86, k, case, t.spirv)
     assert ok, why
+
+
+_ASSERT = r"""
+#include <assert.h>
+__device__ uint32_t g3_tab[4] = {1, 2, 3, 4};
+K(g3_assert) { int i = TID; if (i >= n) return; assert(a[i] != 0xFFFFFFFFu); o[i] = g3_tab[a[i] & 3]; }
+"""
+
+
+@pytest.mark.parametrize("isa", [86, 53])
+def test_assert_with_globals_stays_refused_by_name(isa, nv_tools):
+    """``assert`` calls the undefined __assertfail: at -O3 through its bank-4 slot (now a program
+    bank: the slot holds no address of the program), refused naming the call and the slot; at
+    -G the link is refused naming the symbol."""
+    from shader_svc.lower.base import TranslateError
+
+    try:
+        ks = cuda_build.build(cc.HEADER + _ASSERT, isa, "O3")
+    except cuda_build.NoCompiler as e:
+        pytest.skip(f"LOUD SKIP: {e}")
+    k = ks["g3_assert"]
+    p = cuda_globals.place(k.globals_cubin, k.name, isa, 0x7F00_0000_0000)
+    with pytest.raises(
+        TranslateError, match=r"(CALL\.ABS|JMX).*call to 0xffffff00 \(c\[0x4\]\[0x0\]\), an address outside the program"
+    ):
+        cc.translate(isa, p.code, k.cbank2, ((4, p.bank4),), ((0x7F00_0000_0000, p.image),))
+    with pytest.raises(RuntimeError, match="relocation against the undefined __assertfail"):
+        cuda_build.build(cc.HEADER + _ASSERT, isa, "G")
