@@ -92,7 +92,10 @@ FEATURES = {"descriptor_indexing": 0x1}
 # memory_barrier: OpMemoryBarrier runs correctly (MEMBAR / __threadfence translated as one,
 # lower/fence.py; lavapipe 22.3 stalls on it, so its GPU process leaves the bit out)
 FEATURES["memory_barrier"] = 0x2
-KNOWN_FEATURES = 0x1 | 0x2
+# shader_clock (shader-ctl2): the device has VK_KHR_shader_clock's subgroup and device clocks
+# (SR_CLOCK / SR_GLOBALTIMER read as OpReadClockKHR, lower/clock.py; without it refused by name)
+FEATURES["shader_clock"] = 0x4
+KNOWN_FEATURES = 0x1 | 0x2 | 0x4
 
 
 def feature_bits(names) -> int:

@@ -580,3 +580,8 @@ OPS.update({d.name: d for d in (OpDef("BarrierReduce", U32, (B,), ("op",)),)})
 #   of workgroup memory (an mbarrier arrival: the arriving invocation's earlier shared writes are
 #   visible to one that observes the phase it completes; PTX mbarrier.arrive is .release).
 OPS.update({d.name: d for d in (OpDef("AtomicSharedAddAcqRel32", U32, (SPTR, U32)),)})
+# --- shader-ctl2: the device clock (lower/clock.py) ----------------------------------------------
+# - ``ReadClock``: the 64-bit clock of ``scope`` ("Subgroup": the processor's counter, SR_CLOCK;
+#   "Device": the device's, SR_GLOBALTIMER), read once (SPIR-V OpReadClockKHR); not pure: every
+#   read is its own.
+OPS.update({d.name: d for d in (OpDef("ReadClock", U64, (), ("scope",)),)})

@@ -390,3 +390,7 @@ LOWER.update({"LoadOutputF32": lambda lw, o, a: lw.load_output(o.attrs["var"], o
 # --- shader-ctl: barrier reductions (lower/warp.py) -----------------------------------------------
 LOWER.update({"BarrierReduce": lambda lw, o, a: lw.barrier_reduce(a[0], o.attrs["op"])})
 LOWER.update({"AtomicSharedAddAcqRel32": lambda lw, o, a: lw.atomic_add_acq_rel(a[0], a[1])})
+# --- shader-ctl2: the device clock (lower/clock.py) ----------------------------------------------
+from shader_svc.lower import clock_read  # noqa: E402  (this block's own import, kept with it)
+
+LOWER.update({"ReadClock": lambda lw, o, a: clock_read.read_clock(lw, o.attrs["scope"])})

@@ -91,6 +91,10 @@ class ComputeSpec:
     # SM5x (c[0x2], the cubin's .nv.constant2.<kernel>), read as constants of the module
     banks: tuple[tuple[int, bytes], ...] = ()
     features: int = 0  # request.Program.features (lower/fence.py: memory_barrier)
+    # shader-ctl2: the program's initialised global data as placed by its loader, ((device
+    # address, bytes), ...): the code addresses it holds (vtables, tables of function pointers)
+    # are the possible callees of a call through a register loaded from memory (lower/indirect.py)
+    data: tuple[tuple[int, bytes], ...] = ()
 
 
 class LowerBase:

@@ -127,8 +127,9 @@ class IndirectBranch(LowerBase):
         the program itself puts in a
         register that lands on one of its instructions — a move of an immediate (how nvcc -G
         materialises a function's address, patched by the linker: the program's start is address
-        0, as for CALL.ABS's immediate) or a word of a program bank (an over-approximation: a
-        spurious one only splits a block).  An address the program does not make itself cannot
+        0, as for CALL.ABS's immediate), a word of a program bank or of the program's global data
+        (``ComputeSpec.data``: -G's vtables and ``__device__`` tables of function pointers, relocated
+        by the loader) (an over-approximation: a spurious one only splits a block).  An address the program does not make itself cannot
         be a target of its own code; where the register comes from a constant bank that is not
         part of the program (nvcc reads external functions such as __assertfail's address from
         bank 4) the callee is outside the program: refused by name."""
@@ -145,9 +146,20 @@ class IndirectBranch(LowerBase):
                 "which is not part of the program (an external function)",
                 offset=ins.addr,
             )
+        fixed = self._bank_word_read(insts, k, prev)  # shader-ctl2: one known word of a program bank
+        if fixed is not None:
+            (fb, off), raw = fixed
+            a = entry(raw)
+            if a is None:
+                raise TranslateError(
+                    f"{ins.text()} (word {ins.word:#x}): call to {raw:#x} (c[{fb:#x}][{off:#x}]), an address "
+                    "outside the program (an external function)",
+                    offset=ins.addr,
+                )
+            return [(raw, a)]
         out: list[tuple[int, int]] = []
         words = [i.ops["b"]["imm"] & 0xFFFFFFFF for i in insts if i.row.ir == "MOV" and "imm" in i.ops.get("b", {})]
-        for _, data in getattr(self.spec, "banks", ()):
+        for _, data in (*getattr(self.spec, "banks", ()), *getattr(self.spec, "data", ())):
             words += [int.from_bytes(data[o : o + 4], "little") for o in range(0, len(data) - 3, 4)]
         for raw in words:
             a = entry(raw)
@@ -158,6 +170,29 @@ class IndirectBranch(LowerBase):
                 f"{ins.text()} (word {ins.word:#x}): no address of the code is made by the program", offset=ins.addr
             )
         return out
+
+    def _bank_word_read(self, insts: list[Inst], at: int, prev: Inst | None) -> tuple[tuple[int, int], int] | None:
+        """((bank, offset), value) where ``prev`` (the writer of the called register before
+        ``insts[at]``) reads one word of a program bank at an offset known here: an LDC / ULDC /
+        MOV of ``c[bank][off]``, an indexed LDC whose index register holds a constant
+        (``const_reg``: SM53's ``MOV32I R3, 0x48; LDC R3, c[0x4][R3]``); else None.  (The low
+        word: code addresses are below 2^32 here.)"""
+        if prev is None:
+            return None
+        cb = prev.ops.get("cb") or prev.ops.get("c") or prev.ops.get("b")
+        if not isinstance(cb, dict) or "bank" not in cb:
+            return None
+        off = cb.get("off", 0)
+        ix = cb.get("reg", 255)
+        if ix != 255:
+            v = const_reg(insts, insts.index(prev), ix)
+            if v is None:
+                return None
+            off += v
+        data = self._program_bank(cb["bank"])
+        if data is None or off % 4 or not 0 <= off <= len(data) - 4:
+            return None
+        return (cb["bank"], off), int.from_bytes(data[off : off + 4], "little")
 
     def _indirect_off(self, ins: Inst) -> int:
         if ins.row.ir in ABSOLUTE:  # the register (+ JMX's field) is the address itself

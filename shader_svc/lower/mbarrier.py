@@ -30,7 +30,8 @@ for its k threads), which the machine orders before the warp's own ARRIVES by ru
 in lockstep; the emulated warp's lanes run in the device's smaller subgroups, so without the
 barrier one warp's arrivals could reach 0 before another warp's leader raised the count (a
 phase completed early: seen on lavapipe).  Every invocation must therefore reach an ARRIVES, as
-the emulated VOTE before it already requires (a guarded ARRIVES is refused).  Each step is a 32-bit shared
+the emulated VOTE before it already requires (a guarded ARRIVES is refused, but for nvcc -G's
+``@!P0`` of an R2UR's predicate output, which holds in every invocation: ``lower/waterfall.py``).  Each step is a 32-bit shared
 atomic, the high word's with acquire-release ordering (``AtomicSharedAddAcqRel32``: PTX's
 arrive is a release, so a thread's shared writes before it are seen by whoever observes the
 phase complete; relaxed atomics let the compiler sink those writes past the arrival: a stale word
@@ -43,6 +44,7 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import LowerBase, TranslateError
+from shader_svc.lower.waterfall import served_guard
 
 MBARRIER_RULES = {"ATOMS.ARRIVE": "op_mbarrier_arrive", "ARRIVES": "op_mbarrier_arrive"}
 
@@ -62,7 +64,7 @@ class MBarrier(LowerBase):
             raise TranslateError(f"{inst.text()}: an mbarrier arrival other than .64 not translated", offset=inst.addr)
         b = Block()
         if inst.row.ir == "ARRIVES":
-            if inst.pred != 7 or inst.pred_not:
+            if (inst.pred != 7 or inst.pred_not) and not served_guard(self.insts, self.insts.index(inst)):
                 raise TranslateError(
                     f"{inst.text()}: guarded ARRIVES not translated (its workgroup barrier needs every invocation)",
                     offset=inst.addr,

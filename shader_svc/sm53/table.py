@@ -1879,3 +1879,9 @@ def _r2p_bsel(r: Row) -> Row:
 
 
 ROWS[:] = [_r2p_bsel(r) for r in ROWS]
+# --- shader-ctl2: the clock special registers (S2R / CS2R SR field 0x50..0x53, bits 20..27, as
+# nvdisasm 11.8 prints them: SR_CLOCKLO/HI, SR_GLOBALTIMERLO/HI; translated by lower/clock.py)
+SREGS.update({0x50: "SR_CLOCKLO", 0x51: "SR_CLOCKHI", 0x52: "SR_GLOBALTIMERLO", 0x53: "SR_GLOBALTIMERHI"})
+# shader-ctl2: LEA's immediate form (top 0x36D0, B a 19-bit immediate with its sign at 56, as the
+# other I forms; ptxas -O3 scales a function-pointer slot with it: LEA R8.CC, R4, 0x8)
+row("LEA", op(0x36D0, 13, holes=(56,)), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), I19(), LEA_SH), (flag("X", 46),), ir="LEA")

@@ -13,6 +13,7 @@ needs the barrier to be reached by every invocation on the same path, as on the 
 from __future__ import annotations
 
 from shader_svc.lower.base import ComputeSpec, TranslateError
+from shader_svc.lower.clock import Clock53  # shader-ctl2: SR_CLOCK / SR_GLOBALTIMER
 from shader_svc.sm53.cbank import PARAMS, cbank0
 from shader_svc.sm53.decode import Inst
 from shader_svc.lower.cache import CACHE_RULES, FENCE_RULES53
@@ -30,7 +31,7 @@ from shader_svc.lower.texture import TEXTURE_RULES53, ComputeTextures53
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS", "Compute53"]
 
 
-class Compute53(ComputeTextures53, Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
+class Compute53(Clock53, ComputeTextures53, Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
     RULES = {
         **INDIRECT_RULES,  # shader-ctl: BRX (lower/indirect.py)
         **CACHE_RULES,  # shader-ctl: CCTL (lower/cache.py)

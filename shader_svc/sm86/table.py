@@ -2680,3 +2680,8 @@ R(
 
 # shader-ctl: LEPC's lowering key (lower/indirect.py: the instruction's own address)
 ROWS[:] = [replace(r, ir="LEPC") if r.mnemonic == "LEPC" and not r.ir else r for r in ROWS]
+# --- shader-ctl2: the clock special registers (CS2R / S2UR / S2R SR field 0x50..0x53, nvdisasm 13:
+# SR_CLOCKLO/HI, the SM's cycle counter (PTX %clock / %clock64), SR_GLOBALTIMERLO/HI, the
+# nanosecond global timer (PTX %globaltimer, cuda::barrier's back-off)); the translation refuses
+# them by name (shader_svc/README.md)
+SREGS.update({0x50: "SR_CLOCKLO", 0x51: "SR_CLOCKHI", 0x52: "SR_GLOBALTIMERLO", 0x53: "SR_GLOBALTIMERHI"})

@@ -8,6 +8,8 @@ the shared one (``super()``), which refuses what nothing translates.
 from __future__ import annotations
 
 from shader_svc.lower.base import ComputeSpec, TranslateError  # noqa: F401  (TranslateError: what callers catch)
+from shader_svc.lower.clock import Clock86  # shader-ctl2: SR_CLOCK / SR_GLOBALTIMER
+from shader_svc.lower.waterfall import Waterfall86  # shader-ctl2: R2UR's predicate output
 from shader_svc.sm86.lower_alu import ALU_RULES, Alu86
 from shader_svc.sm86.lower_extra import EXTRA_RULES, Extra86
 from shader_svc.sm86.lower_half import HALF_RULES, Half86
@@ -74,7 +76,21 @@ EXT = {
 }
 
 
-class Compute86(Control86, Memory86, Alu86, Half86, Extra86, Surface, ComputeTextures, WarpMatch, Uniform86, Async86, Mma86):
+class Compute86(
+    Clock86,
+    Waterfall86,
+    Control86,
+    Memory86,
+    Alu86,
+    Half86,
+    Extra86,
+    Surface,
+    ComputeTextures,
+    WarpMatch,
+    Uniform86,
+    Async86,
+    Mma86,
+):
     RULES = {
         **Lower86.RULES,
         **STAGE_ALU_RULES,  # the arithmetic rows every stage shares (lower_alu.py)

@@ -27,6 +27,9 @@ class Kernel:
     # N > 0; bank 0 is the parameter bank bound at launch): ((N, bytes), ...) by N, what the
     # shader service's Program.banks carries
     banks: tuple[tuple[int, bytes], ...] = ()
+    # shader-ctl2: the whole cubin where it has __device__ globals (placed at run time by
+    # cuda_globals.place: the code is linked against their addresses), else empty
+    globals_cubin: bytes = b""
 
 
 def sm_of(elf: ELFFile) -> int:

@@ -185,6 +185,11 @@ def build(source: str, isa: int, opt: str) -> dict:
     cub = compile_cubin(source, isa, opt)
     ks = cubin_kernels(cub, f"<corpus sm_{isa} {opt}>")
     names = [n for n in ks if f"K({n})" in source]
+    import cuda_globals
+
+    if cuda_globals.has_globals(cub):  # shader-ctl2: linked against globals placed at address 0
+        # (decode checks); run: cuda_globals.place at the region's device address
+        return {n: replace(ks[n], code=cuda_globals.place(cub, n, isa, 0).code, globals_cubin=cub) for n in names}
     return {n: replace(ks[n], code=link(cub, n, isa)) for n in names}
 
 
@@ -201,7 +206,11 @@ def build(source: str, isa: int, opt: str) -> dict:
 # control word and three instructions), Ampere's on 16 bytes.
 
 
-def link(cubin: bytes, kernel: str, isa: int = 86) -> bytes:
+def link(cubin: bytes, kernel: str, isa: int = 86, data_addr=None, roots=(), with_offsets: bool = False):
+    """The linked blob (module comment above); shader-ctl2: ``data_addr(symbol)`` gives the
+    address of a ``__device__`` global's symbol (None: not a data symbol; ``cuda_globals.py``),
+    ``roots`` are more sections to place (functions the global data points at), and
+    ``with_offsets`` returns (blob, {section: offset in the blob})."""
     import io
     import struct as st
 
@@ -211,7 +220,7 @@ def link(cubin: bytes, kernel: str, isa: int = 86) -> bytes:
     elf = ELFFile(io.BytesIO(cubin))
     secs = {s.name: s for s in elf.iter_sections()}
     symtab = elf.get_section_by_name(".symtab")
-    order, at, blob = [f".text.{kernel}"], {}, bytearray()
+    order, at, blob = [f".text.{kernel}", *(r for r in roots if r != f".text.{kernel}")], {}, bytearray()
     relocs: list[tuple[str, int, int, str, int]] = []
     i = 0
     while i < len(order):
@@ -226,13 +235,19 @@ def link(cubin: bytes, kernel: str, isa: int = 86) -> bytes:
                 continue
             for r in rs.iter_relocations():
                 sym = symtab.get_symbol(r["r_info_sym"])
+                da = data_addr(sym) if data_addr is not None else None
+                if da is not None:  # shader-ctl2: a global's address (S + A, S from its placement)
+                    relocs.append((name, r["r_offset"], r["r_info_type"], "", da + r.entry.get("r_addend", 0)))
+                    continue
+                if not isinstance(sym["st_shndx"], int):  # shader-ctl2: outside the cubin
+                    raise RuntimeError(f"relocation against the undefined {sym.name} in {name}+{r['r_offset']:#x}")
                 target = elf.get_section(sym["st_shndx"]).name
                 if target not in order:
                     order.append(target)
                 relocs.append((name, r["r_offset"], r["r_info_type"], target, sym["st_value"] + r.entry.get("r_addend", 0)))
     for sec, off, typ, target, add in relocs:
         pos = at[sec] + off
-        s_a = at[target] + add
+        s_a = at[target] + add if target else add
         if isa == 53:
             # 42: JCAL's target; 43 / 44 (shader-ctl): a MOV32I immediate's 32@lo / 32@hi of S + A
             # (nvdisasm 11.8 prints them so; ptxas -O0's function-pointer values)
@@ -252,4 +267,4 @@ def link(cubin: bytes, kernel: str, isa: int = 86) -> bytes:
         else:
             raise RuntimeError(f"relocation type {typ} in {sec}+{off:#x} not handled")
         st.pack_into("<QQ", blob, pos, w & (2**64 - 1), w >> 64)
-    return bytes(blob)
+    return (bytes(blob), at) if with_offsets else bytes(blob)

@@ -446,6 +446,11 @@ cuda_corpus_ctl.define_mbarrier(case, Inputs)  # shader-ctl: mbarriers (ATOMS.AR
 import cuda_corpus_video  # noqa: E402  (shader-video: PTX scalar video instructions)
 
 cuda_corpus_video.define(case, Inputs)  # shader-video
+import cuda_corpus_globals  # noqa: E402  (shader-ctl2: __device__ globals, virtual calls)
+
+cuda_corpus_globals.define(case, Inputs)  # shader-ctl2: .nv.global(.init) through bank 4 (cuda_globals.py)
+cuda_corpus_globals.define_clock(case, Inputs)  # shader-ctl2: SR_CLOCK / SR_GLOBALTIMER (lower/clock.py)
+cuda_corpus_globals.define_cuda_barrier(case, Inputs)  # shader-ctl2: cuda::barrier arrive_and_wait (heavy)
 GROUPS = sorted({c.group for c in CASES})
 
 
@@ -549,7 +554,9 @@ def round_trips(isa: int, code: bytes, texts: list[tuple[int, str, str]]) -> lis
     return out
 
 
-def translate(isa: int, code: bytes, cbank2: bytes = b"") -> tuple[bytes, set]:
+def translate(
+    isa: int, code: bytes, cbank2: bytes = b"", banks: tuple = (), data: tuple = (), features: int = 0
+) -> tuple[bytes, set]:
     if isa == 86:
         from shader_svc.sm86 import decode as dec
         from shader_svc.sm86.to_spirv import ComputeSpec
@@ -558,8 +565,9 @@ def translate(isa: int, code: bytes, cbank2: bytes = b"") -> tuple[bytes, set]:
         from shader_svc.sm53 import decode as dec
         from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
     insts = dec.decode_stream(code)
-    banks = ((2, cbank2),) if cbank2 else ()  # SM5x literal pool: part of the program
-    return translate_compute(insts, ComputeSpec((BLOCK, 1, 1), banks)), {i.row.ir for i in insts}
+    banks = (((2, cbank2),) if cbank2 else ()) + tuple(banks)  # SM5x literal pool: part of the program
+    # shader-ctl2: bank 4 (the globals' addresses) and the global data (cuda_globals.py)
+    return translate_compute(insts, ComputeSpec((BLOCK, 1, 1), banks, features=features, data=data)), {i.row.ir for i in insts}
 
 
 def spirv_val(spv: bytes) -> str:
@@ -583,7 +591,7 @@ def ulp_distance(got: np.ndarray, want: np.ndarray, kind: str) -> np.ndarray:
     return np.where(gn & wn, 0, np.where(gn | wn, 2**40, d))
 
 
-def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1) -> tuple[bool, str]:
+def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1, keep=()) -> tuple[bool, str]:
     from compute_dispatch import run_spirv, upload
     import vk_compute
     from shader_svc.sm53.to_spirv import cbank0 as cbank53
@@ -630,8 +638,25 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
             res.detail = f"@{bad[0][0]:#x} ours {bad[0][1]!r} nvdisasm {bad[0][2]!r}"
     except Exception as e:  # the oracle itself failed
         res.decode, res.detail = "error", str(e)[:200]
+    gbuf, code, banks, data = None, k.code, (), ()
+    if getattr(k, "globals_cubin", b""):  # shader-ctl2: __device__ globals placed (cuda_globals.py)
+        import cuda_globals
+
+        base = 0
+        if dev is not None:
+            gbuf = dev.buffer(cuda_globals.region_size(k.globals_cubin))
+            base = gbuf.address
+        placed = cuda_globals.place(k.globals_cubin, k.name, isa, base)
+        if gbuf is not None:
+            dev.write(gbuf, placed.image)
+        code, data = placed.code, ((base, placed.image),)
+        banks = ((4, placed.bank4),) if placed.bank4 else ()
     try:
-        spv, res.irs = translate(isa, k.code, getattr(k, "cbank2", b""))
+        # shader-ctl2: the device's clocks (lower/clock.py) where it has them (no device: assumed)
+        from shader_svc.request import FEATURES
+
+        clock = FEATURES["shader_clock"] if dev is None or getattr(dev, "shader_clock", False) else 0
+        spv, res.irs = translate(isa, code, getattr(k, "cbank2", b""), banks, data, clock)
         res.translate = "ok"
     except NxError as e:
         res.translate, res.detail = "no", str(e)
@@ -642,7 +667,7 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
         return res
     if dev is not None:
         try:
-            ok, why = run(dev, isa, k, c, spv)
+            ok, why = run(dev, isa, k, c, spv, keep=(gbuf,))
         except Exception as e:  # the reference or the dispatch failed: a failure, with its reason
             ok, why = False, f"run error: {type(e).__name__}: {e}"
         res.run = "ok" if ok else "no"

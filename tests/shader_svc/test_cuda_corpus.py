@@ -42,6 +42,7 @@ CI_CTL = {"brx_dense"}  # shader-ctl (cuda_corpus_ctl.py): BRX through ptxas's j
 CI_CTL |= {"sync_reduce", "bar_red_count"}  # shader-ctl: BAR.RED + B2R.RESULT (the ctl_bar group)
 CI_CTL |= {"call_fnptr", "call_recursive"}  # shader-ctl: calls through function pointers (the ctl_call group)
 CI_VIDEO = {"video_add", "video_mad"}  # shader-video (cuda_corpus_video.py): VADD/VSUB, VMAD on SM53
+CI_CTL |= {"g2_device_data", "g2_virtual"}  # shader-ctl2: __device__ globals, virtual calls (ctl2_globals)
 
 
 def gaps() -> dict[tuple[int, str, str], str]:

@@ -68,12 +68,32 @@ class ComputeDevice(VkResources):
             shaderBufferInt64Atomics=have.shaderBufferInt64Atomics,
             shaderSharedInt64Atomics=have.shaderSharedInt64Atomics,
         )
+        # shader-ctl2: VK_KHR_shader_clock's two clocks where the device has them (the
+        # translation's shader_clock feature: lower/clock.py)
+        exts = [e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(self.phys, None)]
+        self.shader_clock = "VK_KHR_shader_clock" in exts
+        nxt = f12
+        if self.shader_clock:
+            clk = vk.VkPhysicalDeviceShaderClockFeaturesKHR()
+            vk.vkGetPhysicalDeviceFeatures2(self.phys, vk.VkPhysicalDeviceFeatures2(pNext=clk))
+            self.shader_clock = bool(clk.shaderSubgroupClock and clk.shaderDeviceClock)
+        if self.shader_clock:
+            nxt = vk.VkPhysicalDeviceShaderClockFeaturesKHR(
+                pNext=f12, shaderSubgroupClock=vk.VK_TRUE, shaderDeviceClock=vk.VK_TRUE
+            )
         feats = vk.VkPhysicalDeviceFeatures2(
-            pNext=f12, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE)
+            pNext=nxt, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE)
         )
-        self.device = vk.vkCreateDevice(
-            self.phys, vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo]), None
-        )
+        info = vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo])
+        if self.shader_clock:
+            info = vk.VkDeviceCreateInfo(
+                pNext=feats,
+                queueCreateInfoCount=1,
+                pQueueCreateInfos=[qinfo],
+                enabledExtensionCount=1,
+                ppEnabledExtensionNames=["VK_KHR_shader_clock"],
+            )
+        self.device = vk.vkCreateDevice(self.phys, info, None)
         self.queue = vk.vkGetDeviceQueue(self.device, self.qfam, 0)
         self.mem_props = vk.vkGetPhysicalDeviceMemoryProperties(self.phys)
         # The binding's wrapper returns its argument instead of the address: call the loader.
