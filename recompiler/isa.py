@@ -46,11 +46,15 @@ UNDEFINED to Unicorn, refused by the lifter) and ``test_unicorn.py``/``test_modi
 capstone decodes STXR/STLXR whatever Rt2 holds and LDXP/LDAXP whatever Rs holds (the other
 "should be" fields it holds); Unicorn 2.1.4 runs op = 1, o2 = 1, cmode = 1111 of the modified
 immediates as FMOV (half precision) (unallocated to the manual and capstone: refused) and has no
-BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).  Reserved
-values a handler still refuses rather than a ``!`` clause (``test_isa_bits`` finds each: capstone
-leaves it undecoded, Unicorn raises UNDEFINED, the lifter refuses it): FP ftype 10 of the scalar
-FP groups, FCVT to its own precision, FMOV (general) with sf and ftype apart, the fixed-point
-conversions' sf 0 with scale<5> 0.
+BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).  Every
+reserved or UNDEFINED field value is a ``!`` clause here, none a handler's refusal (dynarmic's
+model: a handler never sees an unallocated encoding): FP ftype 10 of the scalar FP groups, FCVT
+to its own precision, FMOV (general) with sf and ftype apart, the fixed-point conversions' sf 0
+with scale<5> 0 and DecodeBitMasks' UNDEFINED imms/N included (session 27).  ``test_unallocated``
+checks every clause's words (``.word`` to capstone, UNDEFINED to Unicorn), ``test_isa_bits`` that
+no word of a form is UNDEFINED to Unicorn.  What the handlers still refuse is no field value:
+LDP with Rt = Rt2 and a writeback load into its base register (CONSTRAINED UNPREDICTABLE, a
+relation between register fields; Unicorn runs them) and SYSL.
 """
 
 from __future__ import annotations
