@@ -46,11 +46,15 @@ UNDEFINED to Unicorn, refused by the lifter) and ``test_unicorn.py``/``test_modi
 capstone decodes STXR/STLXR whatever Rt2 holds and LDXP/LDAXP whatever Rs holds (the other
 "should be" fields it holds); Unicorn 2.1.4 runs op = 1, o2 = 1, cmode = 1111 of the modified
 immediates as FMOV (half precision) (unallocated to the manual and capstone: refused) and has no
-BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).  Reserved
-values a handler still refuses rather than a ``!`` clause (``test_isa_bits`` finds each: capstone
-leaves it undecoded, Unicorn raises UNDEFINED, the lifter refuses it): FP ftype 10 of the scalar
-FP groups, FCVT to its own precision, FMOV (general) with sf and ftype apart, the fixed-point
-conversions' sf 0 with scale<5> 0.
+BC.cond (FEAT_HBC, Armv8.8: lifted as B.cond, the manual's "consistent" hint dropped).  Every
+reserved or UNDEFINED field value is a ``!`` clause here, none a handler's refusal (dynarmic's
+model: a handler never sees an unallocated encoding): FP ftype 10 of the scalar FP groups, FCVT
+to its own precision, FMOV (general) with sf and ftype apart, the fixed-point conversions' sf 0
+with scale<5> 0 and DecodeBitMasks' UNDEFINED imms/N included (session 27).  ``test_unallocated``
+checks every clause's words (``.word`` to capstone, UNDEFINED to Unicorn), ``test_isa_bits`` that
+no word of a form is UNDEFINED to Unicorn.  What the handlers still refuse is no field value:
+LDP with Rt = Rt2 and a writeback load into its base register (CONSTRAINED UNPREDICTABLE, a
+relation between register fields; Unicorn runs them) and SYSL.
 """
 
 from __future__ import annotations
@@ -404,6 +408,12 @@ def _modimm_rows() -> list[tuple[str, str]]:
     ]
 
 
+# DecodeBitMasks (Arm ARM, shared pseudocode): len = HighestSetBit(N:NOT(imms)) < 1, or the
+# element's imms<len-1:0> all ones (S = 2^len - 1), is UNDEFINED: N = 0 with imms 111111/111110
+# (len < 1) or 011111, 101111, 110111, 111011, 111101 (ones up to the element), N = 1 with 111111
+_LOGIC_IMM_RESERVED = (
+    "!N=0,imms=11111x !N=0,imms=011111 !N=0,imms=101111 !N=0,imms=110111 !N=0,imms=111011 !N=0,imms=111101 !N=1,imms=111111"
+)
 _BITFIELD_RESERVED = "!sf=0,N=1 !sf=1,N=0 !sf=0,immr=1xxxxx !sf=0,imms=1xxxxx"
 
 _ROWS: list[tuple[str, ...]] = [
@@ -422,7 +432,7 @@ _ROWS: list[tuple[str, ...]] = [
         "LOGIC_imm",
         "logic_imm",
         [
-            (name, f"sf:1 opc={opc} 100100 N:1 immr:6 imms:6 Rn:5 Rd:5 !sf=0,N=1")
+            (name, f"sf:1 opc={opc} 100100 N:1 immr:6 imms:6 Rn:5 Rd:5 !sf=0,N=1 {_LOGIC_IMM_RESERVED}")
             for name, opc in (("AND_imm", "00"), ("ORR_imm", "01"), ("EOR_imm", "10"), ("ANDS_imm", "11"))
         ],
         rest="sf:1 opc:2 100100 N:1 immr:6 imms:6 Rn:5 Rd:5",
@@ -822,22 +832,28 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_INT",
         "fp_cvt",
         [
-            ("FCVTNS", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=000 000000 Rn:5 Rd:5"),
-            ("FCVTNU", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=001 000000 Rn:5 Rd:5"),
-            ("SCVTF_int", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=010 000000 Rn:5 Rd:5"),
-            ("UCVTF_int", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=011 000000 Rn:5 Rd:5"),
-            ("FCVTAS", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=100 000000 Rn:5 Rd:5"),
-            ("FCVTAU", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=101 000000 Rn:5 Rd:5"),
-            ("FMOV_to_gpr", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=110 000000 Rn:5 Rd:5"),
-            ("FMOV_from_gpr", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=111 000000 Rn:5 Rd:5"),
+            ("FCVTNS", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=000 000000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVTNU", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=001 000000 Rn:5 Rd:5 !ftype=10"),
+            ("SCVTF_int", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=010 000000 Rn:5 Rd:5 !ftype=10"),
+            ("UCVTF_int", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=011 000000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVTAS", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=100 000000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVTAU", "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=101 000000 Rn:5 Rd:5 !ftype=10"),
+            (
+                "FMOV_to_gpr",
+                "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=110 000000 Rn:5 Rd:5 !ftype=10 !sf=0,ftype=01 !sf=1,ftype=00",
+            ),
+            (
+                "FMOV_from_gpr",
+                "sf:1 0 0 11110 ftype:2 1 rmode=00 opcode=111 000000 Rn:5 Rd:5 !ftype=10 !sf=0,ftype=01 !sf=1,ftype=00",
+            ),
             ("FMOV_to_gpr_top", "sf=1 0 0 11110 ftype=10 1 rmode=01 opcode=110 000000 Rn:5 Rd:5"),  # FMOV Xd, Vn.D[1]
             ("FMOV_from_gpr_top", "sf=1 0 0 11110 ftype=10 1 rmode=01 opcode=111 000000 Rn:5 Rd:5"),  # FMOV Vd.D[1], Xn
-            ("FCVTPS", "sf:1 0 0 11110 ftype:2 1 rmode=01 opcode=000 000000 Rn:5 Rd:5"),
-            ("FCVTPU", "sf:1 0 0 11110 ftype:2 1 rmode=01 opcode=001 000000 Rn:5 Rd:5"),
-            ("FCVTMS", "sf:1 0 0 11110 ftype:2 1 rmode=10 opcode=000 000000 Rn:5 Rd:5"),
-            ("FCVTMU", "sf:1 0 0 11110 ftype:2 1 rmode=10 opcode=001 000000 Rn:5 Rd:5"),
-            ("FCVTZS_int", "sf:1 0 0 11110 ftype:2 1 rmode=11 opcode=000 000000 Rn:5 Rd:5"),
-            ("FCVTZU_int", "sf:1 0 0 11110 ftype:2 1 rmode=11 opcode=001 000000 Rn:5 Rd:5"),
+            ("FCVTPS", "sf:1 0 0 11110 ftype:2 1 rmode=01 opcode=000 000000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVTPU", "sf:1 0 0 11110 ftype:2 1 rmode=01 opcode=001 000000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVTMS", "sf:1 0 0 11110 ftype:2 1 rmode=10 opcode=000 000000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVTMU", "sf:1 0 0 11110 ftype:2 1 rmode=10 opcode=001 000000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVTZS_int", "sf:1 0 0 11110 ftype:2 1 rmode=11 opcode=000 000000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVTZU_int", "sf:1 0 0 11110 ftype:2 1 rmode=11 opcode=001 000000 Rn:5 Rd:5 !ftype=10"),
         ],
         rest="sf:1 0 0 11110 ftype:2 1 rmode:2 opcode:3 000000 Rn:5 Rd:5",
     ),
@@ -845,19 +861,19 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_DP1",
         "fp_arith",
         [
-            ("FMOV_reg", "0 0 0 11110 ftype:2 1 opcode=000000 10000 Rn:5 Rd:5"),
-            ("FABS", "0 0 0 11110 ftype:2 1 opcode=000001 10000 Rn:5 Rd:5"),
-            ("FNEG", "0 0 0 11110 ftype:2 1 opcode=000010 10000 Rn:5 Rd:5"),
-            ("FSQRT", "0 0 0 11110 ftype:2 1 opcode=000011 10000 Rn:5 Rd:5"),
-            ("FCVT_to_single", "0 0 0 11110 ftype:2 1 opcode=000100 10000 Rn:5 Rd:5"),
-            ("FCVT_to_double", "0 0 0 11110 ftype:2 1 opcode=000101 10000 Rn:5 Rd:5"),
-            ("FRINTN", "0 0 0 11110 ftype:2 1 opcode=001000 10000 Rn:5 Rd:5"),
-            ("FRINTP", "0 0 0 11110 ftype:2 1 opcode=001001 10000 Rn:5 Rd:5"),
-            ("FRINTM", "0 0 0 11110 ftype:2 1 opcode=001010 10000 Rn:5 Rd:5"),
-            ("FRINTZ", "0 0 0 11110 ftype:2 1 opcode=001011 10000 Rn:5 Rd:5"),
-            ("FRINTA", "0 0 0 11110 ftype:2 1 opcode=001100 10000 Rn:5 Rd:5"),
-            ("FRINTX", "0 0 0 11110 ftype:2 1 opcode=001110 10000 Rn:5 Rd:5"),
-            ("FRINTI", "0 0 0 11110 ftype:2 1 opcode=001111 10000 Rn:5 Rd:5"),
+            ("FMOV_reg", "0 0 0 11110 ftype:2 1 opcode=000000 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FABS", "0 0 0 11110 ftype:2 1 opcode=000001 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FNEG", "0 0 0 11110 ftype:2 1 opcode=000010 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FSQRT", "0 0 0 11110 ftype:2 1 opcode=000011 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FCVT_to_single", "0 0 0 11110 ftype:2 1 opcode=000100 10000 Rn:5 Rd:5 !ftype=10 !ftype=00"),
+            ("FCVT_to_double", "0 0 0 11110 ftype:2 1 opcode=000101 10000 Rn:5 Rd:5 !ftype=10 !ftype=01"),
+            ("FRINTN", "0 0 0 11110 ftype:2 1 opcode=001000 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FRINTP", "0 0 0 11110 ftype:2 1 opcode=001001 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FRINTM", "0 0 0 11110 ftype:2 1 opcode=001010 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FRINTZ", "0 0 0 11110 ftype:2 1 opcode=001011 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FRINTA", "0 0 0 11110 ftype:2 1 opcode=001100 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FRINTX", "0 0 0 11110 ftype:2 1 opcode=001110 10000 Rn:5 Rd:5 !ftype=10"),
+            ("FRINTI", "0 0 0 11110 ftype:2 1 opcode=001111 10000 Rn:5 Rd:5 !ftype=10"),
         ],
         rest="0 0 0 11110 ftype:2 1 opcode:6 10000 Rn:5 Rd:5",
     ),
@@ -865,10 +881,10 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_CMP",
         "fp_cmp",
         [
-            ("FCMP", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=00000"),
-            ("FCMP_zero", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=01000"),
-            ("FCMPE", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=10000"),
-            ("FCMPE_zero", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=11000"),
+            ("FCMP", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=00000 !ftype=10"),
+            ("FCMP_zero", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=01000 !ftype=10"),
+            ("FCMPE", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=10000 !ftype=10"),
+            ("FCMPE_zero", "0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc=11000 !ftype=10"),
         ],
         rest="0 0 0 11110 ftype:2 1 Rm:5 00 1000 Rn:5 opc:5",
     ),
@@ -883,15 +899,16 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_CCMP",
         "fp_cmp",
         [
-            ("FCCMP", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op=0 nzcv:4"),
-            ("FCCMPE", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op=1 nzcv:4"),
+            ("FCCMP", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op=0 nzcv:4 !ftype=10"),
+            ("FCCMPE", "0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op=1 nzcv:4 !ftype=10"),
         ],
+        rest="0 0 0 11110 ftype:2 1 Rm:5 cond:4 01 Rn:5 op:1 nzcv:4",
     ),
     *_split(
         "FP_DP2",
         "fp_arith",
         [
-            (name, f"0 0 0 11110 ftype:2 1 Rm:5 opcode={op:04b} 10 Rn:5 Rd:5")
+            (name, f"0 0 0 11110 ftype:2 1 Rm:5 opcode={op:04b} 10 Rn:5 Rd:5 !ftype=10")
             for op, name in enumerate(("FMUL", "FDIV", "FADD", "FSUB", "FMAX", "FMIN", "FMAXNM", "FMINNM", "FNMUL"))
         ],
         rest="0 0 0 11110 ftype:2 1 Rm:5 opcode:4 10 Rn:5 Rd:5",
@@ -906,11 +923,12 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_DP3",
         "fp_arith",
         [
-            ("FMADD", "0 0 0 11111 ftype:2 o1=0 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
-            ("FMSUB", "0 0 0 11111 ftype:2 o1=0 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
-            ("FNMADD", "0 0 0 11111 ftype:2 o1=1 Rm:5 o0=0 Ra:5 Rn:5 Rd:5"),
-            ("FNMSUB", "0 0 0 11111 ftype:2 o1=1 Rm:5 o0=1 Ra:5 Rn:5 Rd:5"),
+            ("FMADD", "0 0 0 11111 ftype:2 o1=0 Rm:5 o0=0 Ra:5 Rn:5 Rd:5 !ftype=10"),
+            ("FMSUB", "0 0 0 11111 ftype:2 o1=0 Rm:5 o0=1 Ra:5 Rn:5 Rd:5 !ftype=10"),
+            ("FNMADD", "0 0 0 11111 ftype:2 o1=1 Rm:5 o0=0 Ra:5 Rn:5 Rd:5 !ftype=10"),
+            ("FNMSUB", "0 0 0 11111 ftype:2 o1=1 Rm:5 o0=1 Ra:5 Rn:5 Rd:5 !ftype=10"),
         ],
+        rest="0 0 0 11111 ftype:2 o1:1 Rm:5 o0:1 Ra:5 Rn:5 Rd:5",
     ),
     # ---- advanced SIMD (the subset compiled C and glibc use) ----
     # ---- FP gaps (lift/fp_recip.py, fp_half.py, fp_round.py, fp_across.py, fp_f16.py): before the
@@ -1731,10 +1749,10 @@ _ROWS: list[tuple[str, ...]] = [
         "FP_FIX_CONV",
         "fp_fixcvt",
         [
-            ("FCVTZS_fix", "sf:1 0 0 11110 ftype:2 0 rmode=11 opcode=000 scale:6 Rn:5 Rd:5"),
-            ("FCVTZU_fix", "sf:1 0 0 11110 ftype:2 0 rmode=11 opcode=001 scale:6 Rn:5 Rd:5"),
-            ("SCVTF_fix", "sf:1 0 0 11110 ftype:2 0 rmode=00 opcode=010 scale:6 Rn:5 Rd:5"),
-            ("UCVTF_fix", "sf:1 0 0 11110 ftype:2 0 rmode=00 opcode=011 scale:6 Rn:5 Rd:5"),
+            ("FCVTZS_fix", "sf:1 0 0 11110 ftype:2 0 rmode=11 opcode=000 scale:6 Rn:5 Rd:5 !ftype=10 !sf=0,scale=0xxxxx"),
+            ("FCVTZU_fix", "sf:1 0 0 11110 ftype:2 0 rmode=11 opcode=001 scale:6 Rn:5 Rd:5 !ftype=10 !sf=0,scale=0xxxxx"),
+            ("SCVTF_fix", "sf:1 0 0 11110 ftype:2 0 rmode=00 opcode=010 scale:6 Rn:5 Rd:5 !ftype=10 !sf=0,scale=0xxxxx"),
+            ("UCVTF_fix", "sf:1 0 0 11110 ftype:2 0 rmode=00 opcode=011 scale:6 Rn:5 Rd:5 !ftype=10 !sf=0,scale=0xxxxx"),
         ],
         rest="sf:1 0 0 11110 ftype:2 0 rmode:2 opcode:3 scale:6 Rn:5 Rd:5",
     ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from recompiler.decode import Insn
 from recompiler.lift import vector
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 
 
 def _set(em: FunctionEmitter, d: int, expr: str) -> None:
@@ -36,10 +36,8 @@ def h_sha3reg(em: FunctionEmitter, i: Insn) -> None:
         _set(em, d, f"NX_SHA256HASH(v{d}, v{n}, v{m}, 1)")
     elif op == 5:  # SHA256H2: X = Qn, Y = Qd
         _set(em, d, f"NX_SHA256HASH(v{n}, v{d}, v{m}, 0)")
-    elif op == 6:
+    else:  # 6: SHA256SU1 (opcode 7 is reserved: SHA_3reg_unlifted)
         _set(em, d, f"NX_SHA256SU1(v{d}, v{n}, v{m})")
-    else:
-        raise LiftError("reserved SHA three-register opcode")
 
 
 def h_sha2reg(em: FunctionEmitter, i: Insn) -> None:
@@ -49,10 +47,8 @@ def h_sha2reg(em: FunctionEmitter, i: Insn) -> None:
         em.out(f"{{ u32 _e = v{n}.s[0]; {vector.low(em, d, '((_e << 30) | (_e >> 2))')} }}")
     elif op == 1:
         _set(em, d, f"NX_SHA1SU1(v{d}, v{n})")
-    elif op == 2:
+    else:  # 2: SHA256SU0 (other opcodes are reserved: SHA_2reg_unlifted)
         _set(em, d, f"NX_SHA256SU0(v{d}, v{n})")
-    else:
-        raise LiftError("reserved SHA two-register opcode")
 
 
 def h_pmull(em: FunctionEmitter, i: Insn) -> None:
@@ -60,13 +56,11 @@ def h_pmull(em: FunctionEmitter, i: Insn) -> None:
     Q, size, n, m, d = f["Q"], f["size"], f["Rn"], f["Rm"], f["Rd"]
     if size == 3:  # PMULL{2} Vd.1Q, Vn.{1,2}D, Vm.{1,2}D
         em.out(f"{{ u128 _p = NX_CLMUL64(v{n}.d[{Q}], v{m}.d[{Q}]); v{d}.q = _p; }}")
-    elif size == 0:  # PMULL{2} Vd.8H, Vn.{8,16}B, Vm.{8,16}B
+    else:  # size 00: PMULL{2} Vd.8H, Vn.{8,16}B, Vm.{8,16}B (01 and 10 are reserved: isa.py)
         em.out(
             f"{{ NxVec a = v{n}, b = v{m}, _r; for (int i = 0; i < 8; i++) "
             f"_r.h[i] = NX_CLMUL8(a.b[{8 * Q} + i], b.b[{8 * Q} + i]); v{d} = _r; }}"
         )
-    else:
-        raise LiftError("reserved PMULL size")
 
 
 # ---- Armv8.2 SHA512 and SHA3 (optional features; Switch 1's Cortex-A57 has neither, so
@@ -113,10 +107,8 @@ def h_sha3_4reg(em: FunctionEmitter, i: Insn) -> None:
     n, m, a, d = f["Rn"], f["Rm"], f["Ra"], f["Rd"]
     if f["op"] == 0:  # EOR3
         e = f"v{n}.q ^ v{m}.q ^ v{a}.q"
-    elif f["op"] == 1:  # BCAX
+    else:  # op 01: BCAX (1x are reserved: SHA3_4reg_unlifted)
         e = f"v{n}.q ^ (v{m}.q & ~v{a}.q)"
-    else:
-        raise LiftError("reserved SHA3 four-register form")
     em.out(f"{{ u128 _q = {e}; v{d}.q = _q; }}")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from recompiler.decode import Insn
 from recompiler.lift import vector
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 
 
 def _tree(lanes: list[str], op) -> str:
@@ -19,9 +19,8 @@ def _tree(lanes: list[str], op) -> str:
 
 def h_fp_across(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    Q, U, a, sz, o = f["Q"], f["U"], f["a"], f["sz"], f["o"]
-    if sz or o not in (0, 3) or (U and not Q):
-        raise LiftError("reserved FP across-lanes form")
+    Q, U, a, o = f["Q"], f["U"], f["a"], f["o"]
+    # (the rows fix sz and o; U = 1 with Q = 0 is reserved: isa.py's ``!Q=0``)
     kind = ("FMIN" if a else "FMAX") + ("NM" if o == 0 else "")
     n, d = f["Rn"], f["Rd"]
     if U:  # single precision, four lanes

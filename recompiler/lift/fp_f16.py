@@ -18,7 +18,7 @@ import re
 
 from recompiler.decode import Insn
 from recompiler.lift import vector
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 
 
 def _h(n: int) -> str:
@@ -44,10 +44,8 @@ def h_dp1_h(em: FunctionEmitter, i: Insn) -> None:
         _hset(em, d, f"(u16)({a} ^ 0x8000u)")
     elif op == 3:
         _hset(em, d, f"FSQRT_H({a}, s->fpcr)")
-    elif op in _FRINT_MODE:
+    else:  # op in _FRINT_MODE; the rows take no other encoding
         _hset(em, d, f"FRINT_H({a}, {_FRINT_MODE[op]}, s->fpcr)")
-    else:
-        raise LiftError("half-precision 1-source form")
 
 
 _DP2 = {
@@ -65,9 +63,7 @@ _DP2 = {
 
 def h_dp2_h(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    e = _DP2.get(f["opcode"])
-    if e is None:
-        raise LiftError("half-precision 2-source form")
+    e = _DP2[f["opcode"]]  # (the rows take no other opcode)
     _hset(em, f["Rd"], e.format(a=_h(f["Rn"]), b=_h(f["Rm"])))
 
 
@@ -131,10 +127,8 @@ def h_fp_int_h(em: FunctionEmitter, i: Insn) -> None:
             )
     elif op in (0, 1):  # FCVT[NPMZ][SU]
         em.setx(d, f"FCVT_{'S' if op == 0 else 'U'}{bits}({_ROUND[rmode]}(NX_HVAL({_h(n)}, s->fpcr)))", sf)
-    elif rmode == 0 and op in (4, 5):  # FCVTA[SU]
+    else:  # rmode == 0 and op in (4, 5) (FCVTA[SU]); the rows take no other encoding
         em.setx(d, f"FCVT_{'S' if op == 4 else 'U'}{bits}(NX_ROUND(NX_HVAL({_h(n)}, s->fpcr)))", sf)
-    else:
-        raise LiftError("half-precision/integer conversion form")
 
 
 # ---- vector FP16 ------------------------------------------------------------------------------
@@ -184,9 +178,7 @@ _THREE = {  # (U, a, opcode) -> lane expression over A, B, C (Vd), PA/PB (pairwi
 def h_three_same_fp16(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     key = (f["U"], f["a"], f["opcode"])
-    e = _THREE.get(key)
-    if e is None or ("scalar" in i.group and key not in _SCALAR_THREE):
-        raise LiftError("FP16 three-same form")
+    e = _THREE[key]  # (the rows, vector and scalar, take no other U/a/opcode)
     half = 4 if f.get("Q") else 2
     subst = {
         "PA": f"(i < {half} ? a.h[2*i] : b.h[2*(i-{half})])",
@@ -214,8 +206,7 @@ def h_two_reg_fp16(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, a, op = f["U"], f["a"], f["opcode"]
     A = "a.h[i]"
-    if "scalar" in i.group and not ((a, op) in _CVT or op == 29 or (U, a, op) == (0, 1, 31) or (a == 1 and (U, op) in _ZCMP)):
-        raise LiftError("FP16 scalar two-register form")
+    # (the scalar rows take only the conversions, FRECPE/FRSQRTE/FRECPX and the compares with zero)
     if (U, a, op) in _RINT:
         e = f"FRINT_H({A}, {_RINT[(U, a, op)]}, s->fpcr)"
     elif (a, op) in _CVT:
@@ -230,8 +221,6 @@ def h_two_reg_fp16(em: FunctionEmitter, i: Insn) -> None:
         e = f"(u16)({A} ^ 0x8000u)" if U else f"(u16)({A} & 0x7fffu)"
     elif (U, a, op) == (1, 1, 31):
         e = f"FSQRT_H({A}, s->fpcr)"
-    elif (U, a, op) == (0, 1, 31) and "scalar" in i.group:  # FRECPX (unallocated as a vector form)
+    else:  # (U, a, op) == (0, 1, 31) and "scalar" in i.group (FRECPX (unallocated as a vector form)); the rows take no other encoding
         e = f"(u16)NX_FRECPX({A}, 16, s->fpcr)"
-    else:
-        raise LiftError("FP16 two-register form")
     _hloop(em, f["Rd"], _lanes(i), e, {"a": f["Rn"]})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from recompiler.decode import Insn
 from recompiler.lift import vector
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 from recompiler.lift.fp_simd import _FT, _fset, _narrow
 
 
@@ -43,26 +43,20 @@ def h_fcvt_nl(em: FunctionEmitter, i: Insn) -> None:
         else:
             _narrow(em, d, Q, "h", 4, "NX_F2H(a.f[i], s->fpcr)", {"a": n})
         return
-    if (U, o) == (1, 0):  # FCVTXN: 2d -> 2s, round to odd
-        if not sz:
-            raise LiftError("reserved FCVTXN size")
+    if (U, o) == (1, 0):  # FCVTXN: 2d -> 2s, round to odd (sz 0 is reserved: isa.py's ``!sz=0``)
         _narrow(em, d, Q, "f", 2, "NX_D2F_ODD(a.fd[i], s->fpcr)", {"a": n})
         return
-    if (U, o) == (0, 1):  # widen the low or (Q) high half of Vn
-        if sz:
-            part = 2 if Q else 0
-            e = f"FDN_D((double)a.f[{part} + i], s->fpcr)"
-            em.out(f"{{ NxVec a = v{n}; NxVec _r; for (int i = 0; i < 2; i++) _r.fd[i] = {e}; v{d} = _r; }}")
-        else:
-            part = 4 if Q else 0
-            e = f"NX_H2F(a.h[{part} + i], s->fpcr)"
-            em.out(f"{{ NxVec a = v{n}; NxVec _r; for (int i = 0; i < 4; i++) _r.f[i] = {e}; v{d} = _r; }}")
-        return
-    raise LiftError("FP convert narrow/long form")
+    # (U, o) = (0, 1): widen the low or (Q) high half of Vn (the rows fix U and o)
+    if sz:
+        part = 2 if Q else 0
+        e = f"FDN_D((double)a.f[{part} + i], s->fpcr)"
+        em.out(f"{{ NxVec a = v{n}; NxVec _r; for (int i = 0; i < 2; i++) _r.fd[i] = {e}; v{d} = _r; }}")
+    else:
+        part = 4 if Q else 0
+        e = f"NX_H2F(a.h[{part} + i], s->fpcr)"
+        em.out(f"{{ NxVec a = v{n}; NxVec _r; for (int i = 0; i < 4; i++) _r.f[i] = {e}; v{d} = _r; }}")
 
 
 def h_scalar_fcvtxn(em: FunctionEmitter, i: Insn) -> None:
-    f = i.f
-    if not f["sz"]:
-        raise LiftError("reserved FCVTXN size")
+    f = i.f  # (sz 0 is reserved: isa.py's ``!sz=0``)
     _fset(em, f["Rd"], _FT[0], f"NX_D2F_ODD(v{f['Rn']}.fd[0], s->fpcr)")

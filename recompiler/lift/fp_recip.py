@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from recompiler.decode import Insn
 from recompiler.lift import vector
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 from recompiler.lift.fp_simd import _fp_loop, _fp_lanes
 
 
@@ -26,9 +26,7 @@ def h_recip_est(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, sz, o = f["U"], f["sz"], f["o"]
     n, d = f["Rn"], f["Rd"]
-    if o == 0:
-        if sz:
-            raise LiftError("reserved URECPE/URSQRTE size")
+    if o == 0:  # (sz = 1 is reserved: the URECPE/URSQRTE rows fix sz = 0)
         _fp_loop(em, d, 4 if f["Q"] else 2, "s", f"NX_{'URSQRTE' if U else 'URECPE'}(a.s[i])", {"a": n})
         return
     T, w, iw, ut, L = _fp_lanes(em, dict(f, size=sz))
@@ -41,9 +39,7 @@ def h_scalar_recip_est(em: FunctionEmitter, i: Insn) -> None:
     """Scalar FRECPE (U=0, o=1), FRSQRTE (U=1, o=1), FRECPX (U=0, o=3)."""
     f = i.f
     U, sz, o = f["U"], f["sz"], f["o"]
-    fn = {(0, 1): "NX_FRECPE", (1, 1): "NX_FRSQRTE", (0, 3): "NX_FRECPX"}.get((U, o))
-    if fn is None:
-        raise LiftError("scalar reciprocal-estimate form")
+    fn = {(0, 1): "NX_FRECPE", (1, 1): "NX_FRSQRTE", (0, 3): "NX_FRECPX"}[(U, o)]  # (the rows fix U, o)
     src = f"v{f['Rn']}.{'d' if sz else 's'}[0]"
     _scalar_bits(em, f["Rd"], sz, f"{fn}({src}, {64 if sz else 32}, s->fpcr)")
 

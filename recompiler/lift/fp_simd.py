@@ -15,17 +15,15 @@ from __future__ import annotations
 
 from recompiler.decode import Insn
 from recompiler.lift import vector
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 
 _LANE = {0: ("b", "u8", "i8", 8), 1: ("h", "u16", "i16", 16), 2: ("s", "u32", "i32", 32), 3: ("d", "u64", "i64", 64)}
 _FT = {0: ("f", "float", "s", 4), 1: ("fd", "double", "d", 8)}
 
 
 def _ftype(f: dict) -> tuple[str, str, str, int]:
-    t = f["ftype"]
-    if t not in _FT:
-        raise LiftError("half-precision or reserved FP type")
-    return _FT[t]
+    # ftype 10 is reserved (isa.py's ``!ftype=10``), 11 (half precision) the ``_h`` rows'
+    return _FT[f["ftype"]]
 
 
 def _fget(n: int, ft: tuple) -> str:
@@ -68,8 +66,7 @@ def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
             else:
                 em.out(f"v{d}.d[1] = {em.x(n)};")
             return
-        if rmode != 0 or ftype not in (0, 1) or (sf != ftype):
-            raise LiftError("FMOV form")
+        # (rmode 00 here; ftype 10 and sf != ftype are unallocated: isa.py's ``!`` clauses)
         if op == 6:
             em.setx(d, f"v{n}.{'d' if sf else 's'}[0]", sf)
         else:
@@ -94,12 +91,10 @@ def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
         fn = f"FCVT_{'S' if signed else 'U'}{bits}"
         em.setx(d, f"{fn}((double){rnd}({_fget(n, ft)}))", sf)
         return
-    if op in (4, 5) and rmode == 0:  # FCVTA[SU]: ties away
-        signed = op == 4
-        bits = 64 if sf else 32
-        em.setx(d, f"FCVT_{'S' if signed else 'U'}{bits}((double)NX_ROUND({_fget(n, ft)}))", sf)
-        return
-    raise LiftError("FP/integer conversion form")
+    # rmode 00, opcode 10x: FCVTA[SU], ties away (the FP_INT rows take no other rmode/opcode)
+    signed = op == 4
+    bits = 64 if sf else 32
+    em.setx(d, f"FCVT_{'S' if signed else 'U'}{bits}((double)NX_ROUND({_fget(n, ft)}))", sf)
 
 
 def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
@@ -122,9 +117,7 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
         _fset_dn(em, d, ft, f"FPR_{T}(__builtin_sqrt{suffix}({a}), {a}, 0, 0, 1)")
         return
     if op in (4, 5):  # FCVT between single and double
-        dst = _FT[0] if op == 4 else _FT[1]
-        if dst == ft:
-            raise LiftError("FCVT to same type")
+        dst = _FT[0] if op == 4 else _FT[1]  # (to its own precision: reserved, isa.py)
         _fset_dn(em, d, dst, f"NX_FCVT_DS({a}, s->fpcr)" if op == 4 else f"({dst[1]}){a}")
         return
     rnd = {
@@ -135,13 +128,10 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
         12: "NX_ROUND",
         14: "__builtin_rint",
         15: "__builtin_nearbyint",
-    }.get(op)
-    if rnd:
-        if op == 8:
-            rnd = "__builtin_roundeven"
-        _fset_dn(em, d, ft, f"{rnd}{suffix}({a})")
-        return
-    raise LiftError("FP 1-source form")
+    }[op]  # (the FP_DP1 rows take no other opcode)
+    if op == 8:
+        rnd = "__builtin_roundeven"
+    _fset_dn(em, d, ft, f"{rnd}{suffix}({a})")
 
 
 def h_fp_dp2(em: FunctionEmitter, i: Insn) -> None:
@@ -156,10 +146,8 @@ def h_fp_dp2(em: FunctionEmitter, i: Insn) -> None:
     elif op == 8:  # FNMUL = FPNeg(FPMul): a NaN result (the default NaN with DN too) is negated
         _fset(em, f["Rd"], ft, f"-FPRD_{T}({a} * {b}, {a}, {b}, 0, 2, s->fpcr)")
         return
-    elif op in (4, 5, 6, 7):
+    else:  # opcode 01xx (the FP_DP2 rows take opcode 0000-1000)
         e = f"{['FMAX', 'FMIN', 'FMAXNM', 'FMINNM'][op - 4]}_{T}(FZIN_{T}({a}, s->fpcr), FZIN_{T}({b}, s->fpcr))"
-    else:
-        raise LiftError("FP 2-source form")
     _fset_dn(em, f["Rd"], ft, e)
 
 
@@ -249,14 +237,11 @@ def h_copy(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, op, imm5, imm4 = f["Q"], f["op"], f["imm5"], f["imm4"]
     n, d = f["Rn"], f["Rd"]
+    # (imm5 x0000 and each form's reserved size/Q values are the rows' ``!`` clauses)
     size = (imm5 & -imm5).bit_length() - 1
-    if not 0 <= size <= 3:
-        raise LiftError("reserved copy")
     w, ut, st, bits = _LANE[size]
     idx = imm5 >> (size + 1)
-    if op == 1:  # INS (element)
-        if Q != 1:
-            raise LiftError("reserved INS")
+    if op == 1:  # INS (element): Q = 1
         src = imm4 >> size
         em.out(f"{{ {ut} _e = v{n}.{w}[{src}]; v{d}.{w}[{idx}] = _e; }}")
         return
@@ -268,18 +253,14 @@ def h_copy(em: FunctionEmitter, i: Insn) -> None:
         em.out(f"v{d}.{w}[{idx}] = ({ut}){em.x(n)};")
     elif imm4 == 7:  # UMOV
         em.setx(d, f"(u64)v{n}.{w}[{idx}]", 1 if size == 3 else 0)
-    elif imm4 == 5:  # SMOV
+    else:  # imm4 0101: SMOV (the rows take no other imm4)
         em.setx(d, f"(u64)(i64)({st})v{n}.{w}[{idx}]", Q)
-    else:
-        raise LiftError("copy form")
 
 
 def h_scalar_copy(em: FunctionEmitter, i: Insn) -> None:  # DUP (element, scalar) = MOV Bd/Hd/Sd/Dd
     f = i.f
     imm5 = f["imm5"]
-    size = (imm5 & -imm5).bit_length() - 1
-    if not 0 <= size <= 3:
-        raise LiftError("reserved")
+    size = (imm5 & -imm5).bit_length() - 1  # (imm5 x0000 is reserved: the row's ``!imm5=x0000``)
     w = _LANE[size][0]
     em.out(f"{{ u64 _e = v{f['Rn']}.{w}[{imm5 >> (size + 1)}]; {vector.low(em, f['Rd'], '_e')} }}")
 
@@ -307,8 +288,7 @@ def h_three_same(em: FunctionEmitter, i: Insn) -> None:
     if _int_three_same_extra(em, f):
         return
     w, ut, st, bits = _LANE[size]
-    if size == 3 and not Q and op not in ():
-        raise LiftError("reserved 1D three-same")
+    # (size:Q 110, a 1D vector, is reserved: left out by the rows)
     A, B = f"a.{w}[i]", f"b.{w}[i]"
     sA, sB = f"({st}){A}", f"({st}){B}"
     table = {
@@ -337,21 +317,17 @@ def h_three_same(em: FunctionEmitter, i: Insn) -> None:
             e = f"({ut})({pa} + {pb})"
         elif op == 20:
             e = f"({(st if not U else ut)}){pa} > ({(st if not U else ut)}){pb} ? {pa} : {pb}"
-        elif op == 21:
+        else:  # op == 21; the rows take no other encoding
             e = f"({(st if not U else ut)}){pa} < ({(st if not U else ut)}){pb} ? {pa} : {pb}"
-        else:
-            raise LiftError("three-same form")
         _vop(em, d, Q, size, e, {"a": n, "b": m})
         return
-    if op == 8:  # SSHL/USHL (register shifts, non-saturating, non-rounding)
-        sh = f"(i8)b.{w}[i]"
-        if U:
-            e = f"({sh} >= 0) ? ({sh} >= {bits} ? 0 : ({ut})({A} << {sh})) : (-{sh} >= {bits} ? 0 : ({ut})({A} >> -{sh}))"
-        else:
-            e = f"({sh} >= 0) ? ({sh} >= {bits} ? 0 : ({ut})({A} << {sh})) : ({ut})({sA} >> (-{sh} >= {bits} ? {bits - 1} : -{sh}))"
-        _vop(em, d, Q, size, e, {"a": n, "b": m})
-        return
-    raise LiftError("three-same form")
+    # op == 8 (SSHL/USHL (register shifts, non-saturating, non-rounding)): the rows take no other encoding
+    sh = f"(i8)b.{w}[i]"
+    if U:
+        e = f"({sh} >= 0) ? ({sh} >= {bits} ? 0 : ({ut})({A} << {sh})) : (-{sh} >= {bits} ? 0 : ({ut})({A} >> -{sh}))"
+    else:
+        e = f"({sh} >= 0) ? ({sh} >= {bits} ? 0 : ({ut})({A} << {sh})) : ({ut})({sA} >> (-{sh} >= {bits} ? {bits - 1} : -{sh}))"
+    _vop(em, d, Q, size, e, {"a": n, "b": m})
 
 
 def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
@@ -359,8 +335,7 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
     n, m, d = f["Rn"], f["Rm"], f["Rd"]
-    if size == 3:
-        raise LiftError("reserved three-different size")
+    # (size == 3: reserved three-different size: left out by the rows)
     w, ut, st, bits = _LANE[size]
     ww, wut, wst, _ = _LANE[size + 1]
     half = 8 // (bits // 8)  # lanes in one 64-bit half
@@ -384,12 +359,10 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
         b = narrow_in("b")
         expr = f"({wut})(a.{ww}[i] {'+' if op == 1 else '-'} {b})"
         srcs = {"a": n, "b": m}
-    elif op in (4, 6) and U == 0:  # ADDHN/SUBHN (+2): high halves of wide sums, narrowed
+    else:  # op in (4, 6) and U == 0 (ADDHN/SUBHN (+2): high halves of wide sums, narrowed); the rows take no other encoding
         hi = f"({ut})((u64)(a.{ww}[i] {'+' if op == 4 else '-'} b.{ww}[i]) >> {bits})"
         _narrow(em, d, Q, w, half, hi, {"a": n, "b": m})
         return
-    else:
-        raise LiftError("three-different form")
     loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
     em.out(f"{{ {loads} NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = {expr}; v{d} = _r; }}")
 
@@ -434,18 +407,13 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     if op in (0, 1) and U == 0 or (op == 0 and U == 1):  # REV64 / REV16 / REV32
         container = {(0, 0): 64, (0, 1): 16, (1, 0): 32}[(U, op)]
         per = container // bits
-        if per <= 1:
-            raise LiftError("reserved REV")
+        # (per <= 1, a lane as wide as the container, is reserved: left out by the rows)
         _vop(em, d, Q, size, f"a.{w}[(i / {per}) * {per} + ({per} - 1 - i % {per})]", {"a": n})
         return
-    if op == 18 and U == 0:  # XTN/XTN2
-        nw = _LANE[size + 1][0] if size < 3 else None
-        if nw is None:
-            raise LiftError("reserved XTN")
-        half = 8 // (1 << size)
-        _narrow(em, d, Q, w, half, f"({ut})a.{nw}[i]", {"a": n})
-        return
-    raise LiftError("two-register form")
+    # op == 18 and U == 0 (XTN/XTN2): the rows take no other encoding
+    nw = _LANE[size + 1][0]  # (size 11 is reserved: left out by the rows)
+    half = 8 // (1 << size)
+    _narrow(em, d, Q, w, half, f"({ut})a.{nw}[i]", {"a": n})
 
 
 def h_across(em: FunctionEmitter, i: Insn) -> None:
@@ -455,13 +423,11 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
         if f["U"] == 0 and f["opcode"] == 27 and f["size"] == 3:
             em.out(f"{{ u64 _s = v{n}.d[0] + v{n}.d[1]; {vector.low(em, d, '_s')} }}")
             return
-        if f["U"] == 1 or (f["size"] in (0, 2) and f["opcode"] in (12, 13, 15)):  # U=0: halves (FP16)
-            h_fp_scalar_pair(em, f)
-            return
-        raise LiftError("scalar pairwise form")
+        # the FP forms (U = 1; U = 0: halves, FP16): the rows take no other encoding
+        h_fp_scalar_pair(em, f)
+        return
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
-    if size == 3:
-        raise LiftError("reserved across-lanes size")
+    # (size == 3: reserved across-lanes size: left out by the rows)
     w, ut, st, bits = _LANE[size]
     L = _lanes(Q, size)
     if op == 27 and U == 0:  # ADDV
@@ -473,13 +439,11 @@ def h_across(em: FunctionEmitter, i: Insn) -> None:
             f"{{ {t} _s = ({t})v{n}.{w}[0]; for (int i = 1; i < {L}; i++) {{ {t} _e = ({t})v{n}.{w}[i]; if (_e {cmp} _s) _s = _e; }} "
             f"{vector.low(em, d, f'({ut})_s')} }}"
         )
-    elif op == 3:  # [SU]ADDLV
+    else:  # op == 3 ([SU]ADDLV); the rows take no other encoding
         wide = _LANE[size + 1][1]
         em.out(
             f"{{ {wide} _s = 0; for (int i = 0; i < {L}; i++) _s += ({wide})({ut if U else st})v{n}.{w}[i]; {vector.low(em, d, '_s')} }}"
         )
-    else:
-        raise LiftError("across-lanes form")
 
 
 def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
@@ -489,8 +453,7 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     Q = 1 if scalar else f["Q"]
     U = f["U"]
     n, d = f["Rn"], f["Rd"]
-    if immh == 0:
-        raise LiftError("modified immediate in shift space")
+    # (immh 0000 is the modified-immediate space: SIMD_movi's rows, earlier in isa.py)
     size = immh.bit_length() - 1
     w, ut, st, bits = _LANE[size]
     imm = (immh << 3) | immb
@@ -499,8 +462,7 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     if op in (28, 31):  # [SU]CVTF / FCVTZ[SU] (vector and scalar, fixed point: fbits = rshift)
         _fixed_cvt(em, f, scalar, size, rshift)
         return
-    if scalar and size != 3:
-        raise LiftError("scalar shift of non-64-bit")
+    # (scalar and size != 3: scalar shift of non-64-bit: left out by the rows)
     lanes = 1 if scalar else _lanes(Q, size)
     srcs = {"a": n}
     if op == 0:  # SSHR / USHR
@@ -522,16 +484,14 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     elif op == 10 and U == 0:  # SHL
         e = f"({ut})(a.{w}[i] << {lshift})"
     elif op == 16 and U == 0 and not scalar:  # SHRN/SHRN2: immh gives the narrow lane size
-        if size == 3:
-            raise LiftError("reserved SHRN")
+        # (size == 3: reserved SHRN: left out by the rows)
         ww = _LANE[size + 1][0]
         rs = 2 * bits - imm
         half = 8 // (bits // 8)
         _narrow(em, d, Q, w, half, f"({ut})(a.{ww}[i] >> {rs})", {"a": n})
         return
-    elif op == 20 and not scalar:  # SSHLL/USHLL (and SXTL/UXTL): widen from immh's size
-        if size == 3:
-            raise LiftError("reserved SSHLL")
+    else:  # op == 20 and not scalar (SSHLL/USHLL (and SXTL/UXTL): widen from immh's size); the rows take no other encoding
+        # (size == 3: reserved SSHLL: left out by the rows)
         ww, wut = _LANE[size + 1][0], _LANE[size + 1][1]
         half = 8 // (bits // 8)
         start = half if Q else 0
@@ -540,8 +500,6 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
             f"{{ NxVec a = v{n}; NxVec _r; for (int i = 0; i < {half}; i++) _r.{ww}[i] = ({wut})(({wut})({src_t})a.{w}[{start} + i] << {lshift}); v{d} = _r; }}"
         )
         return
-    else:
-        raise LiftError("shift-immediate form")
     loads = " ".join(f"NxVec {k} = v{v};" for k, v in srcs.items())
     em.out(f"{{ {loads} NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{w}[i] = {e}; v{d} = _r; }}")
 
@@ -552,8 +510,7 @@ def _fixed_cvt(em: FunctionEmitter, f: dict, scalar: bool, size: int, fbits: int
     2^-fbits (as fp_fixed.py argues), or one software rounding for halves; FP -> integer scales
     the exact value (a single in double) by 2^fbits and truncates, saturating."""
     U, op, n, d = f["U"], f["opcode"], f["Rn"], f["Rd"]
-    if size == 0 or (size == 3 and not scalar and not f["Q"]):
-        raise LiftError("reserved fixed-point conversion size")
+    # (size == 0 or (size == 3 and not scalar and not f["Q"]): reserved fixed-point conversion size: left out by the rows)
     w, ut, st, bits = _LANE[size]
     lanes = 1 if scalar else _lanes(f["Q"], size)
     A = f"a.{w}[i]"
@@ -583,8 +540,7 @@ def _fixed_cvt(em: FunctionEmitter, f: dict, scalar: bool, size: int, fbits: int
 def h_ext(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, imm4 = f["Q"], f["imm4"]
-    if not Q and imm4 > 7:
-        raise LiftError("reserved EXT")
+    # (not Q and imm4 > 7: reserved EXT: left out by the rows)
     nb = 16 if Q else 8
     em.out(
         f"{{ u8 _t[32]; memcpy(_t, &v{f['Rn']}, {nb}); memcpy(_t + {nb}, &v{f['Rm']}, {nb}); "
@@ -610,8 +566,7 @@ def h_perm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, size, op = f["Q"], f["size"], f["opcode"]
     n, m, d = f["Rn"], f["Rm"], f["Rd"]
-    if size == 3 and not Q:
-        raise LiftError("reserved permute")
+    # (size == 3 and not Q: reserved permute: left out by the rows)
     w = _LANE[size][0]
     L = _lanes(Q, size)
     half = L // 2
@@ -621,11 +576,9 @@ def h_perm(em: FunctionEmitter, i: Insn) -> None:
     elif op in (3, 7):  # ZIP1/ZIP2
         base = 0 if op == 3 else half
         e = f"((i & 1) ? b.{w}[{base} + i/2] : a.{w}[{base} + i/2])"
-    elif op in (2, 6):  # TRN1/TRN2
+    else:  # op in (2, 6) (TRN1/TRN2); the rows take no other encoding
         part = 0 if op == 2 else 1
         e = f"((i & 1) ? b.{w}[(i & ~1) + {part}] : a.{w}[(i & ~1) + {part}])"
-    else:
-        raise LiftError("permute form")
     _vop(em, d, Q, size, e, {"a": n, "b": m})
 
 
@@ -639,8 +592,7 @@ def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
     if (U, size >> 1, op) in _SCALAR_FP3:
         h_fp_three_same(em, dict(f, Q=1), lanes=1)
         return
-    if size != 3:
-        raise LiftError("scalar three-same non-64-bit")
+    # (size != 3: scalar three-same non-64-bit: left out by the rows)
     a, b = f"v{f['Rn']}.d[0]", f"v{f['Rm']}.d[0]"
     e = {
         (0, 16): f"{a} + {b}",
@@ -651,9 +603,7 @@ def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
         (1, 7): f"{a} >= {b} ? ~0ull : 0",
         (0, 6): f"(i64){a} > (i64){b} ? ~0ull : 0",
         (0, 7): f"(i64){a} >= (i64){b} ? ~0ull : 0",
-    }.get((U, op))
-    if e is None:
-        raise LiftError("scalar three-same form")
+    }[(U, op)]  # (the rows take no other U/opcode)
     em.out(f"{{ u64 _r = {e}; {vector.low(em, f['Rd'], '_r')} }}")
 
 
@@ -687,8 +637,7 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
     if o2 and 12 <= op <= 14 and not (U and op == 14):  # FCMGT/FCMEQ/FCMLT/FCMGE/FCMLE #0 (scalar)
         h_fp_two_reg(em, dict(f, Q=1), lanes=1)
         return
-    if size != 3:
-        raise LiftError("scalar two-reg non-64-bit")
+    # (size != 3: scalar two-reg non-64-bit: left out by the rows)
     a = f"v{f['Rn']}.d[0]"
     e = {
         (0, 9): f"{a} == 0 ? ~0ull : 0",
@@ -696,9 +645,7 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
         (1, 11): f"-{a}",
         (1, 8): f"(i64){a} >= 0 ? ~0ull : 0",
         (0, 10): f"(i64){a} < 0 ? ~0ull : 0",
-    }.get((U, op))
-    if e is None:
-        raise LiftError("scalar two-reg form")
+    }[(U, op)]  # (the rows take no other U/opcode)
     em.out(f"{{ u64 _r = {e}; {vector.low(em, f['Rd'], '_r')} }}")
 
 
@@ -706,8 +653,7 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
 def _fp_lanes(em: FunctionEmitter, f: dict) -> tuple[str, str, str, str, int]:
     """(C helper suffix, float view, bits view, unsigned type, lane count) of an FP vector form."""
     Q, sz = f["Q"], f["size"] & 1
-    if sz and not Q:
-        raise LiftError("reserved 1D FP vector form")
+    # (sz and not Q: reserved 1D FP vector form: left out by the rows)
     return ("D", "fd", "d", "u64", 2) if sz else ("S", "f", "s", "u32", 4 if Q else 2)
 
 
@@ -762,10 +708,8 @@ def h_fp_three_same(em: FunctionEmitter, f: dict, lanes: int | None = None) -> N
         e, view = dn(f"{pminmax[key]}_{T}({fz(pa)}, {fz(pb)})"), w
     elif key == (1, 0, 26):  # FADDP
         e, view = _dn(T, f"FPR_{T}({pa} + {pb}, {pa}, {pb}, 0, 2)"), w
-    elif key in cmp:
+    else:  # key in cmp; the rows take no other encoding
         e, view = f"({cmp[key]}) ? ({ut})-1 : 0", iw
-    else:
-        raise LiftError("FP three-same form")
     _fp_loop(em, d, L, view, e, srcs)
 
 
@@ -810,11 +754,9 @@ def h_fp_two_reg(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None
         else:
             e = f"({'double' if T == 'D' else 'float'})" + (f"a.{iw}[i]" if U else f"(i{bits})a.{iw}[i]")
         view = w
-    elif op in _FCVTI and (a_bit == 0 or _FCVTI[op][1]):
+    else:  # op in _FCVTI and (a_bit == 0 or _FCVTI[op][1]); the rows take no other encoding
         rnd = _FCVTI[op][a_bit]
         e, view = f"FCVT_{'U' if U else 'S'}{bits}((double){rnd}{suf}({A}))", iw
-    else:
-        raise LiftError("FP two-register form")
     _fp_loop(em, d, L, view, e, {"a": n})
 
 
@@ -833,8 +775,7 @@ def _int_three_same_extra(em: FunctionEmitter, f: dict) -> bool:
     w, ut, st, bits = _LANE[size]
     A, B = f"a.{w}[i]", f"b.{w}[i]"
     if op in (1, 5):
-        if size == 3 and not Q:
-            raise LiftError("reserved 1D saturating form")
+        # (size == 3 and not Q: reserved 1D saturating form: left out by the rows)
         o = "+" if op == 1 else "-"
         if U:
             e = _sat(f"(i128){A} {o} (i128){B}", 0, (1 << bits) - 1, ut)
@@ -872,8 +813,7 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
         return
     if (U, op) in ((0, 1), (0, 5), (0, 9), (1, 9)) and size >= 2:  # FMLA / FMLS / FMUL / FMULX
         if size == 3:
-            if f["L"]:
-                raise LiftError("reserved FP by-element index")
+            # (f["L"]: reserved FP by-element index: left out by the rows)
             idx = f["H"]
         fq = dict(f, Q=1 if scalar else f["Q"])
         T, w, iw, ut, L = _fp_lanes(em, fq)
@@ -886,13 +826,12 @@ def h_elem(em: FunctionEmitter, i: Insn) -> None:
             e = f"FDN_{T}(FMA_{T}({C}, {'-' if op == 5 else ''}{A}, {B}), s->fpcr)"
         _fp_loop(em, d, 1 if scalar else L, w, e, {"a": n, "b": m, "c": d})
         return
-    if scalar or size not in (1, 2):
-        raise LiftError("by-element form")
+    # (the integer forms: vector, size 01 or 10; the others are reserved: left out by the rows)
     w, ut, st, bits = _LANE[size]
     A, B, C = f"a.{w}[i]", f"b.{w}[{idx}]", f"c.{w}[i]"
-    e = {(0, 8): f"({ut})({A} * {B})", (1, 0): f"({ut})({C} + {A} * {B})", (1, 4): f"({ut})({C} - {A} * {B})"}.get((U, op))
-    if e is None:
-        raise LiftError("by-element form")
+    e = {(0, 8): f"({ut})({A} * {B})", (1, 0): f"({ut})({C} + {A} * {B})", (1, 4): f"({ut})({C} - {A} * {B})"}[
+        (U, op)
+    ]  # (the rows take no other U/opcode)
     _vop(em, d, f["Q"], size, e, {"a": n, "b": m, "c": d})
 
 
@@ -901,9 +840,7 @@ _FP_PAIR = {(0, 13): "FADDP", (0, 15): "FMAX", (1, 15): "FMIN", (0, 12): "FMAXNM
 
 def h_fp_scalar_pair(em: FunctionEmitter, f: dict) -> None:
     """FADDP/FMAXP/FMINP/FMAXNMP/FMINNMP (scalar): lanes 0 and 1 of Vn (U=0: halves)."""
-    kind = _FP_PAIR.get((f["size"] >> 1, f["opcode"]))
-    if kind is None:
-        raise LiftError("FP scalar pairwise form")
+    kind = _FP_PAIR[(f["size"] >> 1, f["opcode"])]  # (the rows take no other sz/opcode)
     if f["U"] == 0:  # FP16: FADDP/FMAXP/... Hd, Vn.2H through lifted_fp.h's half helpers
         a, b = f"v{f['Rn']}.h[0]", f"v{f['Rn']}.h[1]"
         e = (

@@ -4,7 +4,7 @@ conditional select/compare, bit manipulation, CRC32."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 
 
 def sext(v: int, bits: int) -> int:
@@ -16,17 +16,19 @@ def ones(n: int) -> int:
 
 
 def decode_bit_masks(n: int, imms: int, immr: int, datasize: int) -> int:
-    """The A64 logical-immediate decoding (DecodeBitMasks, immediate form)."""
+    """The A64 logical-immediate decoding (DecodeBitMasks, immediate form).  Its UNDEFINED values
+    are the LOGIC_imm rows' ``!`` clauses (isa.py), so the lifter never passes one; the analysis
+    (``analysis/transfer.py``) also reads the group's ``_unlifted`` words and gets ValueError."""
     combined = (n << 6) | (~imms & 0x3F)
     if combined == 0:
-        raise LiftError("reserved logical immediate")
+        raise ValueError("reserved logical immediate (DecodeBitMasks: UNDEFINED)")
     length = combined.bit_length() - 1
     if length < 1:
-        raise LiftError("reserved logical immediate")
+        raise ValueError("reserved logical immediate (DecodeBitMasks: UNDEFINED)")
     levels = ones(length)
     s, r = imms & levels, immr & levels
     if s == levels:
-        raise LiftError("reserved logical immediate")
+        raise ValueError("reserved logical immediate (DecodeBitMasks: UNDEFINED)")
     esize = 1 << length
     welem = ones(s + 1)
     rot = ((welem >> r) | (welem << (esize - r))) & ones(esize) if r else welem
@@ -44,9 +46,7 @@ def _shifted(em: FunctionEmitter, rm: int, sf: int, shift: int, amt: int) -> str
     v = em.x(rm, sf)
     if amt == 0:
         return v
-    size = 64 if sf else 32
-    if amt >= size:
-        raise LiftError("shift amount out of range")
+    size = 64 if sf else 32  # (sf 0 with imm6<5> 1 is reserved: the rows' ``!sf=0,imm6=1xxxxx``)
     t = _u(sf)
     if shift == 0:
         return f"(({t}){v} << {amt})"
@@ -62,9 +62,7 @@ def _extended(em: FunctionEmitter, rm: int, sf: int, option: int, amt: int) -> s
     ext = ["(u64)(u8)", "(u64)(u16)", "(u64)(u32)", "(u64)", "(u64)(i64)(i8)", "(u64)(i64)(i16)", "(u64)(i64)(i32)", "(u64)"][
         option
     ]
-    e = f"({ext}{v})"
-    if amt > 4:
-        raise LiftError("extend shift > 4")
+    e = f"({ext}{v})"  # (imm3 > 4 is reserved: the rows' ``!imm3=101 !imm3=11x``)
     if amt:
         e = f"({e} << {amt})"
     return e if sf else f"(u32){e}"
@@ -99,9 +97,7 @@ def h_addsub_imm(em: FunctionEmitter, i: Insn) -> None:
 
 
 def h_addsub_sreg(em: FunctionEmitter, i: Insn) -> None:
-    f = i.f
-    if f["shift"] == 3:
-        raise LiftError("reserved shift")
+    f = i.f  # (shift 11 is reserved: the rows' ``!shift=11``)
     b = _shifted(em, f["Rm"], f["sf"], f["shift"], f["imm6"])
     _addsub(em, f["sf"], f["op"], f["S"], f["Rd"], em.x(f["Rn"], f["sf"]), b, rd_sp=False)
 
@@ -138,9 +134,7 @@ def _logic(em: FunctionEmitter, sf: int, opc: int, rd: int, a: str, b: str, rd_s
 
 def h_logic_imm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    sf = f["sf"]
-    if not sf and f["N"]:
-        raise LiftError("N=1 in 32-bit logical immediate")
+    sf = f["sf"]  # (sf 0 with N 1 and DecodeBitMasks' UNDEFINED values: the rows' ``!`` clauses)
     imm = decode_bit_masks(f["N"], f["imms"], f["immr"], 64 if sf else 32)
     _logic(em, sf, f["opc"], f["Rd"], em.x(f["Rn"], sf), f"{imm:#x}ull", rd_sp=True)
 
@@ -156,9 +150,7 @@ def h_logic_sreg(em: FunctionEmitter, i: Insn) -> None:
 
 def h_movw(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    sf, hw, opc = f["sf"], f["hw"], f["opc"]
-    if opc == 1 or (not sf and hw > 1):
-        raise LiftError("unallocated move wide")
+    sf, hw, opc = f["sf"], f["hw"], f["opc"]  # (opc 01 and sf 0 with hw 1x: MOVW_unlifted)
     sh = hw * 16
     imm = f["imm16"] << sh
     if opc == 0:
@@ -173,9 +165,7 @@ def h_movw(em: FunctionEmitter, i: Insn) -> None:
 def h_bitfield(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     sf, opc, r, s = f["sf"], f["opc"], f["immr"], f["imms"]
-    size = 64 if sf else 32
-    if f["N"] != sf or opc == 3 or (not sf and (r > 31 or s > 31)):
-        raise LiftError("unallocated bitfield")
+    size = 64 if sf else 32  # (N != sf, opc 11, a 32-bit form's immr/imms >= 32: BITFIELD_unlifted)
     src = em.x(f["Rn"], sf)
     t, it = ("u64", "i64") if sf else ("u32", "i32")
     top = size - 1
@@ -203,9 +193,7 @@ def h_bitfield(em: FunctionEmitter, i: Insn) -> None:
 
 def h_extr(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    sf, lsb = f["sf"], f["imms"]
-    if f["N"] != sf or (not sf and lsb > 31):
-        raise LiftError("unallocated EXTR")
+    sf, lsb = f["sf"], f["imms"]  # (N != sf, sf 0 with imms >= 32: EXTR_unlifted)
     size = 64 if sf else 32
     t = _u(sf)
     hi, lo = em.x(f["Rn"], sf), em.x(f["Rm"], sf)
@@ -259,18 +247,15 @@ def h_dp3(em: FunctionEmitter, i: Insn) -> None:
         prod = f"({t}){em.x(n, sf)} * ({t}){em.x(m, sf)}"
         em.setx(f["Rd"], f"({t}){em.x(a, sf)} {'-' if o0 else '+'} {prod}", sf)
         return
-    if not sf:
-        raise LiftError("unallocated DP3")
+    # (the long and high forms fix sf = 1; other op31/o0 values: DP3_unlifted)
     if op31 in (1, 5):
         cast = "(u64)(i64)(i32)" if op31 == 1 else "(u64)(u32)"
         prod = f"({cast}{em.x(n, 1)} * {cast}{em.x(m, 1)})"
         em.setx(f["Rd"], f"{em.x(a, 1)} {'-' if o0 else '+'} {prod}")
-    elif op31 == 2 and not o0:
+    elif op31 == 2:
         em.setx(f["Rd"], f"SMULH({em.x(n)}, {em.x(m)})")
-    elif op31 == 6 and not o0:
+    else:  # op31 110: UMULH
         em.setx(f["Rd"], f"UMULH({em.x(n)}, {em.x(m)})")
-    else:
-        raise LiftError("unallocated DP3")
 
 
 def h_dp2(em: FunctionEmitter, i: Insn) -> None:
@@ -290,14 +275,10 @@ def h_dp2(em: FunctionEmitter, i: Insn) -> None:
         em.setx(f["Rd"], f"ASR{size}({a}, {em.x(f['Rm'])})", sf)
     elif op == 11:
         em.setx(f["Rd"], f"ROR{size}({a}, {em.x(f['Rm'])})", sf)
-    elif 16 <= op <= 23:
+    else:  # CRC32/CRC32C: opcode 010xxx, sf = 1 exactly with sz 11 (the rows fix sf; others: DP2_unlifted)
         sz = op & 3
-        if (sz == 3) != bool(sf):
-            raise LiftError("unallocated CRC32")
         poly = "0x82F63B78u" if op & 4 else "0xEDB88320u"
         em.setx(f["Rd"], f"CRC32X((u32){em.x(f['Rn'])}, {em.x(f['Rm'])}, {1 << sz}, {poly})", 0)
-    else:
-        raise LiftError("unallocated DP2")
 
 
 def h_dp1(em: FunctionEmitter, i: Insn) -> None:
@@ -310,12 +291,10 @@ def h_dp1(em: FunctionEmitter, i: Insn) -> None:
         e = f"REV16_64({a})"
     elif op == 2:
         e = f"REV32_64({a})" if sf else f"__builtin_bswap32({a})"
-    elif op == 3 and sf:
+    elif op == 3:  # (REV_x fixes sf = 1)
         e = f"__builtin_bswap64({a})"
     elif op == 4:
         e = f"CLZ64({a})" if sf else f"CLZ32({a})"
-    elif op == 5:
+    else:  # opcode 000101: CLS (other opcodes: DP1_unlifted)
         e = f"CLS64x({a})" if sf else f"CLS32x({a})"
-    else:
-        raise LiftError("unallocated DP1")
     em.setx(f["Rd"], e, sf)

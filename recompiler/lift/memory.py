@@ -45,25 +45,21 @@ def _v_store(em: FunctionEmitter, rt: int, size: int, addr: str) -> str:
 
 
 def _single(em: FunctionEmitter, f: dict, addr: str) -> str:
-    """One LDR/STR of the load/store-register group at ``addr`` (a C expression)."""
+    """One LDR/STR of the load/store-register group at ``addr`` (a C expression).  The rows
+    (isa.py's ``_LDST_REG_PAGES``) leave out the unallocated size/V/opc values: SIMD&FP size != 00
+    with opc 1x, size 1x with opc 11, size 11 with opc 10 but PRFM."""
     size_f, opc, V = f["size"], f["opc"], f["V"]
     rt = f["Rt"]
     if V:
         size = 16 if (size_f == 0 and opc & 2) else 1 << size_f
-        if opc & 2 and size_f != 0:
-            raise LiftError("unallocated SIMD load/store")
         return _v_load(em, rt, size, addr) if opc & 1 else _v_store(em, rt, size, addr)
     size = 1 << size_f
     if opc == 0:
         return _gp_store(em, rt, size, addr)
     if opc == 1:
         return _gp_load(em, rt, size, False, True, addr)
-    if size == 8:
-        if opc == 2:
-            return ";"  # PRFM
-        raise LiftError("unallocated load")
-    if size == 4 and opc == 3:
-        raise LiftError("unallocated load")
+    if size == 8:  # opc 10: PRFM (PRFUM)
+        return ";"
     return _gp_load(em, rt, size, True, opc == 2, addr)
 
 
@@ -92,6 +88,8 @@ def h_imm9(em: FunctionEmitter, i: Insn) -> None:
     # post (1) / pre (3) index: address computed before the access, base written back
     wb = f"{base} = {base} + {imm & (2**64 - 1):#x}ull;"
     if not f["V"] and f["Rt"] == n and n != 31 and f["opc"] != 0:
+        # CONSTRAINED UNPREDICTABLE, not UNDEFINED (Unicorn runs it): a relation between two
+        # register fields, which no field value of the table says
         raise LiftError("writeback with Rt == Rn (unpredictable)")
     if idx == 1:
         em.out(f"{{ u64 _a = {base}; {_single(em, f, '_a')} {wb} }}")
@@ -103,9 +101,7 @@ def h_rcpc2(em: FunctionEmitter, i: Insn) -> None:
     """LDAPUR*/STLUR* (Armv8.4 RCPC2): LDUR/STUR with acquire/release order.  x86-64 keeps
     loads acquire and stores release by itself (TSO); only the compiler must not move other
     accesses across them, hence the signal fences."""
-    f = dict(i.f, V=0)
-    if f["size"] == 3 and f["opc"] >= 2 or f["size"] == 2 and f["opc"] == 3:
-        raise LiftError("unallocated LDAPUR/STLUR")
+    f = dict(i.f, V=0)  # (size 11 with opc 1x, size 10 with opc 11: RCPC2's _unlifted row)
     addr = f"{em.x(f['Rn'], 1, sp=True)} + {sext(f['imm9'], 9) & (2**64 - 1):#x}ull"
     fence = "__atomic_signal_fence(__ATOMIC_SEQ_CST);"
     em.out(f"{{ {fence} {_single(em, f, addr)} }}" if f["opc"] == 0 else f"{{ {_single(em, f, addr)} {fence} }}")
@@ -113,9 +109,7 @@ def h_rcpc2(em: FunctionEmitter, i: Insn) -> None:
 
 def h_regoff(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    opt = f["option"]
-    if not opt & 2:
-        raise LiftError("unallocated register offset")
+    opt = f["option"]  # (option x0x is reserved: the rows' ``!option=x0x``)
     m = em.x(f["Rm"], 1)
     ext = {2: f"(u64)(u32){m}", 3: m, 6: f"(u64)(i64)(i32){m}", 7: m}[opt]
     sh = _scale(f) if f["S"] else 0
@@ -128,9 +122,7 @@ def h_lit(em: FunctionEmitter, i: Insn) -> None:
     addr = (i.addr + sext(f["imm19"], 19) * 4) & (2**64 - 1)
     a = f"{addr:#x}ull"
     opc, rt = f["opc"], f["Rt"]
-    if f["V"]:
-        if opc == 3:
-            raise LiftError("unallocated literal load")
+    if f["V"]:  # (opc 11 is reserved: LDR_simd_lit's ``!opc=11``)
         em.out(_v_load(em, rt, [4, 8, 16][opc], a))
     elif opc == 3:
         em.out(";")  # PRFM literal
@@ -142,18 +134,17 @@ def h_pair(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     opc, V, L, idx = f["opc"], f["V"], f["L"], f["idx"]
     t, t2, n = f["Rt"], f["Rt2"], f["Rn"]
+    # (opc 11 and STGP, opc 01 with L 0, are the group's _unlifted row: isa.py's _pair_rows)
     if V:
-        if opc == 3:
-            raise LiftError("unallocated SIMD pair")
         size = 4 << opc
     else:
-        if opc == 3 or (opc == 1 and not L):
-            raise LiftError("unallocated pair (STGP/reserved)")
         size = 8 if opc == 2 else 4
     signed = (not V) and opc == 1
     off = sext(f["imm7"], 7) * size
     base = em.x(n, 1, sp=True)
     if not V and L and t == t2:
+        # CONSTRAINED UNPREDICTABLE, not UNDEFINED (Unicorn runs it; capstone prints .word): a
+        # relation between two register fields, which no field value of the table says
         raise LiftError("LDP with Rt == Rt2 (unpredictable)")
     addr0 = "_a" if idx in (1, 3) else f"{base} + {off & (2**64 - 1):#x}ull"
     parts = []
@@ -254,31 +245,26 @@ def h_excl(em: FunctionEmitter, i: Insn) -> None:
             f"__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); {'' if rs == 31 else f'x{rs} = (u64)_e;'} }}"
         )
         return
-    if o1 == 1 and o2 == 0 and size_f < 2:  # CASP
-        if rs & 1 or t & 1:
-            raise LiftError("CASP with odd register")
-        if size_f == 1:
-            em.out(
-                f"{{ u128 _e = (u128){em.x(rs)} | ((u128){em.x(rs + 1)} << 64); "
-                f"u128 _n = (u128){em.x(t)} | ((u128){em.x(t + 1)} << 64); "
-                f"__atomic_compare_exchange_n((u128 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
-                f"{'' if rs == 31 else f'x{rs} = (u64)_e; x{rs + 1} = (u64)(_e >> 64);'} }}"
-            )
-        else:
-            em.out(
-                f"{{ u64 _e = (u64)(u32){em.x(rs)} | ((u64){em.x(rs + 1)} << 32); "
-                f"u64 _n = (u64)(u32){em.x(t)} | ((u64){em.x(t + 1)} << 32); "
-                f"__atomic_compare_exchange_n((u64 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
-                f"{'' if rs == 31 else f'x{rs} = (u32)_e; x{rs + 1} = _e >> 32;'} }}"
-            )
-        return
-    raise LiftError("unallocated exclusive")
+    # o1 = 1, o2 = 0, size 0x: CASP (the rows take no other value; an odd Rs or Rt is UNDEFINED:
+    # CASP's ``!`` clauses)
+    if size_f == 1:
+        em.out(
+            f"{{ u128 _e = (u128){em.x(rs)} | ((u128){em.x(rs + 1)} << 64); "
+            f"u128 _n = (u128){em.x(t)} | ((u128){em.x(t + 1)} << 64); "
+            f"__atomic_compare_exchange_n((u128 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
+            f"{'' if rs == 31 else f'x{rs} = (u64)_e; x{rs + 1} = (u64)(_e >> 64);'} }}"
+        )
+    else:
+        em.out(
+            f"{{ u64 _e = (u64)(u32){em.x(rs)} | ((u64){em.x(rs + 1)} << 32); "
+            f"u64 _n = (u64)(u32){em.x(t)} | ((u64){em.x(t + 1)} << 32); "
+            f"__atomic_compare_exchange_n((u64 *){base}, &_e, _n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); "
+            f"{'' if rs == 31 else f'x{rs} = (u32)_e; x{rs + 1} = _e >> 32;'} }}"
+        )
 
 
 def h_atomic(em: FunctionEmitter, i: Insn) -> None:
-    f = i.f
-    if f["V"]:
-        raise LiftError("SIMD atomic")
+    f = i.f  # (the rows fix V = 0; o3 = 1 with opc other than SWP's and LDAPR's: the group's _unlifted row)
     size = 1 << f["size"]
     ut = _UT[size]
     st = _ST_T[size]
@@ -289,9 +275,7 @@ def h_atomic(em: FunctionEmitter, i: Insn) -> None:
         return
     v = f"({ut}){em.x(rs)}"
     p = f"({ut} *){base}"
-    if o3 == 1:
-        if opc != 0:
-            raise LiftError("unallocated atomic")
+    if o3 == 1:  # SWP
         e = f"__atomic_exchange_n({p}, {v}, __ATOMIC_SEQ_CST)"
     elif opc <= 3:
         fn = ["__atomic_fetch_add", "__atomic_fetch_and", "__atomic_fetch_xor", "__atomic_fetch_or"][opc]
@@ -327,10 +311,8 @@ def h_simd_multi(em: FunctionEmitter, i: Insn) -> None:
                 parts.append(_v_load(em, r, nbytes, f"_a + {k * nbytes}"))
             else:
                 parts.append(_v_store(em, r, nbytes, f"_a + {k * nbytes}"))
-    elif inter:
-        esize = 1 << size
-        if size == 3 and not Q:
-            raise LiftError("reserved LDn")
+    else:  # LD2-LD4/ST2-ST4 (opcode 1000/0100/0000: the rows take no other opcode)
+        esize = 1 << size  # (size:Q 110 is reserved: the rows' ``!size=11,Q=0``)
         lanes = nbytes // esize
         total = inter * nbytes
         regs = [(t + k) % 32 for k in range(inter)]
@@ -345,8 +327,6 @@ def h_simd_multi(em: FunctionEmitter, i: Insn) -> None:
             for e in range(lanes):
                 for k, r in enumerate(regs):
                     parts.append(f"memcpy((void *)(_a + {(e * inter + k) * esize}), &v{r}.b[{e * esize}], {esize});")
-    else:
-        raise LiftError("unallocated SIMD load/store multiple")
     if i.group == "LDST_multi_post":
         m = f["Rm"]
         inc = f"{total}" if m == 31 else em.x(m)
@@ -365,9 +345,7 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
     base = em.x(n, 1, sp=True)
     parts = [f"u64 _a = {base};"]
     sc = op >> 1
-    if sc == 3:  # LDnR
-        if not L or S:
-            raise LiftError("unallocated replicate form")
+    if sc == 3:  # LDnR (the rows fix L = 1, S = 0)
         esize = 1 << size
         lanes = (16 if Q else 8) // esize
         for k, r in enumerate(regs):
@@ -377,18 +355,15 @@ def h_simd_single(em: FunctionEmitter, i: Insn) -> None:
                 f"v{r} = _r; }}"
             )
     else:
+        # (the element sizes' reserved size/S values are the rows' ``!`` clauses: _SINGLE_RESERVED)
         if sc == 0:
             esize, idx = 1, (Q << 3) | (S << 2) | size
         elif sc == 1:
-            if size & 1:
-                raise LiftError("reserved")
             esize, idx = 2, (Q << 2) | (S << 1) | (size >> 1)
         elif size == 0:
             esize, idx = 4, (Q << 1) | S
-        elif size == 1 and S == 0:
+        else:  # size 01, S 0
             esize, idx = 8, Q
-        else:
-            raise LiftError("reserved")
         for k, r in enumerate(regs):
             if L:
                 parts.append(f"memcpy(&v{r}.b[{idx * esize}], (void *)(_a + {k * esize}), {esize});")

@@ -5,7 +5,7 @@ insert, vector and scalar).  Lane loops over ``NxVec`` that clang vectorises."""
 from __future__ import annotations
 
 from recompiler.decode import Insn
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 from recompiler.lift.fp_simd import _LANE, _lanes, _vop
 
 
@@ -17,9 +17,7 @@ def h_bitcount(em: FunctionEmitter, i: Insn) -> None:
         (0, 0): "(u8)__builtin_popcount(a.b[i])",
         (1, 0): "(u8)~a.b[i]",
         (1, 1): "(u8)(__builtin_bitreverse32(a.b[i]) >> 24)",
-    }.get((U, size))
-    if e is None:
-        raise LiftError("reserved CNT/NOT/RBIT size")
+    }[(U, size)]  # (the CNT_vec, NOT_vec and RBIT_vec rows fix U and size)
     _vop(em, f["Rd"], Q, 0, e, {"a": f["Rn"]})
 
 
@@ -27,9 +25,7 @@ def h_addlp(em: FunctionEmitter, i: Insn) -> None:
     """SADDLP/UADDLP (op=0), SADALP/UADALP (op=1): adjacent lane pairs summed into lanes of
     twice the width, the accumulating forms adding onto Vd's wide lanes."""
     f = i.f
-    U, size, Q, acc = f["U"], f["size"], f["Q"], f["op"]
-    if size == 3:
-        raise LiftError("reserved pairwise long size")
+    U, size, Q, acc = f["U"], f["size"], f["Q"], f["op"]  # (size 11 is reserved: isa.py's ``!size=11``)
     w, ut, st, _bits = _LANE[size]
     ww, wut = _LANE[size + 1][0], _LANE[size + 1][1]
     t = ut if U else st
@@ -42,14 +38,10 @@ def h_shift_ins(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     scalar = i.group == "SIMD_scalar_shift_ins"
     immh, immb, op = f["immh"], f["immb"], f["op"]
-    if immh == 0:
-        raise LiftError("modified immediate in shift space")
+    # immh 0000 is the modified-immediate space (SIMD_movi's rows, earlier in isa.py); the scalar
+    # forms' immh 0xxx and the vector forms' immh 1xxx with Q 0 are reserved (``!`` clauses)
     size = immh.bit_length() - 1
-    if scalar and size != 3:
-        raise LiftError("reserved scalar SRI/SLI size")
     Q = 1 if scalar else f["Q"]
-    if size == 3 and not Q:
-        raise LiftError("reserved 1D SRI/SLI")
     w, ut, _st, bits = _LANE[size]
     imm = (immh << 3) | immb
     ones = (1 << bits) - 1
