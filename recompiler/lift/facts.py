@@ -151,6 +151,9 @@ class FunctionFacts:
         # every indirect jump's ``leaves``).
         inner = sorted(a for a in self.addrs if a != self.plan.entry and a in self.functions)
         lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
+        # a table's cases in other functions: tail calls for the summaries, after the numbered
+        # ones (their shared block stores everything, so no slot of theirs is numbered)
+        self._table_tails: list[tuple[int, int]] = []
         for rec in self.records:
             self.exit_effects(rec)
             self._number_tails(rec.start, rec.stop, len(tails), len(rec.tails))
@@ -160,7 +163,19 @@ class FunctionFacts:
             own_leaves.append(own)
             base_leaves.append(summary_leaves)
             opaque |= opaque_here
-        return cs, base_leaves, tails, opaque, own_leaves
+        return cs, base_leaves, tails + self._table_tails, opaque, own_leaves
+
+    def _table_cases(self, label: str) -> tuple[list[int], list[int]] | None:
+        """The targets of the table dispatched at ``label`` (``emitter.shared_table``) that are
+        labels of this function, and those that are lifted functions (its shared block
+        tail-calls them: ``emitter.goto``); None where a target is neither (the block jumps
+        there through nx_jump, which may read anything)."""
+        raw = next(k for k, v in self.shared.items() if v == label)
+        local = [a for a in raw if a in self.addrs]
+        other = [a for a in raw if a not in self.addrs]
+        if any(a not in self.functions for a in other):
+            return None
+        return local, other
 
     def _chunk(self, rec: Lifted, inner: list[int], lr_jump: bool) -> tuple[liveness.Chunk, int, bool, int]:
         """``rec``'s liveness chunk, what leaving there reads without what a return or a direct
@@ -195,6 +210,18 @@ class FunctionFacts:
             targets = self.shared_targets[label]
             succs += targets or []
             miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
+            cases = self._table_cases(label) if targets is None else None
+            if cases is not None:
+                # cases in other functions (a tail call through the table, or an entry the
+                # analysis found inside a table's range: busybox's memcpy for ThunderX lists
+                # its table's own address as the unused case 0) read what their callees read
+                # and what a return hands on, as direct tail calls do, not everything: as
+                # everything, every caller of memcpy read X19-X28 and D8-D15 through its
+                # summary, and sort's key compare stored six of them at each key extraction
+                succs += cases[0]
+                miss = self._elide(L.EXIT_USES)
+                leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
+                self._table_tails += [(addr, t) for t in cases[1]]
             leaves |= miss
             own |= miss
             summary_leaves |= miss

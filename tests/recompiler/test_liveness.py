@@ -392,3 +392,34 @@ def test_a_kept_register_stays_clean_or_dirty_across_a_call():
     assert "s->x[2]" not in stores[2], stores
     reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
     assert "s->x[2]" not in reload, reload
+
+
+def test_a_tables_case_in_another_function_reads_what_that_function_reads():
+    # caller: mov x19, #1 ; mov x0, #3 ; bl f ; add x0, x0, x19 ; ret
+    # f:      br x0 (a table of 16 cases, dispatched through a shared block: 15 of its own
+    #         labels, each a ret, and g, another function) ; ret x 15
+    # g:      ret
+    # A case in another function is a tail call into it (the table's shared block tail-calls
+    # it), which reads what g reads and what a return hands on: no callee-saved register of
+    # the caller, which keeps X19 in its local across the call.  As "reads everything" (the old
+    # rule), every caller of busybox's memcpy stored X19-X28 at each call reaching it.
+    from recompiler.lift import interproc, lift_function
+
+    caller, f, g = 0x400000, 0x400100, 0x400200
+    words = {
+        caller: [0xD2800033, 0xD2800060, 0x9400003E, 0x8B130000, 0xD65F03C0],
+        f: [0xD61F0000] + [0xD65F03C0] * 15,
+        g: [0xD65F03C0],
+    }
+    plans = {a: FunctionPlan(a, [decode(w, a + 4 * k) for k, w in enumerate(ws)]) for a, ws in words.items()}
+    plans[f].jump_tables[f] = [*range(f + 4, f + 64, 4), g]
+    lifted = {a: lift_function(p, set(words), defer=True) for a, p in plans.items()}
+    summ = interproc.summarize([facts for _c, _called, facts in lifted.values()])
+    assert not summ[f].uses & L.ELIDED_SAVES, hex(summ[f].uses)
+    assert g in lifted[f][2].tail_target
+    code = {a: interproc.place(c, [facts], summ, True) for a, (c, _called, facts) in lifted.items()}
+    store = code[caller].split("x30 = 0x40000cull;", 1)[1].split("\n")[0]
+    assert "_r = F_400100(s, x0, x1, x30, sp);" in code[caller]
+    assert "s->x[19]" not in store, store
+    # the case in g still tail-calls it with every local stored
+    assert "MUSTTAIL return F_400200" in code[f] and "STORE_ALL" in code[f]
