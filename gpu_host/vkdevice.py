@@ -135,6 +135,17 @@ class Device:
             if self.descriptor_indexing or self.int64_atomics or self.buffer_device_address
             else gpl
         )
+        # The shader clocks (VK_KHR_shader_clock: shaderSubgroupClock, shaderDeviceClock): the
+        # shader service reads the guest's SR_CLOCK* / SR_GLOBALTIMER* as OpReadClockKHR at
+        # subgroup / device scope (shader_svc/lower/clock.py); each clock enabled where present,
+        # "shader_clock" reported (features()) only where the device has both.
+        self.shader_clocks: set[str] = set()
+        if "VK_KHR_shader_clock" in have_exts:
+            qc = vk.VkPhysicalDeviceShaderClockFeaturesKHR()
+            vk.vkGetPhysicalDeviceFeatures2(self.pd, vk.VkPhysicalDeviceFeatures2(pNext=qc))
+            self.shader_clocks = {name for name in ("shaderSubgroupClock", "shaderDeviceClock") if getattr(qc, name)}
+        if self.shader_clocks:
+            f12 = vk.VkPhysicalDeviceShaderClockFeaturesKHR(pNext=f12, **{name: vk.VK_TRUE for name in self.shader_clocks})
         f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=f12, dynamicRendering=vk.VK_TRUE)
         # Compressed formats may only be used with their feature enabled; enable what exists.
         self.compression = {name for name in ("textureCompressionBC", "textureCompressionASTC_LDR") if getattr(have, name)}
@@ -153,6 +164,7 @@ class Device:
             **{name: vk.VK_TRUE for name in self.compression | self.raster_features | self.image_features},
         )
         exts = ["VK_KHR_push_descriptor", *device_extensions, *(gpl_exts if self.pipeline_library else [])]
+        exts += ["VK_KHR_shader_clock"] if self.shader_clocks else []
         self.device = vk.vkCreateDevice(
             self.pd,
             vk.VkDeviceCreateInfo(
@@ -178,14 +190,16 @@ class Device:
 
     def features(self) -> list[str]:
         """What a shader translation may use on this device (gpu.proto AttachReply.features)."""
-        return (["descriptor_indexing"] if self.descriptor_indexing else []) + (
-            ["int64_atomics"] if self.int64 and len(self.int64_atomics) == 2 else []
+        return (
+            (["descriptor_indexing"] if self.descriptor_indexing else [])
+            + (["int64_atomics"] if self.int64 and len(self.int64_atomics) == 2 else [])
+            + (["shader_clock"] if len(self.shader_clocks) == 2 else [])
         )
 
     def enabled_features(self) -> set[str]:
         """The names of the optional features this device was created with (those chosen by what
         the physical device has), for checks and logs."""
-        out = set(self.compression | self.raster_features | self.image_features | self.int64_atomics)
+        out = set(self.compression | self.raster_features | self.image_features | self.int64_atomics | self.shader_clocks)
         out |= {"shaderInt64"} if self.int64 else set()
         out |= {"independentBlend"} if self.independent_blend else set()
         out |= {"shaderSampledImageArrayNonUniformIndexing"} if self.descriptor_indexing else set()

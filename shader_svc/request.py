@@ -9,6 +9,15 @@ and the cubin's section table).  Bank 0 (kernel parameters, driver data) is alwa
 time, so it is never part of a program.  Sources of the limits: a constant bank address on
 Maxwell/Ampere is a 5-bit bank number and a 16-bit byte offset (nvdisasm prints ``c[0x1f][0xfffc]``
 at most), so a bank is at most 64 KiB of 32-bit words.
+
+Program-owned global data (shader-data, issue 31): a CUDA loader places a module's ``__device__``
+globals (the cubin's ``.nv.global.init`` with its relocations applied, ``.nv.global`` zeros) at a
+device address and fills bank 4 with their addresses; -G code then calls through function
+pointers it loads from that memory (vtables, tables of function pointers).  The request carries
+those placed bytes, ((device address, bytes), ...), so the translation can find the callees
+(``ComputeSpec.data``, lower/indirect.py); they are part of the key.  A region is 4-aligned, a
+multiple of 4 bytes (the words the call analysis reads), regions do not overlap, and all of them
+together are at most ``MAX_DATA`` bytes (the analysis reads every word: a bound on its work).
 Apart from translate.py so that the per-architecture front ends can name it without importing
 the dispatcher that imports them."""
 
@@ -25,6 +34,9 @@ STAGES = {1: "compute", 2: "vertex", 3: "fragment"}
 MAX_CODE = 1 << 20  # 64k instructions: larger is not a shader, it is a mistake
 MAX_BANK = 31  # the bank field of a c[bank][offset] operand is 5 bits
 MAX_BANK_BYTES = 1 << 16  # ... and the byte offset 16 bits
+MAX_DATA = 1 << 21  # global data, all regions together: 2 MiB (every word is read by lower/indirect.py;
+# half of gRPC's default 4 MiB message limit, so the whole request still arrives)
+MAX_DATA_REGIONS = 64
 
 
 class ProgramError(NxError):
@@ -43,6 +55,9 @@ class Program:
     # constant banks that are part of the program, ((bank, contents), ...) sorted by bank
     # (compute programs; see the module docstring); part of the key
     banks: tuple[tuple[int, bytes], ...] = ()
+    # the program's placed global data, ((device address, bytes), ...) sorted by address
+    # (compute programs; see the module docstring); part of the key
+    data: tuple[tuple[int, bytes], ...] = ()
 
     def key(self) -> str:
         """Hex sha256 of everything that decides the translation."""
@@ -51,8 +66,15 @@ class Program:
     def serialize(self) -> bytes:
         """``NXSP`` arch, stage, local size, code; with features ``NXSF``, the same and the
         features word before the code; with program banks ``NXSB``, as ``NXSF`` then the bank
-        count and per bank its number, byte size and bytes, then the code.  A program without
-        features or banks keeps its old bytes and key (caches and program stores stay valid)."""
+        count and per bank its number, byte size and bytes, then the code; with global data
+        ``NXSD``, as ``NXSB`` then the region count and per region its address (64 bits), byte
+        size and bytes, then the code.  A program without features, banks or data keeps its old
+        bytes and key (caches and program stores stay valid)."""
+        if self.data:
+            head = struct.pack("<4sII4II", b"NXSD", self.arch, self.stage, *self.local_size, self.features, len(self.banks))
+            table = b"".join(struct.pack("<II", n, len(d)) + d for n, d in self.banks)
+            table += struct.pack("<I", len(self.data)) + b"".join(struct.pack("<QI", a, len(d)) + d for a, d in self.data)
+            return head + table + self.code
         if self.banks:
             head = struct.pack("<4sII4II", b"NXSB", self.arch, self.stage, *self.local_size, self.features, len(self.banks))
             table = b"".join(struct.pack("<II", n, len(d)) + d for n, d in self.banks)
@@ -64,7 +86,7 @@ class Program:
 
     @classmethod
     def deserialize(cls, data: bytes, path: str = "<program>") -> "Program":
-        if len(data) >= 32 and data[:4] == b"NXSB":
+        if len(data) >= 32 and data[:4] in (b"NXSB", b"NXSD"):
             _, arch, stage, x, y, z, features, n = struct.unpack_from("<4sII4II", data)
             pos, banks = 32, []
             for i in range(n):
@@ -75,7 +97,20 @@ class Program:
                     raise ProgramError(f"stored program truncated in bank c[{num:#x}] ({size} bytes)", path=path, offset=pos)
                 banks.append((num, data[pos + 8 : pos + 8 + size]))
                 pos += 8 + size
-            return cls(arch, stage, data[pos:], (x, y, z), features, tuple(banks))
+            regions = []
+            if data[:4] == b"NXSD":
+                if pos + 4 > len(data):
+                    raise ProgramError("stored program truncated before its data table", path=path, offset=pos)
+                (m,), pos = struct.unpack_from("<I", data, pos), pos + 4
+                for i in range(m):
+                    if pos + 12 > len(data):
+                        raise ProgramError(f"stored program truncated in data table entry {i}", path=path, offset=pos)
+                    addr, size = struct.unpack_from("<QI", data, pos)
+                    if pos + 12 + size > len(data):
+                        raise ProgramError(f"stored program truncated in data at {addr:#x} ({size} bytes)", path=path, offset=pos)
+                    regions.append((addr, data[pos + 12 : pos + 12 + size]))
+                    pos += 12 + size
+            return cls(arch, stage, data[pos:], (x, y, z), features, tuple(banks), tuple(regions))
         if len(data) >= 28 and data[:4] == b"NXSF":
             _, arch, stage, x, y, z, features = struct.unpack_from("<4sII4I", data)
             return cls(arch, stage, data[28:], (x, y, z), features)
@@ -135,6 +170,46 @@ def check_banks(stage: int, banks) -> tuple[tuple[int, bytes], ...]:
     return tuple(sorted(out.items()))
 
 
+def check_data(stage: int, data) -> tuple[tuple[int, bytes], ...]:
+    """The program's placed global data ((device address, bytes) pairs, any order) checked and
+    sorted by address; each refusal names the field ``data[i]``."""
+    out: list[tuple[int, bytes, int]] = []
+    total = 0
+    for i, (addr, blob) in enumerate(data):
+        where = f"data[{i}]"
+        if i >= MAX_DATA_REGIONS:
+            raise ProgramError(f"more than {MAX_DATA_REGIONS} global data regions", field=where)
+        if not blob:
+            raise ProgramError(f"global data at {addr:#x} is empty", field=f"{where}.data")
+        if addr % 4 or len(blob) % 4:
+            raise ProgramError(
+                f"global data at {addr:#x}, {len(blob)} bytes: address and size must be multiples of 4 (32-bit words)",
+                field=where,
+            )
+        if addr <= 0 or addr + len(blob) > 1 << 64:
+            raise ProgramError(
+                f"global data at {addr:#x}, {len(blob)} bytes: not a placed region (address 0, or past the 64-bit address space)",
+                field=f"{where}.address",
+            )
+        total += len(blob)
+        if total > MAX_DATA:
+            raise ProgramError(f"global data of {total} bytes in all is larger than {MAX_DATA}", field=f"{where}.data")
+        out.append((addr, bytes(blob), i))
+    out.sort()
+    for (a, d, _), (b, _, j) in zip(out, out[1:]):
+        if b < a + len(d):
+            raise ProgramError(
+                f"global data at {b:#x} overlaps the region at {a:#x} ({len(d)} bytes)", field=f"data[{j}].address"
+            )
+    if out and stage != 1:
+        raise ProgramError(
+            f"global data given for a {STAGES.get(stage, stage)} program: only compute programs carry their placed "
+            "__device__ globals (graphics stages read memory through bound resources)",
+            field="data",
+        )
+    return tuple((a, d) for a, d, _ in out)
+
+
 def make_program(
     arch: int,
     stage: int,
@@ -142,9 +217,11 @@ def make_program(
     local_size: list[int] | tuple[int, ...] = (),
     features: int = 0,
     banks=(),
+    data=(),
 ) -> Program:
     """Validate request fields (not the code: the decoder judges that) into a Program.  ``banks``:
-    (bank number, bytes) pairs, the program's own constant banks (``check_banks``)."""
+    (bank number, bytes) pairs, the program's own constant banks (``check_banks``); ``data``:
+    (device address, bytes) pairs, its placed global data (``check_data``)."""
     if arch not in ARCHS:
         raise ProgramError(
             f"unknown architecture {arch} (known: {', '.join(f'{k}={v}' for k, v in ARCHS.items())})", field="arch"
@@ -160,4 +237,4 @@ def make_program(
         raise ProgramError(f"program of {len(code)} bytes is larger than {MAX_CODE}", field="code")
     if features & ~KNOWN_FEATURES:
         raise ProgramError(f"unknown feature bits {features & ~KNOWN_FEATURES:#x} (known: {KNOWN_FEATURES:#x})", field="features")
-    return Program(arch, stage, bytes(code), ls, features, check_banks(stage, banks))  # type: ignore[arg-type]
+    return Program(arch, stage, bytes(code), ls, features, check_banks(stage, banks), check_data(stage, data))  # type: ignore[arg-type]

@@ -163,7 +163,8 @@ class Translator:
     def run_request(self, req: shader_pb2.Program) -> shader_pb2.Translation:
         try:
             banks = [(b.bank, b.data) for b in req.banks]
-            p = tr.make_program(req.arch, req.stage, req.code, tuple(req.local_size), req.features, banks)
+            data = [(d.address, d.data) for d in req.data]  # placed __device__ globals (request.check_data)
+            p = tr.make_program(req.arch, req.stage, req.code, tuple(req.local_size), req.features, banks, data)
         except NxError as e:
             self._count(errors=1)
             raise Failure(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None

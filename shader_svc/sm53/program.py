@@ -52,7 +52,7 @@ def translate_full(p: Program):
         insts, header = decode_graphics(p)
         return translate_graphics(insts, header, p.features), reflect_graphics(insts, header)
     insts = decode_program(p)
-    return translate_compute(insts, ComputeSpec(p.local_size, p.banks, p.features)), reflect(insts)
+    return translate_compute(insts, ComputeSpec(p.local_size, p.banks, p.features, p.data)), reflect(insts)
 
 
 def translate(p: Program) -> bytes:

@@ -46,7 +46,7 @@ def translate(p: Program) -> bytes:
     """The SPIR-V of an SM86 program (no reflection)."""
     if p.stage != 1:
         return translate_graphics(*decode_graphics(p), p.features)
-    return translate_compute(decode_program(p), ComputeSpec(p.local_size, p.banks, p.features))
+    return translate_compute(decode_program(p), ComputeSpec(p.local_size, p.banks, p.features, p.data))
 
 
 def reflect_program(p: Program) -> Reflection:
@@ -62,4 +62,4 @@ def translate_full(p: Program) -> tuple[bytes, Reflection]:
         insts, header = decode_graphics(p)
         return translate_graphics(insts, header, p.features), rf.reflect(insts, header)
     insts = decode_program(p)
-    return translate_compute(insts, ComputeSpec(p.local_size, p.banks, p.features)), rf.reflect(insts)
+    return translate_compute(insts, ComputeSpec(p.local_size, p.banks, p.features, p.data)), rf.reflect(insts)

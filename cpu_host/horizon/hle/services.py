@@ -62,10 +62,13 @@ def translate_shader(
     features: int = 0,
     local_size: tuple[int, ...] = (),
     banks: tuple[tuple[int, bytes], ...] = (),
+    data: tuple[tuple[int, bytes], ...] = (),
 ) -> bytes:
     """Guest machine code -> SPIR-V through the shader service (settings shader_svc.listen);
     ``features``: what the GPU process's device has (shader.proto Program.features); ``banks``:
-    (number, bytes) of the constant banks that are part of a compute program (Program.banks)."""
+    (number, bytes) of the constant banks that are part of a compute program (Program.banks);
+    ``data``: (device address, bytes) of its placed ``__device__`` globals (Program.data; the NVN
+    compute path has no way to give them yet: nvn/compute.py)."""
     import grpc
 
     from proto import shader_pb2, shader_pb2_grpc
@@ -81,6 +84,7 @@ def translate_shader(
                     features=features,
                     local_size=list(local_size),
                     banks=[shader_pb2.ConstBank(bank=n, data=d) for n, d in banks],
+                    data=[shader_pb2.GlobalData(address=a, data=d) for a, d in data],
                 ),
                 timeout=60,
             )
