@@ -226,6 +226,11 @@ def link(cubin: bytes, kernel: str, isa: int = 86) -> bytes:
                 continue
             for r in rs.iter_relocations():
                 sym = symtab.get_symbol(r["r_info_sym"])
+                if not isinstance(sym["st_shndx"], int):  # SHN_UNDEF/ABS/COMMON: no section to place
+                    raise RuntimeError(
+                        f"relocation in {name}+{r['r_offset']:#x} against the {sym['st_shndx']} symbol {sym.name}"
+                        " (defined in no section of the cubin: nothing to link)"
+                    )
                 target = elf.get_section(sym["st_shndx"]).name
                 if target not in order:
                     order.append(target)
