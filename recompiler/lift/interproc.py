@@ -302,7 +302,7 @@ def site_lists(
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
     reloads = [site_live[k] & callee[k].mods & clob & ~keep & ~X0 & ~X30 for k in range(n_sites)]
-    # what a call passes in registers: X0, X1, X30 and SP to a lifted callee.  An unknown one
+    # what a call passes in registers: X0, X1, X30, SP and X29 to a lifted callee.  An unknown one
     # (BLR) gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
     # caller that reloads X1 after it (a helper with its own convention that keeps X1) must
     # find its own value there.
