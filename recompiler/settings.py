@@ -109,7 +109,7 @@ SETTINGS = [
         "recompiler",
         "entry_log",
         False,
-        "for bisecting a miscompile: lifted functions log X0, X1, X30 and SP at entry (NXRECOMP_TRACE_FILE, trace records of which only those are meaningful) with every optimisation kept: the first record that differs from a no_opt build's names where the optimised code went wrong",
+        "for bisecting a miscompile: lifted functions log X0, X1, X29, X30 and SP at entry (NXRECOMP_TRACE_FILE, trace records of which only those are meaningful) with every optimisation kept: the first record that differs from a no_opt build's names where the optimised code went wrong",
         parse_bool,
     ),
     Setting(

@@ -139,7 +139,9 @@ def h_svc(em: FunctionEmitter, i: Insn) -> None:
     # SP too, even where this function does not change it (STORE_ALL writes back only what it
     # changed, and a direct call passes SP as an argument, not in NxCpu): a system call may
     # read it (clone) and a signal delivered at its return builds its frame below it.  Spelt
-    # "(s->sp) = sp" so that the emitter does not count it as a write of SP.
+    # "(s->sp) = sp" so that the emitter does not count it as a write of SP.  X29, also an
+    # argument, STORE_ALL always writes back (wrap.Locals.w_regs): a signal frame's context
+    # and a Horizon context switch read it from NxCpu.
     # A signal handler run at the call's return may have moved the interrupted pc in its
     # ucontext (musl's thread cancellation sends a cancellation point's SVC to __cp_cancel):
     # then every register is in NxCpu and control goes there as a BR would take it.  Two
@@ -147,7 +149,9 @@ def h_svc(em: FunctionEmitter, i: Insn) -> None:
     next_pc = f"{i.addr + 4:#x}ull"
     em.system_call()
     em.out(f"s->pc = {next_pc}; (s->sp) = sp; STORE_ALL; nx_svc(s, {i.f['imm16']});")
-    em.out(f"if (UNLIKELY(s->pc != {next_pc})) MUSTTAIL return nx_jump(s, s->x[0], s->x[1], s->x[30], s->sp); RELOAD_ALL;")
+    em.out(
+        f"if (UNLIKELY(s->pc != {next_pc})) MUSTTAIL return nx_jump(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]); RELOAD_ALL;"
+    )
     if _starts_thread(em, i):
         # a new thread (Linux personality, linux_threads.c) starts in the run loop at the
         # instruction after the SVC with its registers in its own NxCpu: a resume point there

@@ -31,12 +31,13 @@ from recompiler.lift import template as T
 from recompiler.lift.template import CText
 
 X30 = L.xbit(30)
-X0, X1 = L.xbit(0), L.xbit(1)
-# X0, X1, X30 and SP travel as C arguments and X0 as the C result (emitter.SIG): at the entry
-# their NxCpu slots may be stale, so they count as written there; a call passes them without
-# storing them (X1 is stored for an unknown callee, whose stores we cannot see: see site_lists).
+X0, X1, X29 = L.xbit(0), L.xbit(1), L.xbit(29)
+# X0, X1, X30, SP and X29 travel as C arguments and X0 as the C result (emitter.SIG): at the
+# entry their NxCpu slots may be stale, so they count as written there; a call passes them
+# without storing them (X1 is stored for an unknown callee, whose stores we cannot see: see
+# site_lists).  X29 follows SP's rules (signature.SIG).
 SP = L.xbit(L.SP_BIT)
-ARGS = X0 | X1 | X30 | SP
+ARGS = X0 | X1 | X30 | SP | X29
 
 
 @dataclass
@@ -301,7 +302,7 @@ def site_lists(
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
     reloads = [site_live[k] & callee[k].mods & clob & ~keep & ~X0 & ~X30 for k in range(n_sites)]
-    # what a call passes in registers: X0, X1, X30 and SP to a lifted callee.  An unknown one
+    # what a call passes in registers: X0, X1, X30, SP and X29 to a lifted callee.  An unknown one
     # (BLR) gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
     # caller that reloads X1 after it (a helper with its own convention that keeps X1) must
     # find its own value there.
@@ -359,12 +360,20 @@ def site_lists(
     # SP too, where the function moved it: it travels as an argument, so no call site stores it,
     # and a caller's frame re-entered from NxCpu after a return to somewhere else (nx_run, after
     # a longjmp landed below it) finds its SP there only through the returns of its callees
-    ret_stores = [m & (clob | kept | SP) & mask for m in ret_stores]
+    # X29 as SP, where the function writes it (its frame record's restore): one that does not
+    # keeps its caller's value, which also any NxCpu slot of it that it overwrote holds (an SVC's
+    # write-back of its locals, an indirect call's nx_call_ind)
+    moved = (SP | X29) & f.writes_all
+    ret_stores = [m & (clob | kept & ~X29 | SP | moved) & mask for m in ret_stores]
     # A direct tail call is a call and the return in one: it stores what its callee reads and
     # what a return here would (X0 is the callee's result, X30 and X1 travel as arguments, but
-    # X1 stays where a return would store it: the callee may leave it as it was)
+    # X1 stays where a return would store it: the callee may leave it as it was).  SP and X29
+    # travel as arguments too, but are stored where a return here would store them (the
+    # function moved them): the callee's own return stores them only where the callee moves
+    # them, and a slot this function overwrote (an indirect call stores its arguments there)
+    # held its own frame's values (tests/recompiler/test_frame_pointer_arg.py)
     tail_stores = [
-        (summ.get(g, unknown).uses | (clob | kept) & mask) & d_out[c] & ~X0 & ~X30 & ~SP
+        (summ.get(g, unknown).uses | (clob | kept) & mask) & d_out[c] & ~X0 & ~X30 & ~SP & ~X29 | moved & d_out[c]
         for g, c in zip(f.tail_target, f.tail_chunk)
     ]
     return stores, reloads, ret_stores, elided, tail_stores

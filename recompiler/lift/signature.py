@@ -4,13 +4,17 @@ function and of its resume twin, and the indirect jump out (cpu_host/runtime/cor
 from __future__ import annotations
 
 CALLER_SAVED = set(range(19)) | {30}
-# A lifted function's C signature (cpu_host/runtime/core/nxrt.h): guest X0, X1, the link register and
-# SP come in as host arguments, the next pc and X0 go out as an NxRet.  ARGS is what a call or
+# A lifted function's C signature (cpu_host/runtime/core/nxrt.h): guest X0, X1, the link register,
+# SP and the frame pointer X29 come in as host arguments (six: every one in a SysV x86-64
+# argument register, a29 in r9), the next pc and X0 go out as an NxRet.  ARGS is what a call or
 # tail call passes.  SP as an argument: a frame's stores then have their addresses at once, not
-# after a load of s->sp that waits on the caller's store of it.
-SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp)"
-ARGS = "(s, x0, x1, x30, sp)"
-ARG_REGS = (0, 1, 30)
+# after a load of s->sp that waits on the caller's store of it.  X29 as one: a callee's frame
+# record (``stp x29, x30, [sp, #-N]!``) reads it, so each call site stored it to s->x[29] and
+# the callee loaded it back (SQLite: 10,269 call sites stored X29).  Their NxCpu slots may be
+# stale at the entry; the runtime's ways in from lifted code (nx_jump, nx_call_ind) store them.
+SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29)"
+ARGS = "(s, x0, x1, x30, sp, x29)"
+ARG_REGS = (0, 1, 29, 30)  # the X registers among them: every function has their locals
 # control.py's BR to a register outside any table (``FunctionEmitter.jump_out``): the site's inline
 # cache, else nx_jump.  An instruction's effects are read without it (the jump's reads are its leaves)
 JUMP_OUT = (

@@ -29,11 +29,13 @@ _NOT_RELOADED = (0, 30)
 class Locals:
     """The guest registers a function's body names, as C locals."""
 
-    regs: list[int]  # X registers it uses (X0, X1, X30 always: they arrive as arguments)
+    regs: list[int]  # X registers it uses (X0, X1, X29, X30 always: they arrive as arguments)
     uses_sp: bool
     v_used: list[int]
     v_written: list[int]
-    w_regs: list[int]  # X registers it may write (X0, X1, X30 always)
+    # X registers it may write (X0, X1, X29, X30 always: a write-back of every local, STORE_ALL,
+    # so also stores X29, whose NxCpu slot may be stale, for the runtime that reads NxCpu whole)
+    w_regs: list[int]
     w_sp: bool
     uses_flags: bool
 
@@ -99,7 +101,7 @@ class FunctionWrapper:
         # The X registers and SP the body names and writes, from its records' declared effects
         # (result.Lifted.named, .writes: the form's operands and the registers the lifter's own
         # C reads for it), not from the C.  A call's write of X0 (the callee's result) is no
-        # form's: X0, X1 and X30 arrive as arguments, not in NxCpu (SP too, where it is used):
+        # form's: X0, X1, X29 and X30 arrive as arguments, not in NxCpu (SP too, where it is used):
         # every function has them and writes them back where it writes back what it changed
         named = writes = 0
         flags = self.flags_written  # (an instruction that writes NZCV: FunctionEmitter.flags_touched)
@@ -227,13 +229,13 @@ class FunctionWrapper:
         if not catches:
             return "return _r", ""
         cname = f"C_{self.plan.entry:x}"
-        catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp, sp)"
+        catch = f"MUSTTAIL return {cname}(s, _r.x0, _r.pc, s->sp == _sjsp ? _sjsp : sp, sp, x29)"
         prelude = (
             f"NxRet {rname(self.plan.entry)}{SIG};\n"
             f"static __attribute__((noinline, cold)) NxRet {cname}{SIG} {{\n"
             "  if (s->sp != a30) return (NxRet){ a1, a0 };   /* a0: X0, a1: the pc, a30: the frame's SP */\n"
             "  s->x[0] = a0; s->pc = a1; s->resume = 2;\n"
-            f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30], s->sp);\n}}\n"
+            f"  MUSTTAIL return {rname(self.plan.entry)}(s, a0, s->x[1], s->x[30], s->sp, s->x[29]);\n}}\n"
         )
         return catch, prelude
 
@@ -259,17 +261,17 @@ class FunctionWrapper:
             else ""
         )
         # recompiler.entry_log: the arguments logged at the entry, NxCpu left as it was (its
-        # slots of X0, X1, X30 and SP may be stale here by design: a log that kept them would
-        # hide a read of a stale slot)
+        # slots of X0, X1, X30, SP and X29 may be stale here by design: a log that kept them
+        # would hide a read of a stale slot)
         entry_log = (
-            "  if (!s->resume) { u64 _o[4] = { s->x[0], s->x[1], s->x[30], s->sp }; s->x[0] = a0; "
-            f"s->x[1] = a1; s->x[30] = a30; s->sp = asp; nx_trace_entry(s, {self.plan.entry:#x}ull); "
-            "s->x[0] = _o[0]; s->x[1] = _o[1]; s->x[30] = _o[2]; s->sp = _o[3]; }"
+            "  if (!s->resume) { u64 _o[5] = { s->x[0], s->x[1], s->x[30], s->sp, s->x[29] }; s->x[0] = a0; "
+            f"s->x[1] = a1; s->x[30] = a30; s->sp = asp; s->x[29] = a29; nx_trace_entry(s, {self.plan.entry:#x}ull); "
+            "s->x[0] = _o[0]; s->x[1] = _o[1]; s->x[30] = _o[2]; s->sp = _o[3]; s->x[29] = _o[4]; }"
             if settings.get("recompiler", "entry_log")
             else ""
         )
         trace = (
-            "  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; if (!s->resume) "
+            "  s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; s->x[29] = a29; if (!s->resume) "
             f"nx_trace_entry(s, {self.plan.entry:#x}ull);"
         )
         # the body is in address order; the entry may lie above code it branches back to

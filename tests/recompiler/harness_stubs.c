@@ -2,7 +2,7 @@
  * used by the Unicorn differential test (tests/recompiler/test_unicorn.py).  NOT the real
  * runtime: each one-instruction function under test leaves through nx_jump / nx_call_ind
  * with s->pc already set to where the guest would go next, and these put the registers passed
- * in host registers (X0, X1, X30) into NxCpu and return s->pc, so the harness reads the whole
+ * in host registers (X0, X1, X30, SP, X29) into NxCpu and return s->pc, so the harness reads the whole
  * state there.  Entry points that a tested instruction must never reach mark the
  * NxCpu (s->thread, unused by lifted code) so the comparison reports them instead of passing. */
 #include <stddef.h>
@@ -10,11 +10,11 @@
 
 #define NXH_TRAP(s, code) ((s)->thread = (void *)(uintptr_t)(code))
 
-NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
-    s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp;
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+    s->x[0] = a0; s->x[1] = a1; s->x[30] = a30; s->sp = asp; s->x[29] = a29;
     return (NxRet){ s->pc, a0 };
 }
-NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) { return nx_jump(s, a0, a1, a30, asp); }
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) { return nx_jump(s, a0, a1, a30, asp, a29); }
 void nx_unimplemented(NxCpu *s, u64 pc, u32 word) { (void)pc; (void)word; NXH_TRAP(s, 1); }
 void nx_bad_resume(NxCpu *s) { NXH_TRAP(s, 2); }
 void nx_svc(NxCpu *s, uint32_t imm) { (void)imm; NXH_TRAP(s, 3); }

@@ -6,7 +6,7 @@ tests/recompiler/test_lockstep.py too).
 The bundle must be built with NXRECOMP_RECOMPILER_TRACE=1: each lifted function logs the
 registers at its entry.  A wrong result that only optimised builds show: build with
 NXRECOMP_RECOMPILER_ENTRY_LOG=1 instead (every optimisation kept, each function logs its C
-arguments X0, X1, X30 and SP) and pass ``--args-only``.  Unicorn runs the same program from the same initial state (same stack,
+arguments X0, X1, X29, X30 and SP) and pass ``--args-only``.  Unicorn runs the same program from the same initial state (same stack,
 same AT_RANDOM, the same answers to ID-register reads) through the same system-call personality
 and logs the registers at the same addresses.  The first record that differs names the function
 where the lifted code went wrong (the one entered before it).  Entries only one side logs
@@ -30,8 +30,8 @@ if str(ROOT) not in sys.path:
 
 # entry, X0-X30, SP, NZCV, then V0-V31 as (low 64 bits, high 64 bits)
 REC = struct.Struct("<98Q")
-# the fields a bundle built with recompiler.entry_log logs (X0, X1, X30, SP: its C arguments)
-ARGS_ONLY = (1, 2, 31, 32)
+# the fields a bundle built with recompiler.entry_log logs (X0, X1, X29, X30, SP: its C arguments)
+ARGS_ONLY = (1, 2, 30, 31, 32)
 NAMES = [f"x{i}" for i in range(31)] + ["sp", "nzcv"] + [f"v{i}.{h}" for i in range(32) for h in ("lo", "hi")]
 
 

@@ -48,7 +48,7 @@ def _compile(tmp_path: Path, text: str, fn: str | None = None) -> str:
     return body[: body.index(".Lfunc_end")]
 
 
-LOCALS = "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp; NxRet _r;\n"
+LOCALS = "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp, x29 = a29; NxRet _r;\n"
 BACK = "  return (NxRet){ 0, x0 };\n"
 
 
@@ -59,7 +59,7 @@ def _live(entry: int, callees=(), opaque=False) -> interproc.FnLive:
 
 
 LEAF = _fn(0x100, "  u64 x0 = a0;\n  x0 = x0 * 3 + 1;\n  return (NxRet){ a30, x0 };\n")
-OPAQUE = _fn(0x200, "  s->pc = a0; MUSTTAIL return nx_jump(s, a0, a1, a30, asp);\n")
+OPAQUE = _fn(0x200, "  s->pc = a0; MUSTTAIL return nx_jump(s, a0, a1, a30, asp, a29);\n")
 NONLEAF = _fn(0x300, LOCALS + _call(0x100, 0x304) + BACK)
 
 
@@ -119,7 +119,7 @@ def test_a_small_function_whose_only_exit_is_a_tail_call_is_copied_with_its_call
     # getc's shape: a few loads and a store, or a tail call when its buffer is empty
     tail = _fn(
         0x400,
-        "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp;\n  if (x0 == 0) { MUSTTAIL return F_500(s, x0, x1, x30, sp); }\n"
+        "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp, x29 = a29;\n  if (x0 == 0) { MUSTTAIL return F_500(s, x0, x1, x30, sp, x29); }\n"
         "  return (NxRet){ x30, x0 + 1 };\n",
     )
     callee = _fn(0x500, "  return (NxRet){ a30, a0 };\n")
@@ -192,7 +192,7 @@ def test_a_function_only_one_function_of_its_shard_calls_is_marked_always_inline
         + BACK,
     )
     k = _fn(0x640, LOCALS + _call(0x700, 0x644) + BACK)
-    j = _fn(0x680, LOCALS + _call(0x700, 0x684) + "  MUSTTAIL return F_800(s, x0, x1, x30, sp);\n")
+    j = _fn(0x680, LOCALS + _call(0x700, 0x684) + "  MUSTTAIL return F_800(s, x0, x1, x30, sp, x29);\n")
     # 0x300 big enough that clang's own heuristics would not inline it twice
     work = "".join(f"  x0 = x0 * {2 * n + 3} + s->x[{n % 29}]; s->x[{(n + 7) % 29}] = x0;\n" for n in range(120))
     big = _fn(0x300, LOCALS + _call(0x100, 0x304) + work + BACK)
@@ -236,7 +236,7 @@ def test_a_copy_returns_its_pc_apart_so_the_callers_check_folds_on_its_fast_path
     an NxRet returned from each exit, the merged aggregate hid that and the check ran always)."""
     leaf = _fn(
         0x100,
-        "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp;\n  if (x0 < 100) return (NxRet){ x30, x0 + 1 };\n"
+        "  u64 x0 = a0, x1 = a1, x30 = a30, sp = asp, x29 = a29;\n  if (x0 < 100) return (NxRet){ x30, x0 + 1 };\n"
         f"  MUSTTAIL return F_500{ARGS};\n",
     )
     own = inline_leaves.Shard('#include "lifted.h"\n' + _proto(0x500) + leaf, [_live(0x100)])

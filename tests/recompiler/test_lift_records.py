@@ -43,7 +43,7 @@ def test_call_sites_are_slots_filled_by_place():
     assert "@@" not in placed and "\x00" not in placed
     # X9 is live across the call (stored after it) and the callee is this function, which
     # writes X9: the call site reloads it
-    after = placed.split("_r = F_400000(s, x0, x1, x30, sp);", 1)[1]
+    after = placed.split("_r = F_400000(s, x0, x1, x30, sp, x29);", 1)[1]
     assert "x9 = s->x[9];" in after.split("\n")[2]
 
 

@@ -27,7 +27,7 @@ def _lift(words: list[int], base: int = 0x400000, functions: set[int] | None = N
 def test_call_site_reloads_only_what_is_read_after():
     # mov x9, #5 ; bl self ; add x0, x0, #1 ; ret: x9 is dead after the call, x0 is live
     code = _lift([0xD28000A9, 0x97FFFFFF, 0x91000400, 0xD65F03C0])
-    after_call = code.split("_r = F_400000(s, x0, x1, x30, sp);", 1)[1]
+    after_call = code.split("_r = F_400000(s, x0, x1, x30, sp, x29);", 1)[1]
     reload = after_call.split("\n")[2]
     # X0 is the callee's C result; X0, X1 and X30 go in as C arguments, not through NxCpu
     assert reload.startswith("  x0 = _r.x0;") and "x9" not in reload and "s->x[0]" not in reload
@@ -59,10 +59,10 @@ def test_call_to_a_leaf_stores_only_what_it_reads():
     )[caller]
     store = code.split("x30 = 0x400014ull;", 1)[1].split("\n")[0]
     # the arguments X0-X1 and the return address travel in host registers
-    assert "_r = F_400100(s, x0, x1, x30, sp);" in code
+    assert "_r = F_400100(s, x0, x1, x30, sp, x29);" in code
     assert "s->x[0]" not in store and "s->x[1]" not in store and "s->x[30]" not in store
     assert "s->x[19]" not in store and "s->x[9]" not in store and "s->sp" not in store
-    reload = code.split("_r = F_400100(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    reload = code.split("_r = F_400100(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
     assert reload.startswith("  x0 = _r.x0;") and "x19" not in reload and "s->x[0]" not in reload
 
 
@@ -93,7 +93,7 @@ def test_v4_to_v7_are_no_result_of_a_return():
     # write counts as a read.)
     caller, leaf = 0x400000, 0x400100
     code = _lift_program({caller: [0x6F00E405, 0x9400003F, 0xD65F03C0], leaf: [0x4F00E425, 0xD65F03C0]})[caller]
-    reload = code.split("_r = F_400100(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    reload = code.split("_r = F_400100(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
     assert "v5" not in reload, reload
     ret = next(line for line in code.splitlines() if "return (NxRet)" in line)
     assert "s->v[5]" not in ret, ret
@@ -133,7 +133,7 @@ def test_a_caller_keeps_callee_saved_registers_in_locals_across_a_callee_that_on
     for elide in (True, False):
         code = _lift_program(prog, elide_saves=elide)[caller]
         store = code.split("x30 = 0x40000cull;", 1)[1].split("\n")[0]
-        assert "_r = F_400100(s, x0, x1, x30, sp);" in code
+        assert "_r = F_400100(s, x0, x1, x30, sp, x29);" in code
         assert ("s->x[19] = x19;" in store) == (not elide), (elide, store)
 
 
@@ -200,7 +200,7 @@ def test_the_fall_past_a_call_at_a_function_end_reads_no_arguments():
     caller, f, spin = 0x400000, 0x400100, 0x400200
     code = _lift_program({caller: [0xD28000A3, 0x9400003F, 0xD65F03C0], f: [0x94000040], spin: [0x14000000]})[caller]
     store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
-    assert "_r = F_400100(s, x0, x1, x30, sp);" in code
+    assert "_r = F_400100(s, x0, x1, x30, sp, x29);" in code
     assert "s->x[3]" not in store, store
 
 
@@ -249,7 +249,7 @@ def test_v8_to_v15_stay_in_the_callers_locals_across_a_call():
     for results_only in (True, False):
         code = _lift_program(prog, results_only=results_only)[caller]
         store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
-        reload = code.split("_r = F_400100(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+        reload = code.split("_r = F_400100(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
         ret = _return_line(code)
         assert ("s->v[8]" in store) == (not results_only), store
         assert ("s->v[8]" in reload) == (not results_only), reload
@@ -280,7 +280,7 @@ def test_sp_travels_as_an_argument_and_a_return_stores_it_where_the_function_mov
     prog = {caller: [0xA9BF7BFD, 0x9400003F, 0xA8C17BFD, 0xD65F03C0], leaf: [0xF94003E0, 0xD65F03C0]}
     code = _lift_program(prog, results_only=True)
     store = code[caller].split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
-    assert "_r = F_400100(s, x0, x1, x30, sp);" in code[caller]
+    assert "_r = F_400100(s, x0, x1, x30, sp, x29);" in code[caller]
     assert "s->sp" not in store, store
     assert "s->sp = sp;" in _return_line(code[caller])
     assert "u64 sp = asp;" in code[leaf] and "s->sp" not in _return_line(code[leaf])
@@ -343,12 +343,12 @@ def test_what_a_later_direct_callee_reads_decides_what_is_live_after_a_call(resu
     caller, a, b = 0x400000, 0x400100, 0x400200
     prog = {caller: [0x94000040, 0x9400007F, 0x9E670002, 0xD65F03C0], a: [0x6F00E402, 0xD65F03C0], b: [0x91000400, 0xD65F03C0]}
     code = _lift_program(prog, results_only=results_only)[caller]
-    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
     assert reload.startswith("  x0 = _r.x0;") and "s->v[2]" not in reload, reload
     # with b reading V2 (fmov x0, d2 in place of its add), V2 stays live and is reloaded
     prog[b] = [0x9E660040, 0xD65F03C0]
     code = _lift_program(prog, results_only=results_only)[caller]
-    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
     assert "s->v[2]" in reload, reload
 
 
@@ -364,7 +364,7 @@ def test_a_caller_keeps_non_result_caller_saved_registers_in_locals_across_a_cal
     for results_only in (True, False):
         code = _lift_program(prog, results_only=results_only)[caller]
         store = code.split("x30 = 0x400008ull;", 1)[1].split("\n")[0]
-        reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+        reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
         assert ("s->x[2]" in store) == (not results_only), store
         assert ("s->x[2]" in reload) == (not results_only), reload
         ret = next(line for line in code.splitlines() if "return (NxRet)" in line)
@@ -390,7 +390,7 @@ def test_a_kept_register_stays_clean_or_dirty_across_a_call():
     assert "s->x[2] = x2;" in stores[0], stores  # (not written through)
     assert "s->x[2]" not in stores[1], stores
     assert "s->x[2]" not in stores[2], stores
-    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    reload = code.split(f"_r = F_{a:x}(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
     assert "s->x[2]" not in reload, reload
 
 

@@ -85,5 +85,5 @@ def test_the_call_ends_in_a_fatal_error_and_reads_nothing_after_it(noreturn):
     code = _lift(_analyse(noreturn))[MAIN]
     assert ("nx_noreturn_returned(s, 0x400004ull);" in code) == noreturn
     # X12, read by the code after the call, is no longer live after it: not reloaded there
-    after = code.split("_r = F_400100(s, x0, x1, x30, sp);", 1)[1].split("\n")[2]
+    after = code.split("_r = F_400100(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
     assert ("x12 = s->x[12];" in after) == (not noreturn), after

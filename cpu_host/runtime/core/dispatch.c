@@ -186,45 +186,46 @@ void nx_run(NxCpu *s) {
     }
 }
 
-/* Lifted code's way into the runtime (BLR, BR): X0, X1 and X30 go to NxCpu first, where a
+/* Lifted code's way into the runtime (BLR, BR): X0, X1, X30, SP and X29 go to NxCpu first, where a
  * host function, a resume point's entry and the preemption hook read every register.  1 when
  * a host function bound at s->pc ran (its return address is then in s->pc). */
-static inline int from_lifted(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
+static inline int from_lifted(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
     s->x[0] = a0;
     s->x[1] = a1;
     s->x[30] = a30;
     s->sp = asp;
+    s->x[29] = a29;
     NX_PREEMPT_POINT(s);
     return run_host(s);
 }
 
 /* BLR to s->pc from lifted code. */
-NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
-    if (from_lifted(s, a0, a1, a30, asp)) NX_BACK;
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+    if (from_lifted(s, a0, a1, a30, asp, a29)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (UNLIKELY(!f)) f = miss(s, "by a call, BLR at guest pc %#llx", s->x[30] - 4, &kind);
     s->resume = kind == NX_ENTRY_RESUME;
-    return f(s, s->x[0], s->x[1], s->x[30], s->sp);
+    return f(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]);
 }
 
 /* The same for host code: every register in NxCpu before; after, what a return hands on (X0-X1,
  * V0-V3, X18, V8-V15 and the callee-saved registers: interproc._ret_mask). */
 void nx_call_indirect(NxCpu *s) {
-    NxRet r = nx_call_ind(s, s->x[0], s->x[1], s->x[30], s->sp);
+    NxRet r = nx_call_ind(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]);
     s->pc = r.pc;
     s->x[0] = r.x0;
 }
 
 /* BR to s->pc from lifted code (it stored its registers first). */
-NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp) {
-    if (from_lifted(s, a0, a1, a30, asp)) NX_BACK;
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+    if (from_lifted(s, a0, a1, a30, asp, a29)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (UNLIKELY(!f)) f = miss(s, "by a jump, BR out of lifted code; x30 %#llx", s->x[30], &kind);
     if (f && kind == NX_ENTRY_FUNC) {
         s->resume = 0;
-        MUSTTAIL return f(s, s->x[0], s->x[1], s->x[30], s->sp);
+        MUSTTAIL return f(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]);
     }
     /* a resume point: return to the caller, whose return-address check sends control up to
      * nx_run (which enters it) */

@@ -138,8 +138,8 @@ NXI double F64OF(u64 v) { double d; memcpy(&d, &v, 8); return d; }
 NXI float F32OF(u32 v) { float f; memcpy(&f, &v, 4); return f; }
 
 void nx_unimplemented(NxCpu *s, u64 pc, u32 word);
-NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp);   /* call s->pc as a function (BLR) */
-NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp);       /* jump to s->pc (BR out of the function) */
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29);   /* call s->pc as a function (BLR) */
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29);       /* jump to s->pc (BR out of the function) */
 void nx_bad_resume(NxCpu *s);
 void nx_elided_resume(NxCpu *s) __attribute__((cold));
 /* a call of a function the recompiler found never returns returned (recompiler.noreturn_calls) */

@@ -2,8 +2,9 @@
  * C runtime.  Guest address == host address: a guest load is a plain host load.
  *
  * Every lifted guest function is `NxRet fn(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30,
- * uint64_t asp)`: guest X0, X1, X30 and SP come in as a0, a1, a30 and asp (their NxCpu slots may
- * be stale on entry; the runtime stores them before anything that reads NxCpu whole),
+ * uint64_t asp, uint64_t a29)`: guest X0, X1, X30, SP and the frame pointer X29 come in as a0,
+ * a1, a30, asp and a29 (six arguments: all in SysV x86-64 argument registers; their NxCpu slots
+ * may be stale on entry; the runtime stores them before anything that reads NxCpu whole),
  * the other registers in `s`.  It keeps the registers it uses in C locals and writes them
  * back to `s` before calls, SVCs and exits.  Leaving a function (RET, or any branch to an address outside it that is not
  * a tail call) returns the target as NxRet.pc and guest X0 as NxRet.x0 (X0's NxCpu slot may be
@@ -11,7 +12,8 @@
  * mismatch (longjmp, exception unwinding, context switch) returns the NxRet further up, and
  * nx_run() stores it and dispatches its pc, which re-enters the owning function at that resume
  * point (s->resume = 1).  Arguments and results in host registers save a call the NxCpu
- * stores and loads of X0, X1, the return address and SP that native code does not make.
+ * stores and loads of X0, X1, the return address, SP and the frame pointer (which every frame
+ * record saves) that native code does not make.
  */
 #ifndef NXRT_H
 #define NXRT_H
@@ -49,12 +51,12 @@ typedef struct NxCpu {
 typedef struct NxRet { uint64_t pc, x0; } NxRet;
 /* A lifted function (the form above); host functions bound at guest addresses (nx_host_bind)
  * are plain `void fn(NxCpu *s)` with every register in NxCpu, pc in s->pc when they return. */
-typedef NxRet (*NxFn)(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30, uint64_t asp);
+typedef NxRet (*NxFn)(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30, uint64_t asp, uint64_t a29);
 typedef void (*NxHostFn)(NxCpu *s);
 
 /* Call lifted function f from host code with every register in NxCpu, and leave them there. */
 static inline void nx_enter(NxCpu *s, NxFn f) {
-    NxRet r = f(s, s->x[0], s->x[1], s->x[30], s->sp);
+    NxRet r = f(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]);
     s->pc = r.pc;
     s->x[0] = r.x0;
 }
