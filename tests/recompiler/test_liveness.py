@@ -419,7 +419,7 @@ def test_a_tables_case_in_another_function_reads_what_that_function_reads():
     assert g in lifted[f][2].tail_target
     code = {a: interproc.place(c, [facts], summ, True) for a, (c, _called, facts) in lifted.items()}
     store = code[caller].split("x30 = 0x40000cull;", 1)[1].split("\n")[0]
-    assert "_r = F_400100(s, x0, x1, x30, sp);" in code[caller]
+    assert "_r = F_400100(s, x0, x1, x30, sp, x29);" in code[caller]
     assert "s->x[19]" not in store, store
     # the case in g still tail-calls it with every local stored
     assert "MUSTTAIL return F_400200" in code[f] and "STORE_ALL" in code[f]
