@@ -108,12 +108,18 @@ def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-",
         def cbB(name):
             return CBuf(name, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None, neg_sym=sym)
 
+        def urB(name):
+            # a uniform register in the B slot takes that slot's negate/abs bits (63/62) as
+            # the register and constant forms do: nvdisasm 13.5 prints bit 63 as '-UR4' on
+            # IADD3/LEA (form 6) and IMAD/IMAD.HI's addend (form 7) (decode-gaps, flips)
+            return Reg(name, 32, file="UR", neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None, neg_sym=sym)
+
         if n_src == 1:
             ops = {
                 "r": (regB("b"),),
                 "i": (Imm("b", 32, 32, kind),),
                 "c": (cbB("b"),),
-                "u": (Reg("b", 32, file="UR", neg=63 if neg.get("b") else None, neg_sym=sym),),
+                "u": (urB("b"),),
             }[lay]
         else:
             ops = {
@@ -122,8 +128,8 @@ def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-",
                 "rc": (regC("b"), cbB("c")),
                 "ir": (Imm("b", 32, 32, kind), regC("c")),
                 "cr": (cbB("b"), regC("c")),
-                "ur": (Reg("b", 32, file="UR"), regC("c")),
-                "ru": (regC("b"), Reg("c", 32, file="UR")),
+                "ur": (urB("b"), regC("c")),
+                "ru": (regC("b"), urB("c")),
             }[lay]
         out[form] = ops
     return out
