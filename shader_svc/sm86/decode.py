@@ -132,6 +132,8 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
         if o.suffix == "@hiderz" and v["reg"] == (255 if o.file == "R" else 63):
             return None
         s = reg_name(v["reg"], o.file)
+        if v.get("bsel"):  # a byte select ('R2P PR, R2.B1, 0x7f'; decode-gaps)
+            s += f".B{v['bsel']}"
         if v["abs"]:
             s = f"|{s}|"
         if v["neg"]:
