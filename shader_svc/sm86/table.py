@@ -2696,12 +2696,11 @@ SREGS.update({0x50: "SR_CLOCKLO", 0x51: "SR_CLOCKHI", 0x52: "SR_GLOBALTIMERLO", 
 # --- decode-gaps (issue 31): R2P / UR2UP's byte select.  nvdisasm 13.5 (bit flips of
 # 'R2P PR, R2, 0x7f' in the register, constant and immediate forms, and of 'UR2UP UPR, UR2, 0x7f')
 # prints bits 76..77 on the source register ('R2P PR, R2.B1, 0x7f': the bits come from byte n of
-# R2, as SM53's R2P Ra.Bn), not as a modifier; it refuses R2P with any reuse flag set, so its
-# registers show none.
+# R2, as SM53's R2P Ra.Bn), not as a modifier, after the reuse flag ('R2P PR, R3.reuse.B1, 0x3').
 def _r2p_bsel(r: Row) -> Row:
     if r.mnemonic not in ("R2P", "UR2UP"):
         return r
-    ops = tuple(replace(o, bsel=76 if o.name == "a" else None, reuse=None) if isinstance(o, Reg) else o for o in r.operands)
+    ops = tuple(replace(o, bsel=76) if isinstance(o, Reg) and o.name == "a" else o for o in r.operands)
     return replace(r, operands=ops)
 
 

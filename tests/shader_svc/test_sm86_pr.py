@@ -128,3 +128,23 @@ def test_sm86_pr_kernel_text_is_nvdisasms():
     import listings
 
     listings.check_sm86([KERNEL])
+
+
+def test_byte_select_with_reuse_flags_prints_as_nvdisasm():
+    """The select prints after the reuse flag ('R3.reuse.B1'), in every R2P form and UR2UP."""
+    import isa_sweep
+    from shader_svc.sm86 import decode as dec
+    from shader_svc.sm86.assemble import assemble_program
+
+    lines = [
+        "R2P PR, R3.reuse.B3, R3.reuse",
+        "R2P PR, R3.reuse.B2, c[0x0][0x0]",
+        "R2P PR, R3.reuse.B1, 0x3",
+        "UR2UP UPR, UR2.B2, 0x7f",
+    ]
+    words = []
+    for ln in lines:
+        lo, hi = struct.unpack_from("<QQ", assemble_program(ln + "\nEXIT\n"))
+        assert dec.decode(lo, hi).text() == ln
+        words.append(lo | hi << 64)
+    assert isa_sweep.oracle(86, words) == lines
