@@ -110,6 +110,10 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
         if text is None:
             return [(o.lo, o.width, 255 if o.file == "R" else 63)], 0
         s = text
+        if o.bsel is not None:  # 'R2.B1', 'R3.reuse.B1' (decode-gaps); no select writes 0
+            m = re.search(r"\.B([1-3])$", s)
+            f.append((o.bsel, 2, int(m.group(1)) if m else 0))
+            s = s[: m.start()] if m else s
         if o.suffix.startswith("@swz:") and ".reuse." in s:  # nvdisasm: 'R2.reuse.H0_H0'
             s = s.replace(".reuse.", ".", 1) + ".reuse"
         if o.suffix and not o.suffix.startswith("@") and s.endswith(".reuse" + o.suffix):  # 'R8.reuse.ROW'

@@ -138,6 +138,8 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             s = (neg_sym if o.neg_sym == "-" else o.neg_sym) + s
         if o.reuse and get(w, REUSE_BIT[o.reuse], 1):
             s += ".reuse"
+        if v.get("bsel"):  # a byte select, after '.reuse' ('R2P PR, R3.reuse.B1, 0x3'; decode-gaps)
+            s += f".B{v['bsel']}"
         if o.suffix and not o.suffix.startswith("@"):  # after '.reuse': 'R8.reuse.ROW' (IMMA; shader-mma)
             s += o.suffix
         if o.suffix.startswith("@swz:"):  # after '.reuse', as nvdisasm prints 'R2.reuse.H0_H0'

@@ -36,6 +36,9 @@ class Reg:
     neg_sym: str = "-"
     reuse: str | None = None
     suffix: str = ""
+    # decode-gaps: bit of a 2-bit byte select printed on the register ('R2.B1'; R2P/UR2UP's
+    # source, bits 76..77 by nvdisasm 13.5 flips); the value is the register's byte n (bsel)
+    bsel: int | None = None
 
     @property
     def width(self) -> int:
@@ -44,15 +47,19 @@ class Reg:
     def bits(self) -> list[tuple[int, int]]:
         out = [(self.lo, self.width)]
         out += [(b, 1) for b in (self.neg, self.abs) if b is not None]
+        out += [(self.bsel, 2)] if self.bsel is not None else []
         return out
 
     def value(self, w: int, addr: int = 0) -> dict:
-        return {
+        v = {
             "reg": get(w, self.lo, self.width),
             "neg": bool(self.neg is not None and get(w, self.neg, 1)),
             "abs": bool(self.abs is not None and get(w, self.abs, 1)),
             "file": self.file,
         }
+        if self.bsel is not None:
+            v["bsel"] = get(w, self.bsel, 2)
+        return v
 
 
 @dataclass(frozen=True)

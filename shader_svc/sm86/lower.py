@@ -140,6 +140,8 @@ class Lower86(Lowering):
             return b.const_u32(v["imm"])
         if "bank" in v:
             return b.cbank_u32(v["bank"], v["off"], inst)
+        if v.get("bsel"):  # 'R2.B1': the register's byte n moved to bits 0..7 (decode-gaps)
+            return b.op("IShr32", b.get_reg(v["reg"], v.get("file", "R")), b.const_u32(8 * v["bsel"]))
         return b.get_reg(v["reg"], v.get("file", "R"))
 
     def src64_ir(self, b: Block, inst: Inst, name: str) -> Value:

@@ -108,12 +108,18 @@ def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-",
         def cbB(name):
             return CBuf(name, neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None, neg_sym=sym)
 
+        def urB(name):
+            # a uniform register in the B slot takes that slot's negate/abs bits (63/62) as
+            # the register and constant forms do: nvdisasm 13.5 prints bit 63 as '-UR4' on
+            # IADD3/LEA (form 6) and IMAD/IMAD.HI's addend (form 7) (decode-gaps, flips)
+            return Reg(name, 32, file="UR", neg=63 if neg.get(name) else None, abs=62 if abs_.get(name) else None, neg_sym=sym)
+
         if n_src == 1:
             ops = {
                 "r": (regB("b"),),
                 "i": (Imm("b", 32, 32, kind),),
                 "c": (cbB("b"),),
-                "u": (Reg("b", 32, file="UR", neg=63 if neg.get("b") else None, neg_sym=sym),),
+                "u": (urB("b"),),
             }[lay]
         else:
             ops = {
@@ -122,8 +128,8 @@ def src_forms(n_src: int, neg: dict, abs_: dict, forms: dict[int, str], sym="-",
                 "rc": (regC("b"), cbB("c")),
                 "ir": (Imm("b", 32, 32, kind), regC("c")),
                 "cr": (cbB("b"), regC("c")),
-                "ur": (Reg("b", 32, file="UR"), regC("c")),
-                "ru": (regC("b"), Reg("c", 32, file="UR")),
+                "ur": (urB("b"), regC("c")),
+                "ru": (regC("b"), urB("c")),
             }[lay]
         out[form] = ops
     return out
@@ -1564,7 +1570,7 @@ R(
 # bit 12..104 of a seed word under nvdisasm (tests/shader_svc/isa_sweep.py prints such a sweep;
 # test_sm86_disasm.py::test_more_rows_every_bit_flipped checks each row the same way).  No
 # lowering key ('ir' left empty): the translator refuses them by name.  Fields a modifier of
-# unverified meaning would need (R2P's byte select, BRX's offsets, ULEA.X/.HI...) are held at
+# unverified meaning would need (BRX's offsets, ULEA.X/.HI...; R2P's byte select: decode-gaps) are held at
 # the reference value, so such words are refused, never guessed.
 MORE_FROM = len(ROWS)  # the rows below (tests sweep them all)
 
@@ -2685,3 +2691,17 @@ ROWS[:] = [replace(r, ir="LEPC") if r.mnemonic == "LEPC" and not r.ir else r for
 # nanosecond global timer (PTX %globaltimer, cuda::barrier's back-off)); the translation refuses
 # them by name (shader_svc/README.md)
 SREGS.update({0x50: "SR_CLOCKLO", 0x51: "SR_CLOCKHI", 0x52: "SR_GLOBALTIMERLO", 0x53: "SR_GLOBALTIMERHI"})
+
+
+# --- decode-gaps (issue 31): R2P / UR2UP's byte select.  nvdisasm 13.5 (bit flips of
+# 'R2P PR, R2, 0x7f' in the register, constant and immediate forms, and of 'UR2UP UPR, UR2, 0x7f')
+# prints bits 76..77 on the source register ('R2P PR, R2.B1, 0x7f': the bits come from byte n of
+# R2, as SM53's R2P Ra.Bn), not as a modifier, after the reuse flag ('R2P PR, R3.reuse.B1, 0x3').
+def _r2p_bsel(r: Row) -> Row:
+    if r.mnemonic not in ("R2P", "UR2UP"):
+        return r
+    ops = tuple(replace(o, bsel=76) if isinstance(o, Reg) and o.name == "a" else o for o in r.operands)
+    return replace(r, operands=ops)
+
+
+ROWS[:] = [_r2p_bsel(r) for r in ROWS]
