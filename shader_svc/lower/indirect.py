@@ -136,16 +136,24 @@ class IndirectBranch(LowerBase):
         ins = insts[at]
         reg, k = ins.ops["a"]["reg"], at
         prev = last_writer(insts, k, reg)
-        while prev is not None and prev.row.ir == "MOV" and "reg" in prev.ops.get("b", {}) and prev.ops["b"]["reg"] != reg:
-            k, reg = insts.index(prev), prev.ops["b"]["reg"]  # follow plain copies (-G's MOV Rd, Rs)
-            prev = last_writer(insts, k, reg)
+        while (
+            prev is not None
+            and prev.row.ir == "MOV"
+            and prev.ops.get("b", {}).get("file", "R") == "R"
+            and "reg" in prev.ops.get("b", {})
+        ):
+            # follow plain copies (-G's MOV Rd, Rs, its MOV Rd, Rd too: the value is Rs's before it)
+            k, reg = insts.index(prev), prev.ops["b"]["reg"]
+            prev = last_writer(insts, k, reg) if reg != 255 else None
         bank = _ldc_bank(prev) if prev is not None else None
         if bank is not None and self._program_bank(bank) is None:
+            what = "the kernel's parameters" if bank == 0 else "a constant bank that is not part of the program"
             raise TranslateError(
                 f"{ins.text()} (word {ins.word:#x}): call to an address read from constant bank {bank:#x}, "
-                "which is not part of the program (an external function)",
+                f"{what} (an external function or a pointer the program does not make)",
                 offset=ins.addr,
             )
+        self._refuse_unbounded_source(ins, prev, reg)  # indirect-refuse (issue 31)
         fixed = self._bank_word_read(insts, k, prev)  # shader-ctl2: one known word of a program bank
         if fixed is not None:
             (fb, off), raw = fixed
@@ -170,6 +178,46 @@ class IndirectBranch(LowerBase):
                 f"{ins.text()} (word {ins.word:#x}): no address of the code is made by the program", offset=ins.addr
             )
         return out
+
+    # indirect-refuse (issue 31): where the called register's value comes from, by the straight
+    # line's data flow, and whether the program's own words bound it.  A load from memory the
+    # translator has an image of (global memory when the program carries its placed data) or a
+    # constant is bounded; a load of memory it has no image of, or arithmetic on a value (an
+    # offset added to a pointer: no word of the program need equal the sum), is not.
+    LOADS = {
+        "LD": "global memory",  # generic addressing: -G's loads of vtables and __device__ tables
+        "LDG": "global memory",
+        "LDL": "local memory",
+        "LDS": "shared memory",
+        "ATOMG": "global memory",
+        "ATOMG.CAS": "global memory",
+        "ATOM": "global memory",
+        "ATOMS": "shared memory",
+        "ALD": "an attribute",
+        "LDTRAM": "an attribute",
+    }
+    BOUNDED = {"MOV", "LDC", "LEPC"}  # a move (of an immediate: the linker's address), a bank word, the PC
+
+    def _refuse_unbounded_source(self, ins: Inst, prev: Inst | None, reg: int) -> None:
+        """Refuse by name a call through R``reg`` whose possible values the program's words do not
+        bound: ``prev`` (its last writer on the straight line, copies followed) loads memory the
+        translator has no image of (global memory without ``ComputeSpec.data``, local / shared
+        memory, attributes), or computes it otherwise than by a move or a bank read.  No writer on
+        the straight line (the value joins from several paths): the program's words are taken
+        (an over-approximation; the module docstring says what is left)."""
+        if prev is None or prev.row.ir in self.BOUNDED:
+            return
+        head = f"{ins.text()} (word {ins.word:#x}): call through R{reg}"
+        where = self.LOADS.get(prev.row.ir)
+        if where == "global memory":
+            if getattr(self.spec, "data", ()):
+                return  # the placed data's words are among the targets (call_abs_targets)
+            why = "call target loaded from global memory with no program data"
+        elif where is not None:
+            why = f"call target loaded from {where}, of which the translator has no image"
+        else:
+            why = f"call target computed by {prev.mnemonic}, which the analysis cannot bound"
+        raise TranslateError(f"{head}: {why} (written at {prev.addr:#x} by {prev.text()})", offset=ins.addr)
 
     def _bank_word_read(self, insts: list[Inst], at: int, prev: Inst | None) -> tuple[tuple[int, int], int] | None:
         """((bank, offset), value) where ``prev`` (the writer of the called register before
