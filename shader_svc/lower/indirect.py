@@ -136,16 +136,24 @@ class IndirectBranch(LowerBase):
         ins = insts[at]
         reg, k = ins.ops["a"]["reg"], at
         prev = last_writer(insts, k, reg)
-        while prev is not None and prev.row.ir == "MOV" and "reg" in prev.ops.get("b", {}) and prev.ops["b"]["reg"] != reg:
-            k, reg = insts.index(prev), prev.ops["b"]["reg"]  # follow plain copies (-G's MOV Rd, Rs)
-            prev = last_writer(insts, k, reg)
+        while (
+            prev is not None
+            and prev.row.ir == "MOV"
+            and prev.ops.get("b", {}).get("file", "R") == "R"
+            and "reg" in prev.ops.get("b", {})
+        ):
+            # follow plain copies (-G's MOV Rd, Rs, its MOV Rd, Rd too: the value is Rs's before it)
+            k, reg = insts.index(prev), prev.ops["b"]["reg"]
+            prev = last_writer(insts, k, reg) if reg != 255 else None
         bank = _ldc_bank(prev) if prev is not None else None
         if bank is not None and self._program_bank(bank) is None:
+            what = " (the kernel's parameters)" if bank == 0 else ""
             raise TranslateError(
-                f"{ins.text()} (word {ins.word:#x}): call to an address read from constant bank {bank:#x}, "
-                "which is not part of the program (an external function)",
+                f"{ins.text()} (word {ins.word:#x}): call to an address read from constant bank {bank:#x}{what}, "
+                "which is not part of the program (an external function, or a pointer the program does not make)",
                 offset=ins.addr,
             )
+        self._refuse_unbounded_source(insts, at)  # indirect-refuse (issue 31)
         fixed = self._bank_word_read(insts, k, prev)  # shader-ctl2: one known word of a program bank
         if fixed is not None:
             (fb, off), raw = fixed
@@ -170,6 +178,158 @@ class IndirectBranch(LowerBase):
                 f"{ins.text()} (word {ins.word:#x}): no address of the code is made by the program", offset=ins.addr
             )
         return out
+
+    # indirect-refuse (issue 31): where the called register's value comes from, over every path
+    # that reaches the call (``reaching_writers``), copies followed, and whether the program's own
+    # words bound it.  A constant, a bank word or a load from memory that only the program writes
+    # (its local memory: -G keeps a function-pointer array on its stack and reads it with generic
+    # loads) is bounded; a load from global memory is bounded by the program's placed data only;
+    # a load of memory the translator has no image of (global memory without data, shared memory,
+    # attributes) or arithmetic on the value (no word of the program need equal the sum) is not.
+    LOADS = {
+        # generic addressing (SM86's LD decodes to the LDG row's IR): the pointer's provenance
+        # says local or global memory
+        "LD": None,
+        "LDG": None,
+        "LDL": "local memory",
+        "LDS": "shared memory",
+        "ATOMG": "global memory",
+        "ATOMG.CAS": "global memory",
+        "ATOM": None,
+        "ATOMS": "shared memory",
+        "ALD": "an attribute",
+        "LDTRAM": "an attribute",
+    }
+    BOUNDED = {"MOV", "LDC", "LEPC"}  # a move (of an immediate: the linker's address), a bank word, the PC
+    # the stack pointer's initial value: ``MOV R1, c[0x0][STACK]`` opens every -G kernel
+    # (nvdisasm of the ctl_call -G kernels: SM86 c[0x0][0x28], SM53 c[0x0][0x20])
+    STACK_CBANK = {16: 0x28, 8: 0x20}
+    # control leaves here for good (a guarded one falls through too)
+    NO_FALL = {"BRA", "EXIT", "RET", "RET.ABS", "BRX", "JMX", "CALL.IND", "KIL", "KILL", "SYNC", "BRK"}
+
+    def _preds(self, insts: list[Inst]) -> list[list[int]]:
+        """Each instruction's predecessors: the one before it where that falls through (a call
+        returns to the next instruction), every branch whose target enters it (SM53: a group's
+        control word enters the instruction after it) and every call of an absolute address
+        (SM86 CALL.ABS, SM53 JCAL: a callee's argument registers come from its callers).  A
+        callee's writes are not followed into its return point (left: a function pointer
+        returned by a callee is traced past the call into the caller's earlier writers)."""
+        at = {ins.addr: n for n, ins in enumerate(insts)}
+        out: list[list[int]] = [[] for _ in insts]
+        for n, ins in enumerate(insts):
+            if n and not (insts[n - 1].row.ir in self.NO_FALL and insts[n - 1].pred == 7 and not insts[n - 1].pred_not):
+                out[n].append(n - 1)
+            dests = [t["target"] for t in ins.ops.values() if isinstance(t, dict) and "target" in t]
+            if ins.row.ir in ("CALL.ABS", "JCAL"):  # an absolute callee: its arguments come from here
+                t = ins.ops.get("target", ins.ops.get("t", {}))
+                dests += [t["imm"]] if "imm" in t else []
+            for t in dests:
+                for e in (0, 8):
+                    if t + e in at:
+                        out[at[t + e]].append(n)
+        return out
+
+    def _preds_memo(self, insts: list[Inst]) -> list[list[int]]:
+        memo = getattr(self, "_preds_now", None)
+        if memo is None or memo[0] is not insts:
+            memo = self._preds_now = (insts, self._preds(insts))  # held with the list: no id reuse
+        return memo[1]
+
+    def reaching_writers(self, insts: list[Inst], at: int, reg: int) -> list[int]:
+        """The indexes of the instructions whose write of R``reg`` may reach ``insts[at]``
+        over any path (a guarded writer, and the paths around it)."""
+        preds, seen, out = self._preds_memo(insts), set(), []
+        work = list(preds[at])
+        while work:
+            n = work.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            d = insts[n].ops.get("d", {})
+            if d.get("reg") == reg and d.get("file", "R") == "R":
+                out.append(n)
+                if insts[n].pred == 7 and not insts[n].pred_not:
+                    continue
+            work.extend(preds[n])
+        return sorted(out)
+
+    def _value_sources(self, insts: list[Inst], at: int, reg: int) -> list[int]:
+        """The writers of R``reg``'s value at ``insts[at]`` over every path, plain copies
+        (``MOV Rd, Rs``, -G's ``MOV Rd, Rd`` too) followed."""
+        seen, out, work = set(), [], [(at, reg)]
+        while work:
+            k, r = work.pop()
+            if (k, r) in seen or r == 255:
+                continue
+            seen.add((k, r))
+            for w in self.reaching_writers(insts, k, r):
+                b = insts[w].ops.get("b", {})
+                if insts[w].row.ir == "MOV" and "reg" in b and b.get("file", "R") == "R":
+                    work.append((w, b["reg"]))
+                elif w not in out:
+                    out.append(w)
+        return out
+
+    def _is_local_pointer(self, insts: list[Inst], at: int, reg: int) -> bool:
+        """Whether R``reg`` at ``insts[at]`` is derived from the stack pointer (a local or
+        generic-to-local address: -G adds the local window to it): some value on its data flow
+        (copies and arithmetic, not loads) is the stack pointer's initial bank word.  A pointer
+        plus an offset stays in its pointer's memory."""
+        stack = self.STACK_CBANK.get(self.INST_BYTES)
+        seen, work = set(), [(at, reg)]
+        while work and len(seen) < 4096:
+            k, r = work.pop()
+            if (k, r) in seen or r == 255:
+                continue
+            seen.add((k, r))
+            for w in self.reaching_writers(insts, k, r):
+                ins = insts[w]
+                if ins.row.ir in self.LOADS or ins.row.ir == "LDC":
+                    continue  # a pointer read from memory: not the stack
+                for o in ins.ops.values():
+                    if not isinstance(o, dict) or o is ins.ops.get("d"):
+                        continue
+                    if o.get("bank") == 0 and o.get("off") == stack and "reg" not in o:
+                        return True
+                    if "reg" in o and o.get("file", "R") == "R" and "bank" not in o:
+                        work.append((w, o["reg"]))
+        return False
+
+    def _memory_of(self, insts: list[Inst], n: int) -> str:
+        """Which memory the load ``insts[n]`` reads: its own kind, or for a generic load the
+        provenance of its address register."""
+        ins = insts[n]
+        where = self.LOADS[ins.row.ir]
+        if where is not None:
+            return where
+        a = next((o for k, o in ins.ops.items() if k != "d" and isinstance(o, dict) and "reg" in o), None)
+        return "local memory" if a is not None and self._is_local_pointer(insts, n, a["reg"]) else "global memory"
+
+    def _refuse_unbounded_source(self, insts: list[Inst], at: int) -> None:
+        """Refuse by name a call through a register whose possible values the program's words do
+        not bound (comment above): every writer that may reach the call is checked."""
+        ins = insts[at]
+        reg = ins.ops["a"]["reg"]
+        for n in self._value_sources(insts, at, reg):
+            prev = insts[n]
+            if prev.row.ir in self.BOUNDED:
+                continue
+            if prev.row.ir in self.LOADS:
+                where = self._memory_of(insts, n)
+                if where == "local memory":
+                    continue  # the program's own stores (what is left: README)
+                if where == "global memory":
+                    if getattr(self.spec, "data", ()):
+                        continue  # the placed data's words are among the targets (call_abs_targets)
+                    why = "call target loaded from global memory with no program data"
+                else:
+                    why = f"call target loaded from {where}, of which the translator has no image"
+            else:
+                why = f"call target computed by {prev.mnemonic}, which the analysis cannot bound"
+            raise TranslateError(
+                f"{ins.text()} (word {ins.word:#x}): call through R{reg}: {why} (written at {prev.addr:#x} by {prev.text()})",
+                offset=ins.addr,
+            )
 
     def _bank_word_read(self, insts: list[Inst], at: int, prev: Inst | None) -> tuple[tuple[int, int], int] | None:
         """((bank, offset), value) where ``prev`` (the writer of the called register before

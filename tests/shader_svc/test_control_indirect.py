@@ -175,3 +175,45 @@ def test_sm53_pret_noinc_is_refused_by_name():
     insts = dec53.decode_stream(asm53("PRET.NOINC 0x18 ;\nEXIT ;\n"))
     with pytest.raises(TranslateError, match="PRET.NOINC 0x18: modifier inc not translated"):
         tr53(insts)
+
+
+# --- indirect-refuse (issue 31): calls through a register whose targets the program does not bound
+_LOADED86 = "MOV R4, c[0x0][0x160]\nMOV R5, c[0x0][0x164]\n{load}\nMOV R20, 0x60\nCALL.ABS.NOINC R2\nEXIT\nEXIT\n"
+
+
+def test_sm86_call_through_a_pointer_loaded_from_global_memory_is_refused_without_data():
+    """The callee's address is in memory the host wrote (a vtable, a __device__ table): without
+    the program's data no word of the program bounds it (the old code took the program's move
+    immediates, 0x60 here, as the only callee)."""
+    insts = dec86.decode_stream(asm86(_LOADED86.format(load="LD.E.64 R2, [R4.64]")))
+    with pytest.raises(
+        TranslateError,
+        match=r"offset 0x40: CALL.ABS.NOINC R2 .*call through R2: call target loaded from global memory with no program data \(written at 0x20 by LD.E.64 R2, \[R4.64\]\)",
+    ):
+        tr86(insts)
+    _spv_ok(tr86(insts, ComputeSpec(data=((0x7000_0000, struct.pack("<Q", 0x60)),))))  # with the data: bounded
+
+
+def test_sm86_call_through_shared_memory_or_arithmetic_is_refused():
+    shared = dec86.decode_stream(asm86(_LOADED86.format(load="LDS R2, [R4]")))
+    with pytest.raises(TranslateError, match="call target loaded from shared memory, of which the translator has no image"):
+        tr86(shared)
+    added = dec86.decode_stream(asm86("MOV R2, 0x40\nIADD3 R2, R2, 0x10, RZ\nMOV R20, 0x40\nCALL.ABS.NOINC R2\nEXIT\nEXIT\n"))
+    with pytest.raises(TranslateError, match=r"call target computed by IADD3, which the analysis cannot bound \(written at 0x10"):
+        tr86(added, ComputeSpec(data=((0x7000_0000, struct.pack("<Q", 0x50)),)))
+
+
+def test_sm86_call_whose_register_joins_a_global_load_is_refused():
+    """One path moves a code address, the other loads one from global memory: every writer
+    that reaches the call counts (the old code saw no writer on the straight line and took the
+    program's immediates)."""
+    code = "MOV R4, c[0x0][0x160]\nMOV R5, c[0x0][0x164]\nMOV R2, 0x80\n@P0 BRA 0x50\nLD.E.64 R2, [R4.64]\nMOV R20, 0x70\nCALL.ABS.NOINC R2\nEXIT\nEXIT\n"
+    with pytest.raises(TranslateError, match=r"CALL.ABS.NOINC R2 .*global memory with no program data \(written at 0x40"):
+        tr86(dec86.decode_stream(asm86(code)))
+
+
+def test_sm53_jmx_through_a_global_load_is_refused_without_data():
+    code = asm53("MOV R4, c[0x0][0x140] ;\nLDG.E R3, [R4] ;\nPRET 0x38 ;\nJMX R3 ;\nEXIT ;\nEXIT ;\n")
+    insts = dec53.decode_stream(code)
+    with pytest.raises(TranslateError, match=r"JMX R3 .*call target loaded from global memory with no program data"):
+        tr53(insts)
