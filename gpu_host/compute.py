@@ -53,6 +53,7 @@ from gpu_host.compute_spirv import scan as _scan
 from gpu_host.objects import ObjectError, Objects
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
+from gpu_host.vkdevice import full_barrier
 
 BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
 SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS, dim 3)
@@ -332,27 +333,6 @@ def _const(rec: Any, i: int, cmd: tuple) -> None:
 
 def _surface(rec: Any, i: int, cmd: tuple) -> None:
     _state(rec).surfaces[cmd[1]] = cmd[2]
-
-
-def full_barrier(cb: Any) -> None:
-    """Every earlier write made visible to every later access (a draw, a copy, a dispatch)."""
-    vk.vkCmdPipelineBarrier(
-        cb,
-        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-        0,
-        1,
-        [
-            vk.VkMemoryBarrier(
-                srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
-            )
-        ],
-        0,
-        None,
-        0,
-        None,
-    )
 
 
 def _copy(cb: Any, src: Any, dst: Any, t: Any) -> None:
