@@ -410,7 +410,7 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     views, array_views, views_3d = pools["2d"], pools["2d_array"], pools["3d"]
     general = vk.VK_IMAGE_LAYOUT_GENERAL
     # every binding of the layout written (lavapipe reads unwritten ones); unread pools: empty entries
-    writes = _pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
+    writes = pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
     vk.vkUpdateDescriptorSets(
         d,
         4 + len(writes),
@@ -475,10 +475,10 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     rec.res.dispatches = getattr(rec.res, "dispatches", 0) + 1
 
 
-def _pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple) -> list:
-    """Set 1 bindings 0 and 1 from the POOLS packet in force (the graphics path's ids,
-    replay.Replayer._pool_set's rules): every entry written, since the kernel's handle may name
-    any; an empty texture entry is the 1x1 dummy image, an empty sampler one nearest and clamped.
+def pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple) -> list:
+    """Set 1 bindings 0 and 1 from the POOLS packet in force (the graphics path's set 1 and a
+    kernel's alike): every entry written, since the shader's handle may name any; an empty
+    texture entry is the 1x1 dummy image, an empty sampler one nearest and clamped.
     Validation (validate.plan, POOLS) has checked the ids and queued the textures' uploads."""
     views = []
     for tid in pools[0]:
