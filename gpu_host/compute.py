@@ -407,47 +407,29 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
             twins.append((t, rp.image_for(t), tw))
         for name, views in pools.items():
             views.append(tw.view if name == kind else dummies[name].view)
-    views, array_views, views_3d = pools["2d"], pools["2d_array"], pools["3d"]
     general = vk.VK_IMAGE_LAYOUT_GENERAL
     # every binding of the layout written (lavapipe reads unwritten ones); unread pools: empty entries
     writes = pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
-    vk.vkUpdateDescriptorSets(
-        d,
-        4 + len(writes),
-        [
-            *writes,
-            vk.VkWriteDescriptorSet(
-                dstSet=ds0,
-                dstBinding=0,
-                descriptorCount=1,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=comp.bank.handle, offset=boff, range=bank_size)],
-            ),
-            vk.VkWriteDescriptorSet(
-                dstSet=ds1,
-                dstBinding=SURFACE_BINDING[1],
-                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in views],
-            ),
-            vk.VkWriteDescriptorSet(
-                dstSet=ds1,
-                dstBinding=SURFACE_ARRAY_BINDING[1],
-                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in array_views],
-            ),
-            vk.VkWriteDescriptorSet(
-                dstSet=ds1,
-                dstBinding=SURFACE_3D_BINDING[1],
-                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in views_3d],
-            ),
-        ],
-        0,
-        None,
+    writes.append(
+        vk.VkWriteDescriptorSet(
+            dstSet=ds0,
+            dstBinding=0,
+            descriptorCount=1,
+            descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=comp.bank.handle, offset=boff, range=bank_size)],
+        )
     )
+    for name, binding in (("2d", SURFACE_BINDING), ("2d_array", SURFACE_ARRAY_BINDING), ("3d", SURFACE_3D_BINDING)):
+        writes.append(
+            vk.VkWriteDescriptorSet(
+                dstSet=ds1,
+                dstBinding=binding[1],
+                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in pools[name]],
+            )
+        )
+    vk.vkUpdateDescriptorSets(d, len(writes), writes, 0, None)
     full_barrier(cb)  # what came before (draws, uploads, dispatches) is visible to the kernel
     done = set()
     for t, im, tw in twins:
