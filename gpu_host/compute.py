@@ -93,21 +93,7 @@ class Compute:
     def __init__(self, dev: Any) -> None:
         self.dev = dev
         d = dev.device
-        self.dsl0 = vk.vkCreateDescriptorSetLayout(
-            d,
-            vk.VkDescriptorSetLayoutCreateInfo(
-                bindingCount=1,
-                pBindings=[
-                    vk.VkDescriptorSetLayoutBinding(
-                        binding=0,
-                        descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                        descriptorCount=1,
-                        stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                    )
-                ],
-            ),
-            None,
-        )
+        self.dsl0 = dev.set_layout([(0, vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1)], vk.VK_SHADER_STAGE_COMPUTE_BIT)
         # set 1: the texture pool (binding 0, sampled images), the sampler pool (binding 1) and
         # the 2D surface pool (binding 2), as the shader service declares them
         set1 = (
@@ -117,19 +103,7 @@ class Compute:
             (SURFACE_ARRAY_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
             (SURFACE_3D_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
         )
-        self.dsl1 = vk.vkCreateDescriptorSetLayout(
-            d,
-            vk.VkDescriptorSetLayoutCreateInfo(
-                bindingCount=len(set1),
-                pBindings=[
-                    vk.VkDescriptorSetLayoutBinding(
-                        binding=b, descriptorType=t, descriptorCount=n, stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT
-                    )
-                    for b, t, n in set1
-                ],
-            ),
-            None,
-        )
+        self.dsl1 = dev.set_layout(set1, vk.VK_SHADER_STAGE_COMPUTE_BIT)
         self.layout = vk.vkCreatePipelineLayout(
             d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.dsl0, self.dsl1]), None
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import vulkan as vk
@@ -405,6 +406,22 @@ class Device:
 
     def shader_module(self, code: bytes) -> Any:
         return vk.vkCreateShaderModule(self.device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None)
+
+    def set_layout(self, bindings: Sequence[tuple[int, int, int]], stages: int, flags: int = 0) -> Any:
+        """A descriptor set layout from (binding, descriptor type, count) rows, every one seen
+        by ``stages``."""
+        return vk.vkCreateDescriptorSetLayout(
+            self.device,
+            vk.VkDescriptorSetLayoutCreateInfo(
+                flags=flags,
+                bindingCount=len(bindings),
+                pBindings=[
+                    vk.VkDescriptorSetLayoutBinding(binding=b, descriptorType=t, descriptorCount=n, stageFlags=stages)
+                    for b, t, n in bindings
+                ],
+            ),
+            None,
+        )
 
     def close(self) -> None:
         vk.vkDeviceWaitIdle(self.device)

@@ -94,21 +94,7 @@ OpFunctionEnd
     res = subprocess.run([spirv_as, "--target-env", "vulkan1.2", "-o", "-", "-"], input=src.encode(), capture_output=True)
     assert res.returncode == 0, res.stderr.decode()
     mod = dev.shader_module(res.stdout)
-    dsl = vk.vkCreateDescriptorSetLayout(
-        dev.device,
-        vk.VkDescriptorSetLayoutCreateInfo(
-            bindingCount=1,
-            pBindings=[
-                vk.VkDescriptorSetLayoutBinding(
-                    binding=0,
-                    descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                    descriptorCount=1,
-                    stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                )
-            ],
-        ),
-        None,
-    )
+    dsl = dev.set_layout([(0, vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1)], vk.VK_SHADER_STAGE_COMPUTE_BIT)
     layout = vk.vkCreatePipelineLayout(dev.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None)
     stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
     pipes = vk.vkCreateComputePipelines(dev.device, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None)
