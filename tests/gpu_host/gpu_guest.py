@@ -119,6 +119,16 @@ def stop_gpu(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def replayed_frames(rec: Path, out: Path, timeout: float = 300) -> list[list[str]]:
+    """``nxrecomp replay`` (a process of its own) of the recording ``rec`` into ``out``, which
+    must succeed: its frames.txt's rows, each [frame number, SHA-256 of the frame's pixels]."""
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=timeout
+    )
+    assert r.returncode == 0, r.stderr
+    return [line.split() for line in (out / "frames.txt").read_text().splitlines()]
+
+
 def frame_image(client, n: int) -> np.ndarray:
     f = client.frame(n)
     return np.frombuffer(f.rgba, np.uint8).reshape(f.height, f.width, 4)
