@@ -46,6 +46,18 @@ from gpu_host.ring_layout import (
 CHUNK = 128 << 10  # recorder.c NXR_CHUNK
 
 
+def _arena(chunks: list[bytes], size: int) -> tuple[memoryview, list[int]]:
+    """An arena for ``size`` bytes of chunks (the stage page first, a page spare) holding
+    ``chunks`` one after another, and their offsets in it."""
+    view = memoryview(bytearray(STAGE_PAGE + size + 4096))
+    offs, off = [], STAGE_PAGE
+    for c in chunks:
+        view[off : off + len(c)] = c
+        offs.append(off)
+        off += len(c)
+    return view, offs
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     draws = int(args[0]) if args else 10000
@@ -54,13 +66,7 @@ def main() -> None:
     psz = len(body) // draws
     per = CHUNK // psz
     chunks = [body[i * psz : (i + per) * psz] for i in range(0, draws, per)]
-    arena = bytearray(STAGE_PAGE + len(body) + 4096)
-    view = memoryview(arena)
-    offs, off = [], STAGE_PAGE
-    for c in chunks:
-        view[off : off + len(c)] = c
-        offs.append(off)
-        off += len(c)
+    view, offs = _arena(chunks, len(body))
     if "--split" in sys.argv:
         a = Assembly(4 * len(body) + (1 << 20), check=nxpkt.format_body)
     else:
@@ -118,13 +124,7 @@ def tail(draws: int, iters: int) -> None:
         cur += pk
     chunks.append(cur)
     body = b"".join(chunks)
-    arena = bytearray(STAGE_PAGE + len(body) + 4096)
-    view = memoryview(arena)
-    offs, off = [], STAGE_PAGE
-    for c in chunks:
-        view[off : off + len(c)] = c
-        offs.append(off)
-        off += len(c)
+    view, offs = _arena(chunks, len(body))
     ring_fd, bell = os.memfd_create("tail-ring"), os.eventfd(0, os.EFD_NONBLOCK)
     w = RingWriter(init_ring(ring_fd, 8 << 20), bell)
     rd = RingReader(open_ring(ring_fd), bell, view.toreadonly())

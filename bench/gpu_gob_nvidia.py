@@ -28,7 +28,7 @@ import vulkan as vk  # noqa: E402
 from vulkan._vulkan import ffi, lib  # noqa: E402
 
 from gpu_host import blocklinear  # noqa: E402
-from gpu_host.vkdevice import COLOR_LAYERS, COLOR_RANGE, Device  # noqa: E402
+from gpu_host.vkdevice import COLOR_LAYERS, COLOR_RANGE, Device, full_barrier  # noqa: E402
 
 FMT = vk.VK_FORMAT_R8G8B8A8_UNORM
 W, H = 64, 256  # 256 bytes a row: 4 GOBs wide; 256 rows: 32 GOBs, the tallest block (2^5 GOBs)
@@ -122,21 +122,8 @@ def raw_bytes(d: Device, mod: int | None, lin: np.ndarray) -> bytes:
     cb = d.begin_once()
 
     def barrier(old: int, new: int) -> None:
-        vk.vkCmdPipelineBarrier(
+        full_barrier(
             cb,
-            vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-            vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-            0,
-            1,
-            [
-                vk.VkMemoryBarrier(
-                    srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                    dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                )
-            ],
-            0,
-            None,
-            1,
             [
                 vk.VkImageMemoryBarrier(
                     srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,

@@ -53,6 +53,7 @@ from gpu_host.compute_spirv import scan as _scan
 from gpu_host.objects import ObjectError, Objects
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
+from gpu_host.vkdevice import full_barrier
 
 BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
 SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS, dim 3)
@@ -92,21 +93,7 @@ class Compute:
     def __init__(self, dev: Any) -> None:
         self.dev = dev
         d = dev.device
-        self.dsl0 = vk.vkCreateDescriptorSetLayout(
-            d,
-            vk.VkDescriptorSetLayoutCreateInfo(
-                bindingCount=1,
-                pBindings=[
-                    vk.VkDescriptorSetLayoutBinding(
-                        binding=0,
-                        descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                        descriptorCount=1,
-                        stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                    )
-                ],
-            ),
-            None,
-        )
+        self.dsl0 = dev.set_layout([(0, vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1)], vk.VK_SHADER_STAGE_COMPUTE_BIT)
         # set 1: the texture pool (binding 0, sampled images), the sampler pool (binding 1) and
         # the 2D surface pool (binding 2), as the shader service declares them
         set1 = (
@@ -116,19 +103,7 @@ class Compute:
             (SURFACE_ARRAY_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
             (SURFACE_3D_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
         )
-        self.dsl1 = vk.vkCreateDescriptorSetLayout(
-            d,
-            vk.VkDescriptorSetLayoutCreateInfo(
-                bindingCount=len(set1),
-                pBindings=[
-                    vk.VkDescriptorSetLayoutBinding(
-                        binding=b, descriptorType=t, descriptorCount=n, stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT
-                    )
-                    for b, t, n in set1
-                ],
-            ),
-            None,
-        )
+        self.dsl1 = dev.set_layout(set1, vk.VK_SHADER_STAGE_COMPUTE_BIT)
         self.layout = vk.vkCreatePipelineLayout(
             d, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.dsl0, self.dsl1]), None
         )
@@ -334,27 +309,6 @@ def _surface(rec: Any, i: int, cmd: tuple) -> None:
     _state(rec).surfaces[cmd[1]] = cmd[2]
 
 
-def full_barrier(cb: Any) -> None:
-    """Every earlier write made visible to every later access (a draw, a copy, a dispatch)."""
-    vk.vkCmdPipelineBarrier(
-        cb,
-        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-        0,
-        1,
-        [
-            vk.VkMemoryBarrier(
-                srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
-            )
-        ],
-        0,
-        None,
-        0,
-        None,
-    )
-
-
 def _copy(cb: Any, src: Any, dst: Any, t: Any) -> None:
     """Every layer of texture ``t`` from image ``src`` to ``dst`` (the texture and its twin)."""
     w, h, d = t.width, t.height, (t.layers if t.volume else 1)
@@ -427,47 +381,29 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
             twins.append((t, rp.image_for(t), tw))
         for name, views in pools.items():
             views.append(tw.view if name == kind else dummies[name].view)
-    views, array_views, views_3d = pools["2d"], pools["2d_array"], pools["3d"]
     general = vk.VK_IMAGE_LAYOUT_GENERAL
     # every binding of the layout written (lavapipe reads unwritten ones); unread pools: empty entries
-    writes = _pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
-    vk.vkUpdateDescriptorSets(
-        d,
-        4 + len(writes),
-        [
-            *writes,
-            vk.VkWriteDescriptorSet(
-                dstSet=ds0,
-                dstBinding=0,
-                descriptorCount=1,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=comp.bank.handle, offset=boff, range=bank_size)],
-            ),
-            vk.VkWriteDescriptorSet(
-                dstSet=ds1,
-                dstBinding=SURFACE_BINDING[1],
-                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in views],
-            ),
-            vk.VkWriteDescriptorSet(
-                dstSet=ds1,
-                dstBinding=SURFACE_ARRAY_BINDING[1],
-                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in array_views],
-            ),
-            vk.VkWriteDescriptorSet(
-                dstSet=ds1,
-                dstBinding=SURFACE_3D_BINDING[1],
-                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
-                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in views_3d],
-            ),
-        ],
-        0,
-        None,
+    writes = pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
+    writes.append(
+        vk.VkWriteDescriptorSet(
+            dstSet=ds0,
+            dstBinding=0,
+            descriptorCount=1,
+            descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=comp.bank.handle, offset=boff, range=bank_size)],
+        )
     )
+    for name, binding in (("2d", SURFACE_BINDING), ("2d_array", SURFACE_ARRAY_BINDING), ("3d", SURFACE_3D_BINDING)):
+        writes.append(
+            vk.VkWriteDescriptorSet(
+                dstSet=ds1,
+                dstBinding=binding[1],
+                descriptorCount=P.COMPUTE_SURFACE_SLOTS,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE,
+                pImageInfo=[vk.VkDescriptorImageInfo(imageView=v, imageLayout=general) for v in pools[name]],
+            )
+        )
+    vk.vkUpdateDescriptorSets(d, len(writes), writes, 0, None)
     full_barrier(cb)  # what came before (draws, uploads, dispatches) is visible to the kernel
     done = set()
     for t, im, tw in twins:
@@ -495,10 +431,10 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     rec.res.dispatches = getattr(rec.res, "dispatches", 0) + 1
 
 
-def _pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple) -> list:
-    """Set 1 bindings 0 and 1 from the POOLS packet in force (the graphics path's ids,
-    replay.Replayer._pool_set's rules): every entry written, since the kernel's handle may name
-    any; an empty texture entry is the 1x1 dummy image, an empty sampler one nearest and clamped.
+def pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple) -> list:
+    """Set 1 bindings 0 and 1 from the POOLS packet in force (the graphics path's set 1 and a
+    kernel's alike): every entry written, since the shader's handle may name any; an empty
+    texture entry is the 1x1 dummy image, an empty sampler one nearest and clamped.
     Validation (validate.plan, POOLS) has checked the ids and queued the textures' uploads."""
     views = []
     for tid in pools[0]:

@@ -146,42 +146,16 @@ class Pipelines:
             log.info("pipeline cache %s: %d bytes loaded", cache_path, len(initial))
         log.info("pipeline library: %s", "on" if self.library else "off")
         self.parts: dict[tuple, Any] = {}  # library parts by what shapes them
-        bindings = [
-            vk.VkDescriptorSetLayoutBinding(
-                binding=b,
-                descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4 else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER,
-                descriptorCount=1,
-                stageFlags=STAGES,
-            )
+        set0 = [
+            (b, vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4 else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1)
             for b in range(8)
         ]
-        self.set_layout = vk.vkCreateDescriptorSetLayout(
-            dev.device,
-            vk.VkDescriptorSetLayoutCreateInfo(
-                flags=vk.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR, bindingCount=8, pBindings=bindings
-            ),
-            None,
-        )
+        self.set_layout = dev.set_layout(set0, STAGES, vk.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR)
         # Set 1: the guest's bindless pools (spirv_reflect's layout), written per draw from the
         # submission's POOLS packet.  One layout for every program: a set a program does not
         # read needs no binding, and set 0's pushes are compatible across all pipelines.
-        self.pool_layout = vk.vkCreateDescriptorSetLayout(
-            dev.device,
-            vk.VkDescriptorSetLayoutCreateInfo(
-                bindingCount=2,
-                pBindings=[
-                    vk.VkDescriptorSetLayoutBinding(
-                        binding=0,
-                        descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                        descriptorCount=POOL_TEXTURES,
-                        stageFlags=STAGES,
-                    ),
-                    vk.VkDescriptorSetLayoutBinding(
-                        binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=POOL_SAMPLERS, stageFlags=STAGES
-                    ),
-                ],
-            ),
-            None,
+        self.pool_layout = dev.set_layout(
+            [(0, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES), (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS)], STAGES
         )
         self.layout = vk.vkCreatePipelineLayout(
             dev.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.set_layout, self.pool_layout]), None

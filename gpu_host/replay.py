@@ -402,40 +402,8 @@ class Replayer(ReplayImages, ReplayReadback):
         """Set 1 written from a POOLS packet's ids: every entry written (the shader's switch may
         name any of them); an empty one gets the 1x1 dummy image / a nearest clamped sampler."""
         ds = self.pool_sets.allocate()
-        infos = []
-        for tid in pools[0]:
-            view = self.dummy_img.view if tid == P.EMPTY else self.image_for(self.objects.textures[tid]).sample_view
-            infos.append(vk.VkDescriptorImageInfo(imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL))
-        smps = []
-        for sid in pools[1]:
-            sm = None if sid == P.EMPTY else self.objects.samplers[sid]
-            smps.append(
-                vk.VkDescriptorImageInfo(
-                    sampler=self.sampler(False, False) if sm is None else self.sampler(sm.linear, sm.repeat, sm.compare)
-                )
-            )
-        vk.vkUpdateDescriptorSets(
-            self.dev.device,
-            2,
-            [
-                vk.VkWriteDescriptorSet(
-                    dstSet=ds,
-                    dstBinding=0,
-                    descriptorCount=POOL_TEXTURES,
-                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                    pImageInfo=infos,
-                ),
-                vk.VkWriteDescriptorSet(
-                    dstSet=ds,
-                    dstBinding=1,
-                    descriptorCount=POOL_SAMPLERS,
-                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
-                    pImageInfo=smps,
-                ),
-            ],
-            0,
-            None,
-        )
+        writes = compute.pool_writes(self, self.objects, ds, pools)
+        vk.vkUpdateDescriptorSets(self.dev.device, len(writes), writes, 0, None)
         return ds
 
     def close(self) -> None:

@@ -21,6 +21,7 @@ from gpu_host import compute
 from gpu_host import packets as P
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
+from gpu_host.vkdevice import full_barrier as barrier
 
 EMPTY_POOLS = ((P.EMPTY,) * POOL_TEXTURES, (P.EMPTY,) * POOL_SAMPLERS)
 FACE_FRONT, FACE_BACK = vk.VK_STENCIL_FACE_FRONT_BIT, vk.VK_STENCIL_FACE_BACK_BIT
@@ -513,24 +514,3 @@ class DynamicState:
         if constants != self.constants:
             vk.vkCmdSetBlendConstants(cb, list(constants))
             self.constants = constants
-
-
-def barrier(cb: Any) -> None:
-    """Full memory barrier: simple, and correct for render-to-texture, uploads and readback."""
-    vk.vkCmdPipelineBarrier(
-        cb,
-        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-        0,
-        1,
-        [
-            vk.VkMemoryBarrier(
-                srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
-                dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
-            )
-        ],
-        0,
-        None,
-        0,
-        None,
-    )

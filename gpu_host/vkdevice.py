@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import vulkan as vk
@@ -406,6 +407,22 @@ class Device:
     def shader_module(self, code: bytes) -> Any:
         return vk.vkCreateShaderModule(self.device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None)
 
+    def set_layout(self, bindings: Sequence[tuple[int, int, int]], stages: int, flags: int = 0) -> Any:
+        """A descriptor set layout from (binding, descriptor type, count) rows, every one seen
+        by ``stages``."""
+        return vk.vkCreateDescriptorSetLayout(
+            self.device,
+            vk.VkDescriptorSetLayoutCreateInfo(
+                flags=flags,
+                bindingCount=len(bindings),
+                pBindings=[
+                    vk.VkDescriptorSetLayoutBinding(binding=b, descriptorType=t, descriptorCount=n, stageFlags=stages)
+                    for b, t, n in bindings
+                ],
+            ),
+            None,
+        )
+
     def close(self) -> None:
         vk.vkDeviceWaitIdle(self.device)
         vk.vkDestroyFence(self.device, self.fence, None)
@@ -422,3 +439,26 @@ COLOR_RANGE = vk.VkImageSubresourceRange(
     aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, baseMipLevel=0, levelCount=1, baseArrayLayer=0, layerCount=1
 )
 COLOR_LAYERS = vk.VkImageSubresourceLayers(aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1)
+
+
+def full_barrier(cb: Any, image_barriers: list | None = None) -> None:
+    """Every earlier write made visible to every later access (a draw, a copy, a dispatch);
+    ``image_barriers`` (VkImageMemoryBarrier records) ride along, e.g. for a layout change.
+    Simple, and correct for render-to-texture, uploads and readback."""
+    vk.vkCmdPipelineBarrier(
+        cb,
+        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+        0,
+        1,
+        [
+            vk.VkMemoryBarrier(
+                srcAccessMask=vk.VK_ACCESS_MEMORY_WRITE_BIT,
+                dstAccessMask=vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT,
+            )
+        ],
+        0,
+        None,
+        len(image_barriers) if image_barriers else 0,
+        image_barriers or None,
+    )

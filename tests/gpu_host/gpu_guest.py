@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -118,6 +119,16 @@ def stop_gpu(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def replayed_frames(rec: Path, out: Path, timeout: float = 300) -> list[list[str]]:
+    """``nxrecomp replay`` (a process of its own) of the recording ``rec`` into ``out``, which
+    must succeed: its frames.txt's rows, each [frame number, SHA-256 of the frame's pixels]."""
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=timeout
+    )
+    assert r.returncode == 0, r.stderr
+    return [line.split() for line in (out / "frames.txt").read_text().splitlines()]
+
+
 def frame_image(client, n: int) -> np.ndarray:
     f = client.frame(n)
     return np.frombuffer(f.rgba, np.uint8).reshape(f.height, f.width, 4)
@@ -204,6 +215,25 @@ class Gpu:
 
     def log(self) -> str:
         return gpu_log(self.dir)
+
+    def submit_to_a_replaced_process(self, cmds: list, timeout: float = 120) -> None:
+        """``cmds`` submitted while the GPU process is stopped (SIGSTOP), which is then killed
+        (SIGKILL) and replaced by another on the same sockets (same frames folder, its log
+        appended); returns once the client has re-attached (exactly once) and the pending
+        submission has run on the new process."""
+        c = self.client
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        seq = c.submit(cmds)
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        env = {**os.environ, "NXRECOMP_GPU_HOST_WINDOW": "off", "NXRECOMP_GPU_HOST_FRAMES_DIR": str(self.frames_dir)}
+        with open(os.path.join(self.dir, "gpu.log"), "a") as logf:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "gpu_host.server", "--socket-dir", self.dir], env=env, stderr=logf
+            )
+        reconnects = c.reconnects
+        c.wait(seq, timeout=timeout)
+        assert c.reconnects == reconnects + 1
 
     def close(self) -> None:
         self.client.close()

@@ -17,9 +17,7 @@ The kernel (``fill``): thread i < n reads a[i], writes v = a[i] * 3 + 0x01020304
 from __future__ import annotations
 
 import os
-import signal
 import struct
-import subprocess
 import sys
 import time
 import types
@@ -30,7 +28,7 @@ import numpy as np
 import pytest
 
 from cpu_host.gpu_client.registry import ProgramDesc, SamplerDesc, TextureDesc
-from gpu_guest import P, Gpu, frame_image, gpu_log, rect_uv_px
+from gpu_guest import P, Gpu, frame_image, gpu_log, rect_uv_px, replayed_frames
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))  # the corpus tools
 
@@ -324,16 +322,9 @@ def test_a_killed_gpu_process_is_replaced_and_the_dispatch_replayed(env, kernels
     a = inputs(env, 123, out)
     frame = next(env.frames)
     c = env.client
-    os.kill(env.proc.pid, signal.SIGSTOP)
-    seq = c.submit([*env.consts, *_dispatch_packets(prog, tex, out, bank, pat), *draw_surface(tex, show, frame)])
-    os.kill(env.proc.pid, signal.SIGKILL)
-    env.proc.wait()
-    env_vars = {**os.environ, "NXRECOMP_GPU_HOST_WINDOW": "off", "NXRECOMP_GPU_HOST_FRAMES_DIR": str(env.frames_dir)}
-    with open(os.path.join(env.dir, "gpu.log"), "a") as logf:
-        env.proc = subprocess.Popen([sys.executable, "-m", "gpu_host.server", "--socket-dir", env.dir], env=env_vars, stderr=logf)
-    reconnects = c.reconnects
-    c.wait(seq, timeout=120)
-    assert c.reconnects == reconnects + 1
+    env.submit_to_a_replaced_process(
+        [*env.consts, *_dispatch_packets(prog, tex, out, bank, pat), *draw_surface(tex, show, frame)]
+    )
     assert np.array_equal(words(env, out), expected(a))
     assert np.array_equal(frame_image(c, frame).reshape(-1, 4).copy().view(np.uint32).ravel(), expected(a))
 
@@ -383,12 +374,7 @@ def test_a_recording_of_a_dispatch_replays_to_the_same_frame(kernels, tmp_path):
         c.close()
     finally:
         stop_gpu(proc)
-    out = tmp_path / "out"
-    r = subprocess.run(
-        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=300
-    )
-    assert r.returncode == 0, r.stderr
-    assert (out / "frames.txt").read_text().split() == ["1", live]
+    assert replayed_frames(rec, tmp_path / "out") == [["1", live]]
 
 
 def test_native_recorder_leaves_compute_binds_to_the_compute_module(monkeypatch):

@@ -114,6 +114,28 @@ def fnv(words: np.ndarray) -> int:
     return h
 
 
+def guest_inputs() -> np.ndarray:
+    """The N words GUEST_C's generator (x = x * 1664525 + 1013904223 mod 2^32, from 12345) gives
+    the kernel as its input."""
+    a, x = np.zeros(N, np.uint32), 12345
+    for i in range(N):
+        x = (x * 1664525 + 1013904223) & 0xFFFFFFFF
+        a[i] = x
+    return a
+
+
+def guest_lines(want: np.ndarray) -> list[str]:
+    """The lines the guest prints when the kernel wrote ``want`` to the buffer and the surface."""
+    return [
+        "nvn entry points missing: 0",
+        "program: 1",
+        "sync: 1",
+        f"o: {fnv(want):08x} first {want[0]:08x} last {want[-1]:08x}",
+        f"surface: {fnv(want):08x}",
+        "done",
+    ]
+
+
 def test_a_guest_dispatch_through_every_process(tmp_path) -> None:
     import cuda_build
     import cuda_corpus
@@ -130,19 +152,9 @@ def test_a_guest_dispatch_through_every_process(tmp_path) -> None:
     src = GUEST_C.replace("@BANK@", str(k.cbank0_size)).replace("@ARCH@", "NVN_SHADER_ARCH_SM86").replace("@BANKS@", "")
     r, log, _ = run_guest_c(src, {"/k.bin": k.code}, tmp_path)
     assert r.returncode == 0, log[-3000:]
-    a, x = np.zeros(N, np.uint32), 12345
-    for i in range(N):
-        x = (x * 1664525 + 1013904223) & 0xFFFFFFFF
-        a[i] = x
+    a = guest_inputs()
     want = expected(a)
-    assert cpu_lines(log) == [
-        "nvn entry points missing: 0",
-        "program: 1",
-        "sync: 1",
-        f"o: {fnv(want):08x} first {want[0]:08x} last {want[-1]:08x}",
-        f"surface: {fnv(want):08x}",
-        "done",
-    ], log[-3000:]
+    assert cpu_lines(log) == guest_lines(want), log[-3000:]
 
 
 # gpu-compute2: an SM53 -O3 kernel whose literal 0.3f ptxas keeps in its program bank c[0x2]; the
@@ -185,16 +197,6 @@ def test_a_guest_sm53_kernel_with_its_literal_bank_through_every_process(tmp_pat
     src = GUEST_C.replace("@BANK@", str(k.cbank0_size)).replace("@ARCH@", "NVN_SHADER_ARCH_SM53")
     r, log, _ = run_guest_c(src.replace("@BANKS@", GUEST_BANKS), {"/k.bin": k.code, "/c2.bin": k.banks[0][1]}, tmp_path)
     assert r.returncode == 0, log[-3000:]
-    a, x = np.zeros(N, np.uint32), 12345
-    for i in range(N):
-        x = (x * 1664525 + 1013904223) & 0xFFFFFFFF
-        a[i] = x
+    a = guest_inputs()
     want = fma32((a >> 9).astype(np.float32), 0.3, 0.7).view(np.uint32)
-    assert cpu_lines(log) == [
-        "nvn entry points missing: 0",
-        "program: 1",
-        "sync: 1",
-        f"o: {fnv(want):08x} first {want[0]:08x} last {want[-1]:08x}",
-        f"surface: {fnv(want):08x}",
-        "done",
-    ], log[-3000:]
+    assert cpu_lines(log) == guest_lines(want), log[-3000:]

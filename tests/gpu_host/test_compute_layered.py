@@ -15,10 +15,7 @@ same words.
 
 from __future__ import annotations
 
-import os
-import signal
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
@@ -212,17 +209,7 @@ def test_a_killed_gpu_process_is_replaced_and_the_layered_dispatch_replayed(env,
     cmds = register(env, 86, kernels, prog, tex)
     clear_pool(env)
     a = inputs(env, 321, False)
-    c = env.client
-    os.kill(env.proc.pid, signal.SIGSTOP)
-    seq = c.submit(cmds)
-    os.kill(env.proc.pid, signal.SIGKILL)
-    env.proc.wait()
-    env_vars = {**os.environ, "NXRECOMP_GPU_HOST_WINDOW": "off", "NXRECOMP_GPU_HOST_FRAMES_DIR": str(env.frames_dir)}
-    with open(os.path.join(env.dir, "gpu.log"), "a") as logf:
-        env.proc = subprocess.Popen([sys.executable, "-m", "gpu_host.server", "--socket-dir", env.dir], env=env_vars, stderr=logf)
-    reconnects = c.reconnects
-    c.wait(seq, timeout=120)
-    assert c.reconnects == reconnects + 1
+    env.submit_to_a_replaced_process(cmds)
     assert np.array_equal(surface(env), values(a).reshape(LAYERS, H, W))
 
 

@@ -25,6 +25,36 @@ def dev():
     d.close()
 
 
+def _build_compute_pipeline(dev, src: str, storage_buffer: bool) -> None:
+    """``src`` (SPIR-V assembly) assembled by spirv-as and built into a compute pipeline on ``dev``
+    (with one storage buffer at set 0 binding 0, or no sets), which must come back; skipped
+    without spirv-as."""
+    import shutil
+    import subprocess
+
+    spirv_as = shutil.which("spirv-as")
+    if spirv_as is None:
+        pytest.skip("spirv-as (spirv-tools) not installed")
+    res = subprocess.run([spirv_as, "--target-env", "vulkan1.2", "-o", "-", "-"], input=src.encode(), capture_output=True)
+    assert res.returncode == 0, res.stderr.decode()
+    mod = dev.shader_module(res.stdout)
+    dsl = (
+        dev.set_layout([(0, vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1)], vk.VK_SHADER_STAGE_COMPUTE_BIT) if storage_buffer else None
+    )
+    info = (
+        vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]) if dsl is not None else vk.VkPipelineLayoutCreateInfo()
+    )
+    layout = vk.vkCreatePipelineLayout(dev.device, info, None)
+    stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
+    pipes = vk.vkCreateComputePipelines(dev.device, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None)
+    assert pipes[0] is not None
+    vk.vkDestroyPipeline(dev.device, pipes[0], None)
+    vk.vkDestroyPipelineLayout(dev.device, layout, None)
+    if dsl is not None:
+        vk.vkDestroyDescriptorSetLayout(dev.device, dsl, None)
+    vk.vkDestroyShaderModule(dev.device, mod, None)
+
+
 def _has(pd) -> dict[str, bool]:
     q12 = vk.VkPhysicalDeviceVulkan12Features()
     vk.vkGetPhysicalDeviceFeatures2(pd, vk.VkPhysicalDeviceFeatures2(pNext=q12))
@@ -51,12 +81,6 @@ def test_int64_atomic_shader_module_and_pipeline(dev):
     if "int64_atomics" not in dev.features():
         pytest.skip(f"{dev.name} lacks 64-bit atomics: {_has(dev.pd)}")
 
-    import shutil
-    import subprocess
-
-    spirv_as = shutil.which("spirv-as")
-    if spirv_as is None:
-        pytest.skip("spirv-as (spirv-tools) not installed")
     src = """
 OpCapability Shader
 OpCapability Int64
@@ -91,32 +115,7 @@ OpDecorate %buf Binding 0
 OpReturn
 OpFunctionEnd
 """
-    res = subprocess.run([spirv_as, "--target-env", "vulkan1.2", "-o", "-", "-"], input=src.encode(), capture_output=True)
-    assert res.returncode == 0, res.stderr.decode()
-    mod = dev.shader_module(res.stdout)
-    dsl = vk.vkCreateDescriptorSetLayout(
-        dev.device,
-        vk.VkDescriptorSetLayoutCreateInfo(
-            bindingCount=1,
-            pBindings=[
-                vk.VkDescriptorSetLayoutBinding(
-                    binding=0,
-                    descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                    descriptorCount=1,
-                    stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                )
-            ],
-        ),
-        None,
-    )
-    layout = vk.vkCreatePipelineLayout(dev.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None)
-    stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
-    pipes = vk.vkCreateComputePipelines(dev.device, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None)
-    assert pipes[0] is not None
-    vk.vkDestroyPipeline(dev.device, pipes[0], None)
-    vk.vkDestroyPipelineLayout(dev.device, layout, None)
-    vk.vkDestroyDescriptorSetLayout(dev.device, dsl, None)
-    vk.vkDestroyShaderModule(dev.device, mod, None)
+    _build_compute_pipeline(dev, src, storage_buffer=True)
 
 
 def _clocks(pd) -> dict[str, bool]:
@@ -149,12 +148,6 @@ def test_shader_clock_pipeline(dev):
     lower/clock.py emits) builds a pipeline on the device it was enabled on."""
     if "shader_clock" not in dev.features():
         pytest.skip(f"LOUD SKIP: {dev.name} lacks VK_KHR_shader_clock's two clocks: {_clocks(dev.pd)}")
-    import shutil
-    import subprocess
-
-    spirv_as = shutil.which("spirv-as")
-    if spirv_as is None:
-        pytest.skip("spirv-as (spirv-tools) not installed")
     src = """
 OpCapability Shader
 OpCapability Int64
@@ -176,13 +169,4 @@ OpExecutionMode %main LocalSize 1 1 1
 OpReturn
 OpFunctionEnd
 """
-    res = subprocess.run([spirv_as, "--target-env", "vulkan1.2", "-o", "-", "-"], input=src.encode(), capture_output=True)
-    assert res.returncode == 0, res.stderr.decode()
-    mod = dev.shader_module(res.stdout)
-    layout = vk.vkCreatePipelineLayout(dev.device, vk.VkPipelineLayoutCreateInfo(), None)
-    stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName="main")
-    pipes = vk.vkCreateComputePipelines(dev.device, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=layout)], None)
-    assert pipes[0] is not None
-    vk.vkDestroyPipeline(dev.device, pipes[0], None)
-    vk.vkDestroyPipelineLayout(dev.device, layout, None)
-    vk.vkDestroyShaderModule(dev.device, mod, None)
+    _build_compute_pipeline(dev, src, storage_buffer=False)

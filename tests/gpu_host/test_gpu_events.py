@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from cpu_host.gpu_client.registry import TextureDesc
-from gpu_guest import P, Gpu, Scene, frame_image, rect_px, to8, ubo
+from gpu_guest import P, Gpu, Scene, frame_image, rect_px, replayed_frames, to8, ubo
 from gpu_host import events
 from gpu_host import fdpass
 from proto import gpu_pb2
@@ -297,8 +297,6 @@ def test_registrations_are_served_while_a_submission_waits(gpu):
 def test_a_waiting_submission_records_and_replays_to_the_same_frame(tmp_path):
     """Recorded as its parts, each with the bytes it read: ``nxrecomp replay`` renders the frame
     the live run presented (the draw after the wait in the colour the CPU wrote during it)."""
-    import subprocess
-    import sys
 
     from cpu_host.gpu_client.client import GpuClient
     from cpu_host.gpu_client.shaders import GlslSource
@@ -337,10 +335,5 @@ def test_a_waiting_submission_records_and_replays_to_the_same_frame(tmp_path):
         c.close()
     finally:
         stop_gpu(proc)
-    out = tmp_path / "out"
-    r = subprocess.run(
-        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert r.returncode == 0, r.stderr
-    frames = [line.split() for line in (out / "frames.txt").read_text().splitlines()]
+    frames = replayed_frames(rec, tmp_path / "out", timeout=120)
     assert frames == [["1", live.sha256]], frames

@@ -194,14 +194,21 @@ class ComputeFunctions:
             binds.params = (pool.id, off, size)
         return SERVED
 
+    def _slot(self, c: Call, what: str, slots: int, noun: str) -> tuple[Any, int]:
+        """The compute bindings ``c``'s command buffer records (its stage checked as compute) and
+        the slot index in argument 2, checked to lie in 0..slots-1; call with the lock held."""
+        self._stage(c, what)
+        binds = self._binds(c, what)
+        index = c.sarg32(2)
+        if not 0 <= index < slots:
+            raise GuestError(f"{what}: {noun} index {index} (0..{slots - 1})")
+        return binds, index
+
     def bind_storage(self, c: Call) -> None:
         what = "nvnCommandBufferBindStorageBuffer"
         with self.svc.lock:
-            self._stage(c, what)
-            binds = self._binds(c, what)
-            index, size = c.sarg32(2), c.arg(4)
-            if not 0 <= index < P.COMPUTE_BUFFER_SLOTS:
-                raise GuestError(f"{what}: storage buffer index {index} (0..{P.COMPUTE_BUFFER_SLOTS - 1})")
+            binds, index = self._slot(c, what, P.COMPUTE_BUFFER_SLOTS, "storage buffer")
+            size = c.arg(4)
             if size == 0:
                 raise GuestError(f"{what}: storage buffer {index} of 0 bytes")
             pool, off = self.svc._pool_at(c.arg(3), size, f"storage buffer {index}")
@@ -216,11 +223,8 @@ class ComputeFunctions:
     def bind_image(self, c: Call) -> None:
         what = "nvnCommandBufferBindImage"
         with self.svc.lock:
-            self._stage(c, what)
-            binds = self._binds(c, what)
-            index, handle = c.sarg32(2), c.arg(3)
-            if not 0 <= index < P.COMPUTE_SURFACE_SLOTS:
-                raise GuestError(f"{what}: image index {index} (0..{P.COMPUTE_SURFACE_SLOTS - 1})")
+            binds, index = self._slot(c, what, P.COMPUTE_SURFACE_SLOTS, "image")
+            handle = c.arg(3)
             tex = self.svc.texture_slots.get(handle)
             if tex is None:
                 raise GuestError(f"{what}: image handle {handle:#x} names no texture of the texture pool")
