@@ -16,26 +16,30 @@ from compute_dispatch import run_spirv, upload
 BS = 64  # threads a block: the head's ISCADD R0, R2, R0, 0x6
 
 
-def head(out_shift: int) -> str:
-    """The kernel's first lines for params a 0x140, b 0x148, out 0x150, n 0x158: thread i
-    (CTAID * 64 + TID) exits when i >= n, else R10 = a[i], R11 = b[i] and R8:R9 = out + (i <<
-    out_shift), the address of its row of 2^out_shift bytes (ptxas's own sequence for it)."""
+def head(out_shift: int, regs: tuple[int, ...] = (10, 11)) -> str:
+    """The kernel's first lines for params in0, in1, ... (u32 arrays, one a register of ``regs``),
+    out and n from c[0x0][0x140] on (8 bytes each; by default a 0x140, b 0x148, out 0x150, n
+    0x158): thread i (CTAID * 64 + TID) exits when i >= n, else R<regs[k]> = in_k[i] (R10 = a[i],
+    R11 = b[i]) and R8:R9 = out + (i << out_shift), the address of its row of 2^out_shift bytes
+    (ptxas's own sequence for it)."""
+    out = 0x140 + 8 * len(regs)
+    loads = "".join(
+        f"""        ISCADD R4.CC, R0, c[0x0][{0x140 + 8 * k:#x}], 0x2
+        IADD.X R5, R3, c[0x0][{0x144 + 8 * k:#x}]
+        LDG.E R{r}, [R4]
+"""
+        for k, r in enumerate(regs)
+    )
     return f"""
         S2R R0, SR_TID.X
         S2R R2, SR_CTAID.X
         ISCADD R0, R2, R0, 0x6
-        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x158], PT
+        ISETP.GE.U32.AND P0, PT, R0, c[0x0][{out + 8:#x}], PT
         @P0 EXIT
         SHR.U32 R3, R0, 0x1e
-        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
-        IADD.X R5, R3, c[0x0][0x144]
-        LDG.E R10, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
-        IADD.X R5, R3, c[0x0][0x14c]
-        LDG.E R11, [R4]
-        SHR.U32 R3, R0, {32 - out_shift:#x}
-        ISCADD R8.CC, R0, c[0x0][0x150], {out_shift:#x}
-        IADD.X R9, R3, c[0x0][0x154]
+{loads}        SHR.U32 R3, R0, {32 - out_shift:#x}
+        ISCADD R8.CC, R0, c[0x0][{out:#x}], {out_shift:#x}
+        IADD.X R9, R3, c[0x0][{out + 4:#x}]
 """
 
 

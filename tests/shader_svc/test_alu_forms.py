@@ -30,28 +30,9 @@ M32 = 0xFFFFFFFF
 BS = 64
 
 # params: a 0x140, b 0x148, h 0x150, g 0x158, out 0x160, n 0x168
-KERNEL53 = """
-        S2R R0, SR_TID.X
-        S2R R2, SR_CTAID.X
-        ISCADD R0, R2, R0, 0x6
-        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x168], PT
-        @P0 EXIT
-        SHR.U32 R3, R0, 0x1e
-        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
-        IADD.X R5, R3, c[0x0][0x144]
-        LDG.E R10, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
-        IADD.X R5, R3, c[0x0][0x14c]
-        LDG.E R11, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x150], 0x2
-        IADD.X R5, R3, c[0x0][0x154]
-        LDG.E R6, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x158], 0x2
-        IADD.X R5, R3, c[0x0][0x15c]
-        LDG.E R7, [R4]
-        SHR.U32 R3, R0, 0x19
-        ISCADD R8.CC, R0, c[0x0][0x160], 0x7
-        IADD.X R9, R3, c[0x0][0x164]
+KERNEL53 = (
+    sm53_ab.head(0x7, (10, 11, 6, 7))
+    + """\
         FMUL.FMZ R12, R10, R11
         FFMA.FMZ R13, R10, R11, R10
         MOV R14, R7
@@ -102,6 +83,7 @@ KERNEL53 = """
         STG.E.128 [R8+0x70], R24
         EXIT
 """
+)
 
 
 def _f(u: int) -> np.float32:
