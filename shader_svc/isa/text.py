@@ -7,56 +7,60 @@ from __future__ import annotations
 import struct
 
 
-def fmt_f64(bits: int) -> str:
-    """The double with these 64 bits as nvdisasm prints it."""
-    if bits == 1 << 63:
-        return "-0.0"
-    exp, frac, sign = (bits >> 52) & 0x7FF, bits & ((1 << 52) - 1), "-" if bits >> 63 else "+"
-    if exp == 0x7FF:
-        return f"{sign}INF " if frac == 0 else f"{sign}{'Q' if frac >> 51 else 'S'}NAN "
-    v = struct.unpack("<d", struct.pack("<Q", bits))[0]
+# width: (exponent bits, fraction bits, struct formats of the value and of its bits)
+_IEEE = {64: (11, 52, "<d", "<Q"), 32: (8, 23, "<f", "<I")}
+
+
+def _fmt(bits: int, width: int, neg_zero: str, snan: bool) -> str:
+    """The IEEE value of ``width`` bits as nvdisasm prints it; -0.0 as ``neg_zero``."""
+    ebits, mbits, vfmt, bfmt = _IEEE[width]
+    if bits == 1 << (width - 1):
+        return neg_zero
+    exp, frac, sign = (bits >> mbits) & ((1 << ebits) - 1), bits & ((1 << mbits) - 1), "-" if bits >> (width - 1) else "+"
+    if exp == (1 << ebits) - 1:
+        return f"{sign}INF " if frac == 0 else f"{sign}{'Q' if frac >> (mbits - 1) or not snan else 'S'}NAN "
+    v = struct.unpack(vfmt, struct.pack(bfmt, bits))[0]
     if v != 0 and abs(v) >= 1e9:
         return f"{v:.20e}"
     return f"{v:.20g}"
 
 
-def parse_f64(s: str) -> int:
-    """The 64 bits of a double written as nvdisasm prints one; ValueError if it is none."""
+def _parse(s: str, width: int, what: str) -> int:
+    """The bits of an IEEE value of ``width`` bits written as nvdisasm prints one (``what``
+    names it in the error); ValueError if it is none."""
+    ebits, mbits, vfmt, bfmt = _IEEE[width]
     t = s.strip()
-    specials = {"+INF": 0x7FF << 52, "-INF": 0xFFF << 52, "+QNAN": 0xFFF << 51, "-QNAN": 0x1FFF << 51, "-0.0": 1 << 63}
+    neg, inf = 1 << (width - 1), ((1 << ebits) - 1) << mbits
+    qnan = inf | 1 << (mbits - 1)
+    specials = {"+INF": inf, "-INF": neg | inf, "+QNAN": qnan, "-QNAN": neg | qnan, "-0.0": neg}
     if t in specials:
         return specials[t]
     try:
-        return struct.unpack("<Q", struct.pack("<d", float(t)))[0]
+        return struct.unpack(bfmt, struct.pack(vfmt, float(t)))[0]
     except OverflowError:
-        raise ValueError(f"double {s!r} out of range") from None
+        raise ValueError(f"{what} {s!r} out of range") from None
+
+
+def fmt_f64(bits: int) -> str:
+    """The double with these 64 bits as nvdisasm prints it."""
+    return _fmt(bits, 64, "-0.0", True)
+
+
+def parse_f64(s: str) -> int:
+    """The 64 bits of a double written as nvdisasm prints one; ValueError if it is none."""
+    return _parse(s, 64, "double")
 
 
 def fmt_f32(bits: int, snan: bool = True) -> str:
     """The float with these 32 bits as nvdisasm prints it (special values and -0.0 followed by
     nvdisasm's space).  ``snan``: signalling NaNs print as SNAN (nvdisasm 13; 11.8 prints every
     NaN as QNAN)."""
-    if bits == 0x80000000:
-        return "-0.0 "
-    exp, frac, sign = (bits >> 23) & 0xFF, bits & 0x7FFFFF, "-" if bits >> 31 else "+"
-    if exp == 0xFF:
-        return f"{sign}INF " if frac == 0 else f"{sign}{'Q' if frac >> 22 or not snan else 'S'}NAN "
-    v = struct.unpack("<f", struct.pack("<I", bits))[0]
-    if v != 0 and abs(v) >= 1e9:
-        return f"{v:.20e}"
-    return f"{v:.20g}"
+    return _fmt(bits, 32, "-0.0 ", snan)
 
 
 def parse_f32(s: str) -> int:
     """The 32 bits of a float written as nvdisasm prints one; ValueError if it is none."""
-    t = s.strip()
-    specials = {"+INF": 0x7F800000, "-INF": 0xFF800000, "+QNAN": 0x7FC00000, "-QNAN": 0xFFC00000, "-0.0": 0x80000000}
-    if t in specials:
-        return specials[t]
-    try:
-        return struct.unpack("<I", struct.pack("<f", float(t)))[0]
-    except OverflowError:
-        raise ValueError(f"float {s!r} out of range") from None
+    return _parse(s, 32, "float")
 
 
 def spaced(s: str) -> str:

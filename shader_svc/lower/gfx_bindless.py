@@ -11,6 +11,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.lower.lowering import Lowering
+from shader_svc.lower.texel_words import set_texel_words
 from shader_svc.request import FEATURES
 
 # Bindless textures: a handle register packs the texture (TIC) index in bits 0..19 and the sampler
@@ -181,14 +182,7 @@ class GfxBindless(Lowering):
         order, into ``dests`` (255: dropped), as 32-bit words (``fl``: of f32 components)."""
         b = Block()
         vals = [b.get_reg(handle)] + [b.const_u32(0) if r is None else b.get_reg(r) for r in args]
-        vec = b.emit(row, *vals, **attrs)
-        k = 0
-        for c in range(4):
-            if mask >> c & 1:
-                r = dests[k]
-                k += 1
-                if r != 255:
-                    b.set_reg(r, b.emit("TexelWord", vec, comp=c, float=fl))
+        set_texel_words(b, b.emit(row, *vals, **attrs), mask, dests, fl)
         ir_spirv.emit(self, b)
 
     def _coord2f(self, x: int, y: int) -> int:

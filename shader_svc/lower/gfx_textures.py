@@ -22,6 +22,7 @@ from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
+from shader_svc.lower.texel_words import set_texel_words
 
 TEX_SLOTS = range(0, 4)
 
@@ -201,14 +202,7 @@ class GfxTextures(Lowering):
         dropped), as 32-bit words (``fl``: of f32 components)."""
         b = Block()
         vals = [b.get_reg(regs[k]) if regs.get(k, 255) != 255 else b.const_u32(0) for k in args]
-        vec = b.emit(row, *vals, inst=inst, **attrs)
-        k = 0
-        for c in range(4):
-            if mask >> c & 1:
-                r = dests[k]
-                k += 1
-                if r != 255:
-                    b.set_reg(r, b.emit("TexelWord", vec, comp=c, float=fl))
+        set_texel_words(b, b.emit(row, *vals, inst=inst, **attrs), mask, dests, fl)
         ir_spirv.emit(self, b)
 
     def tex_coord(

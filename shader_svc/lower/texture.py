@@ -35,6 +35,7 @@ from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import LowerBase, TranslateError
 from shader_svc.lower.graphics import TXQ_KNOWN, GraphicsLowering
 from shader_svc.lower.indirect import const_reg
+from shader_svc.lower.texel_words import set_texel_words
 
 TEXTURE_RULES = {
     "TEX": "op_tex_compute",
@@ -161,13 +162,7 @@ class ComputeTextures(LowerBase):
                 self._tex_refuse(inst, f"TXQ components {mask & ~TXQ_KNOWN['2D', 0]:#x}")
             vec = blk.emit("BindlessQueryDims", handle, val(reg(a, first)))
             fl = False
-        k = 0
-        for c in range(4):
-            if mask >> c & 1:
-                r = dests[k]
-                k += 1
-                if r != 255:
-                    blk.set_reg(r, blk.emit("TexelWord", vec, comp=c, float=fl))
+        set_texel_words(blk, vec, mask, dests, fl)
         ir_spirv.emit(self, blk)
 
     # --- SPIR-V -----------------------------------------------------------------------------
@@ -286,6 +281,7 @@ class ComputeTextures53(ComputeTextures):
                 self._tex_refuse(inst, f"TXQ components {mask & ~TXQ_KNOWN['2D', 0]:#x}")
             vec = blk.emit("BindlessQueryDims", handle, val(reg(a, first)))
             fl = False
+        # Not set_texel_words: d + k reaching RZ still emits the TexelWord (kept as it was).
         d, k = ops["d"]["reg"], 0
         for c in range(4):
             if mask >> c & 1:
@@ -313,10 +309,5 @@ class ComputeTextures53(ComputeTextures):
         vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
         d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
         dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
-        k = 0
-        for c in range(4):
-            if ops["mask"]["mask"] >> c & 1:
-                if dests[k] != 255:
-                    blk.set_reg(dests[k], blk.emit("TexelWord", vec, comp=c, float=True))
-                k += 1
+        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
         ir_spirv.emit(self, blk)

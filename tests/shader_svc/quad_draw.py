@@ -93,3 +93,21 @@ def draw86(gpu, text: str, tex, uniforms: dict | None = None) -> tuple[bytes, np
     """An SM86 fragment program text drawn with ``tex`` bound at slot 0: (its SPIR-V, the pixels)."""
     fs = spirv("fragment", text, FS_HDR)
     return fs, draw_quad(gpu, fs, textures={0: tex}, uniforms=uniforms)
+
+
+# The tail of fragment programs that show four bytes as a pixel (test_gfx_exact, test_tex_grad):
+# R8, R10 hold a byte at bits 0..7, R9, R11 one at bits 8..15 (masked, not shifted); R, B = R8,
+# R10 * c[0x0][0x0] and G, A = R9, R11 * c[0x0][0x4], with BYTE_SCALES at c[0x0][0x0] (1/255 and
+# 1/(255 * 256)): each colour exactly its unorm8 byte.
+BYTE_SCALES = np.array([1 / 255, 1 / (255 * 256)], np.float32).tobytes()
+BYTES_TO_RGBA86 = """I2FP.F32.U32 R8, R8
+I2FP.F32.U32 R9, R9
+I2FP.F32.U32 R10, R10
+I2FP.F32.U32 R11, R11
+FMUL R0, R8, c[0x0][0x0]
+FMUL R1, R9, c[0x0][0x4]
+FMUL R2, R10, c[0x0][0x0]
+FMUL R3, R11, c[0x0][0x4]
+EXIT
+"""
+BYTES_TO_RGBA53 = BYTES_TO_RGBA86.replace("I2FP.F32.U32", "I2F.F32.U32")

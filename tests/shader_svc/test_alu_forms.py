@@ -22,6 +22,7 @@ import pytest
 
 import compute_cases as cc
 import isa_coverage
+import sm53_ab
 from compute_dispatch import run_spirv, upload
 from test_half import _exact, _lanes, _op, _round, _same
 
@@ -29,28 +30,9 @@ M32 = 0xFFFFFFFF
 BS = 64
 
 # params: a 0x140, b 0x148, h 0x150, g 0x158, out 0x160, n 0x168
-KERNEL53 = """
-        S2R R0, SR_TID.X
-        S2R R2, SR_CTAID.X
-        ISCADD R0, R2, R0, 0x6
-        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x168], PT
-        @P0 EXIT
-        SHR.U32 R3, R0, 0x1e
-        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
-        IADD.X R5, R3, c[0x0][0x144]
-        LDG.E R10, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
-        IADD.X R5, R3, c[0x0][0x14c]
-        LDG.E R11, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x150], 0x2
-        IADD.X R5, R3, c[0x0][0x154]
-        LDG.E R6, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x158], 0x2
-        IADD.X R5, R3, c[0x0][0x15c]
-        LDG.E R7, [R4]
-        SHR.U32 R3, R0, 0x19
-        ISCADD R8.CC, R0, c[0x0][0x160], 0x7
-        IADD.X R9, R3, c[0x0][0x164]
+KERNEL53 = (
+    sm53_ab.head(0x7, (10, 11, 6, 7))
+    + """\
         FMUL.FMZ R12, R10, R11
         FFMA.FMZ R13, R10, R11, R10
         MOV R14, R7
@@ -101,6 +83,7 @@ KERNEL53 = """
         STG.E.128 [R8+0x70], R24
         EXIT
 """
+)
 
 
 def _f(u: int) -> np.float32:
@@ -221,24 +204,13 @@ def _half_add(p: int, q: int) -> int:
 
 
 def test_sm53_forms_match_their_definitions(compute_device):
-    from shader_svc.sm53 import assemble as asm
-    from shader_svc.sm53 import decode as dec
-    from shader_svc.sm53.cbank import cbank0
-    from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
-
     n = 256
     rng = np.random.default_rng(53)
     a, b = _floats(rng, n)
     h = rng.integers(0, 0x10000, (2, n, 2), dtype=np.uint32)
     h[(h & 0x7C00) == 0x7C00] &= 0xFC00  # no NaN halves (their payload is the device's)
     hh, gg = (h[k, :, 0] | h[k, :, 1] << 16 for k in (0, 1))
-    spirv = translate_compute(dec.decode_stream(asm.assemble_program(KERNEL53)), ComputeSpec((BS, 1, 1)))
-    dev = compute_device
-    bufs = [upload(dev, np.asarray(v, np.uint32)) for v in (a, b, hh, gg)]
-    bo = upload(dev, np.zeros(32 * n, np.uint32))
-    params = struct.pack("<QQQQQI", *(x.address for x in bufs), bo.address, n)
-    (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
-    out = out[: 32 * n].reshape(n, 32)
+    out = sm53_ab.run(compute_device, KERNEL53, [np.asarray(v, np.uint32) for v in (a, b, hh, gg)], 32)
     bad = []
     for i in range(n):
         x, y, p, q = int(a[i]), int(b[i]), int(hh[i]), int(gg[i])
@@ -273,12 +245,8 @@ def test_sm53_forms_match_their_definitions(compute_device):
 
 
 def test_sm53_kernel_text_decodes_back():
-    from shader_svc.sm53 import assemble as asm
-    from shader_svc.sm53 import decode as dec
-
-    insts = dec.decode_stream(asm.assemble_program(KERNEL53))
-    lines = [ln.strip() for ln in KERNEL53.strip().splitlines()]
-    assert [i.text() for i in insts[: len(lines)]] == lines
+    got, lines = sm53_ab.printed_back(KERNEL53)
+    assert got == lines
 
 
 @pytest.mark.heavy
@@ -657,26 +625,14 @@ SWZ86 = """
     EXIT
 """.format(body="\n".join("    " + t for t in SWZ_LINES + ("FSWZADD.FTZ R15, R11, R11, ZPZPZPZP",)))
 # params: a 0x140, b 0x148, out 0x150, n 0x158
-SWZ53 = """
-        S2R R0, SR_TID.X
-        S2R R2, SR_CTAID.X
-        ISCADD R0, R2, R0, 0x6
-        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x158], PT
-        @P0 EXIT
-        SHR.U32 R3, R0, 0x1e
-        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
-        IADD.X R5, R3, c[0x0][0x144]
-        LDG.E R10, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
-        IADD.X R5, R3, c[0x0][0x14c]
-        LDG.E R11, [R4]
-        SHR.U32 R3, R0, 0x1c
-        ISCADD R8.CC, R0, c[0x0][0x150], 0x4
-        IADD.X R9, R3, c[0x0][0x154]
+SWZ53 = (
+    sm53_ab.head(0x4)
+    + """\
 {body}
         STG.E.128 [R8], R12
         EXIT
 """.format(body="\n".join("        " + t for t in SWZ_LINES + ("FSWZADD.FTZ R15, R11, R11, ZPZPZPZP",)))
+)
 
 
 def _swz_ref(text: str, lane: int, x: int, y: int) -> int:
@@ -735,19 +691,9 @@ def test_fswzadd_matches_its_lane_signs_sm86(compute_device):
 
 
 def test_fswzadd_matches_its_lane_signs_sm53(compute_device):
-    from shader_svc.sm53 import assemble as asm
-    from shader_svc.sm53 import decode as dec
-    from shader_svc.sm53.cbank import cbank0
-    from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
-
     n = 256
     a, b = _swz_inputs(n)
-    spirv = translate_compute(dec.decode_stream(asm.assemble_program(SWZ53)), ComputeSpec((BS, 1, 1)))
-    dev = compute_device
-    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(4 * n, np.uint32))
-    params = struct.pack("<QQQI", ba.address, bb.address, bo.address, n)
-    (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
-    bad = _swz_check(out[: 4 * n].reshape(n, 4), a, b, BS)
+    bad = _swz_check(sm53_ab.run(compute_device, SWZ53, [a, b], 4), a, b, BS)
     isa_coverage.record_exact_program(53, "test_alu_forms::SWZ53", SWZ53.splitlines(), not bad)
     assert not bad, f"{len(bad)} results differ, first: {bad[:4]}"
 

@@ -12,7 +12,20 @@ import pytest
 
 import listings
 from isa_coverage import exact_program
-from quad_draw import FS53_HDR, FS_HDR, VS_PASS, VS_PASS_HDR, H, W, fragment53, quad, spirv
+from quad_draw import (
+    BYTE_SCALES,
+    BYTES_TO_RGBA53,
+    BYTES_TO_RGBA86,
+    FS53_HDR,
+    FS_HDR,
+    VS_PASS,
+    VS_PASS_HDR,
+    H,
+    W,
+    fragment53,
+    quad,
+    spirv,
+)
 from shader_svc import sph
 from shader_svc import translate as tr
 from shader_svc.sm53.assemble import assemble_program as asm53
@@ -59,7 +72,8 @@ EXIT
 VS53_PASS_HDR = dict(inputs=set(range(0x80, 0xA0, 4)), outputs=set(range(0x70, 0x90, 4)))
 # PIXLD.COVMASK's four bytes as R, G, B, A: byte k scaled by c[0x0][0x0] = 1/255 (bytes 0, 2)
 # or c[0x0][0x4] = 1/(255 * 256) (bytes 1, 3, left in place), each exactly its unorm8
-FS86_PIXLD = """
+FS86_PIXLD = (
+    """
 PIXLD.COVMASK R4
 LOP3.LUT R8, R4, 0xff, RZ, 0xc0, !PT
 LOP3.LUT R9, R4, 0xff00, RZ, 0xc0, !PT
@@ -67,17 +81,11 @@ SHF.R.U32.HI R10, RZ, 0x10, R4
 LOP3.LUT R10, R10, 0xff, RZ, 0xc0, !PT
 SHF.R.U32.HI R11, RZ, 0x10, R4
 LOP3.LUT R11, R11, 0xff00, RZ, 0xc0, !PT
-I2FP.F32.U32 R8, R8
-I2FP.F32.U32 R9, R9
-I2FP.F32.U32 R10, R10
-I2FP.F32.U32 R11, R11
-FMUL R0, R8, c[0x0][0x0]
-FMUL R1, R9, c[0x0][0x4]
-FMUL R2, R10, c[0x0][0x0]
-FMUL R3, R11, c[0x0][0x4]
-EXIT
 """
-FS53_PIXLD = """
+    + BYTES_TO_RGBA86
+)
+FS53_PIXLD = (
+    """
 PIXLD.COVMASK R4, [RZ]
 LOP32I.AND R8, R4, 0xff
 LOP32I.AND R9, R4, 0xff00
@@ -85,17 +93,10 @@ SHR.U32 R10, R4, 0x10
 LOP32I.AND R10, R10, 0xff
 SHR.U32 R11, R4, 0x10
 LOP32I.AND R11, R11, 0xff00
-I2F.F32.U32 R8, R8
-I2F.F32.U32 R9, R9
-I2F.F32.U32 R10, R10
-I2F.F32.U32 R11, R11
-FMUL R0, R8, c[0x0][0x0]
-FMUL R1, R9, c[0x0][0x4]
-FMUL R2, R10, c[0x0][0x0]
-FMUL R3, R11, c[0x0][0x4]
-EXIT
 """
-INV = {0: np.array([1 / 255, 1 / (255 * 256)], np.float32).tobytes() + bytes(56)}
+    + BYTES_TO_RGBA53
+)
+INV = {0: BYTE_SCALES + bytes(56)}
 MAGENTA = (255, 0, 255, 255)
 CLEAR = (0.0, 0.5, 0.0, 1.0)  # green (unorm 128): what a killed pixel keeps
 

@@ -12,33 +12,13 @@ from __future__ import annotations
 import struct
 from fractions import Fraction
 
-import numpy as np
-
-from compute_dispatch import run_spirv, upload
-from shader_svc.sm53 import assemble as asm
-from shader_svc.sm53 import decode as dec
-from shader_svc.sm53.cbank import cbank0
-from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
+import sm53_ab
 from test_half import _exact, _inputs, _lanes, _op, _round, _same
 
-BS = 64
 # params: a 0x140, b 0x148, out 0x150, n 0x158, the f32 addend 0x15c
-KERNEL = """
-        S2R R0, SR_TID.X
-        S2R R2, SR_CTAID.X
-        ISCADD R0, R2, R0, 0x6
-        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x158], PT
-        @P0 EXIT
-        SHR.U32 R3, R0, 0x1e
-        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
-        IADD.X R5, R3, c[0x0][0x144]
-        LDG.E R10, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
-        IADD.X R5, R3, c[0x0][0x14c]
-        LDG.E R11, [R4]
-        SHR.U32 R3, R0, 0x1a
-        ISCADD R8.CC, R0, c[0x0][0x150], 0x6
-        IADD.X R9, R3, c[0x0][0x154]
+KERNEL = (
+    sm53_ab.head(0x6)
+    + """\
         HADD2_32I R12, R10, 1.5, -0.0999755859375
         HMUL2_32I R13, R10.H1_H1, 3, -2.75
         MOV R14, R11
@@ -57,6 +37,7 @@ KERNEL = """
         STG.E.128 [R8+0x20], R20
         EXIT
 """
+)
 # c[0x0][0x15c]: an f32 in both lanes (read as a half pair, 0x3FC00000 would be 0 and 1.9375);
 # 1.5 is a half too, so no rounding of the operand to half is assumed either way
 ADDEND = 1.5
@@ -88,13 +69,7 @@ def _want(x: tuple, y: tuple) -> dict[int, list]:
 def test_half_immediates_match_the_exact_reference(compute_device):
     n = 2048
     a, b, _ = _inputs(n)
-    code = asm.assemble_program(KERNEL)
-    spirv = translate_compute(dec.decode_stream(code), ComputeSpec((BS, 1, 1)))
-    dev = compute_device
-    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(16 * n, np.uint32))
-    params = struct.pack("<QQQIf", ba.address, bb.address, bo.address, n, ADDEND)
-    (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
-    out = out[: 16 * n].reshape(n, 16)
+    out = sm53_ab.run(compute_device, KERNEL, [a, b], 16, struct.pack("<f", ADDEND))
     bad = []
     for i in range(n):
         (a0, a1), (b0, b1) = _lanes(int(a[i])), _lanes(int(b[i]))
@@ -109,6 +84,5 @@ def test_half_immediates_match_the_exact_reference(compute_device):
 def test_kernel_text_decodes_back():
     """Every line of the kernel assembles to a word that prints as the line (the immediates'
     cut halves and the constant-bank form included)."""
-    insts = dec.decode_stream(asm.assemble_program(KERNEL))
-    lines = [ln.strip() for ln in KERNEL.strip().splitlines()]
-    assert [i.text() for i in insts[: len(lines)]] == lines
+    got, lines = sm53_ab.printed_back(KERNEL)
+    assert got == lines

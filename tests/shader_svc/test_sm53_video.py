@@ -8,34 +8,19 @@ line prints back from its word as written, and as nvdisasm prints it (heavy)."""
 
 from __future__ import annotations
 
-import struct
 
 import numpy as np
 import pytest
 
 import isa_coverage
-from compute_dispatch import run_spirv, upload
+import sm53_ab
 
 M32 = 0xFFFFFFFF
-BS = 64
 
 # params: a 0x140, b 0x148, out 0x150, n 0x158; R10 = a[i], R11 = b[i], R6 = a[i] ^ b[i]
-KERNEL = """
-        S2R R0, SR_TID.X
-        S2R R2, SR_CTAID.X
-        ISCADD R0, R2, R0, 0x6
-        ISETP.GE.U32.AND P0, PT, R0, c[0x0][0x158], PT
-        @P0 EXIT
-        SHR.U32 R3, R0, 0x1e
-        ISCADD R4.CC, R0, c[0x0][0x140], 0x2
-        IADD.X R5, R3, c[0x0][0x144]
-        LDG.E R10, [R4]
-        ISCADD R4.CC, R0, c[0x0][0x148], 0x2
-        IADD.X R5, R3, c[0x0][0x14c]
-        LDG.E R11, [R4]
-        SHR.U32 R3, R0, 0x1b
-        ISCADD R8.CC, R0, c[0x0][0x150], 0x5
-        IADD.X R9, R3, c[0x0][0x154]
+KERNEL = (
+    sm53_ab.head(0x5)
+    + """\
         LOP.XOR R6, R10, R11
         IMADSP.U32.U24.U32 R12, R10, R11, R6
         IMADSP.S24.U16H0.S32 R13, R10, R11, R6
@@ -52,6 +37,7 @@ KERNEL = """
         STG.E.128 [R8+0x10], R16
         EXIT
 """
+)
 SP_A = {"U32": (0, 32, 0), "S32": (0, 32, 1), "U24": (0, 24, 0), "S24": (0, 24, 1)}
 SP_A.update({"U16H0": (0, 16, 0), "S16H0": (0, 16, 1), "U16H1": (16, 16, 0), "S16H1": (16, 16, 1)})
 
@@ -95,39 +81,19 @@ def _ref(x: int, y: int) -> list[int]:
 
 
 def test_sm53_imadsp_vsetp_match_their_definitions(compute_device):
-    from shader_svc.sm53 import assemble as asm
-    from shader_svc.sm53 import decode as dec
-    from shader_svc.sm53.cbank import cbank0
-    from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
-
     n = 256
     rng = np.random.default_rng(531)
     a = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
     b = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
     b[::4] = a[::4] ^ (rng.integers(0, 2, n // 4, dtype=np.uint64).astype(np.uint32) << 31)  # equal halves/bytes too
-    spirv = translate_compute(dec.decode_stream(asm.assemble_program(KERNEL)), ComputeSpec((BS, 1, 1)))
-    dev = compute_device
-    ba, bb, bo = upload(dev, a), upload(dev, b), upload(dev, np.zeros(8 * n, np.uint32))
-    params = struct.pack("<QQQI", ba.address, bb.address, bo.address, n)
-    (out,) = run_spirv(dev, spirv, cbank0, 0, n, params, [bo], BS)
-    out = out[: 8 * n].reshape(n, 8)
-    bad = []
-    for i in range(n):
-        want = _ref(int(a[i]), int(b[i]))
-        for w, v in enumerate(want):
-            if int(out[i, w]) != v:
-                bad.append((i, w, hex(int(a[i])), hex(int(b[i])), hex(int(out[i, w])), hex(v)))
+    bad = sm53_ab.mismatches(sm53_ab.run(compute_device, KERNEL, [a, b], 8), a, b, _ref)
     isa_coverage.record_exact_program(53, "test_sm53_video::KERNEL", KERNEL.splitlines(), not bad)
     assert not bad, f"{len(bad)} results differ, first: {bad[:5]}"
 
 
 def test_sm53_video_kernel_text_decodes_back():
-    from shader_svc.sm53 import assemble as asm
-    from shader_svc.sm53 import decode as dec
-
-    insts = dec.decode_stream(asm.assemble_program(KERNEL))
-    lines = [ln.strip() for ln in KERNEL.strip().splitlines()]
-    assert [i.text() for i in insts[: len(lines)]] == lines
+    got, lines = sm53_ab.printed_back(KERNEL)
+    assert got == lines
 
 
 @pytest.mark.heavy

@@ -20,13 +20,14 @@ import pytest
 
 import listings
 from isa_coverage import exact_program
-from quad_draw import FS_HDR, VS_PASS, H, W, draw_quad, fragment53, spirv
+from quad_draw import BYTE_SCALES, BYTES_TO_RGBA53, BYTES_TO_RGBA86, FS_HDR, VS_PASS, H, W, draw_quad, fragment53, spirv
 from shader_svc.ir.block import Block  # noqa: F401  (the IR the handlers build)
 from shader_svc.lower.base import TranslateError
 from spirv_checks import spirv_val
 
 # TMML at uv, the two words' low bytes and second bytes as R, G (lambda') and B, A (level)
-FS_TMML = """
+FS_TMML = (
+    """
 IPA.PASS R0, a[0x80]
 IPA.PASS R1, a[0x84]
 TMML.LOD RZ, R4, R0, 0x0, 0x0, 2D, 0x3
@@ -34,16 +35,9 @@ LOP3.LUT R8, R4, 0xff, RZ, 0xc0, !PT
 LOP3.LUT R9, R4, 0xff00, RZ, 0xc0, !PT
 LOP3.LUT R10, R5, 0xff, RZ, 0xc0, !PT
 LOP3.LUT R11, R5, 0xff00, RZ, 0xc0, !PT
-I2FP.F32.U32 R8, R8
-I2FP.F32.U32 R9, R9
-I2FP.F32.U32 R10, R10
-I2FP.F32.U32 R11, R11
-FMUL R0, R8, c[0x0][0x0]
-FMUL R1, R9, c[0x0][0x4]
-FMUL R2, R10, c[0x0][0x0]
-FMUL R3, R11, c[0x0][0x4]
-EXIT
 """
+    + BYTES_TO_RGBA86
+)
 
 # TXD at uv with gradients from c[0x0] (dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y in Rb..Rb+3)
 FS_TXD = """
@@ -72,7 +66,7 @@ def test_tmml_sm86_reads_the_level_of_detail(gpu, tmp_path, scale):
     tw, th = int(W * 2.0**scale), int(H * 2.0**scale)
     tex = np.zeros((th, tw, 4), np.uint8)
     # c[0x0]: 1/255 and 1/(255 * 256), a byte (or a byte times 256) to its unorm8 exactly
-    inv = np.array([1 / 255, 1 / (255 * 256)], np.float32).tobytes()
+    inv = BYTE_SCALES
     with exact_program(f"test_tex_grad::FS_TMML[{scale}]", (86, FS_TMML), (86, VS_PASS)):
         img = draw_quad(gpu, fs, textures={0: Texture(tex)}, uniforms={0: inv + bytes(56)})
         want = np.array([*_bytes16(256 * scale), 0, 0])
@@ -105,16 +99,8 @@ LOP32I.AND R8, R4, 0xff
 LOP32I.AND R9, R4, 0xff00
 LOP32I.AND R10, R5, 0xff
 LOP32I.AND R11, R5, 0xff00
-I2F.F32.U32 R8, R8
-I2F.F32.U32 R9, R9
-I2F.F32.U32 R10, R10
-I2F.F32.U32 R11, R11
-FMUL R0, R8, c[0x0][0x0]
-FMUL R1, R9, c[0x0][0x4]
-FMUL R2, R10, c[0x0][0x0]
-FMUL R3, R11, c[0x0][0x4]
-EXIT
 """
+    + BYTES_TO_RGBA53
 )
 FS53_TXD = (
     FS53_UV
@@ -135,7 +121,7 @@ def test_tmml_sm53_reads_the_level_of_detail(gpu, tmp_path, scale):
     fs = fragment53(FS53_TMML)
     spirv_val(fs, tmp_path, "tmml53")
     tex = np.zeros((int(H * 2.0**scale), int(W * 2.0**scale), 4), np.uint8)
-    inv = np.array([1 / 255, 1 / (255 * 256)], np.float32).tobytes()
+    inv = BYTE_SCALES
     with exact_program(f"test_tex_grad::FS53_TMML[{scale}]", (53, FS53_TMML), (86, VS_PASS)):
         img = draw_quad(gpu, fs, textures={0: Texture(tex)}, uniforms={0: inv + bytes(56)})
         assert (img == np.array([*_bytes16(256 * scale), 0, 0])).all(), (scale, np.unique(img.reshape(-1, 4), axis=0)[:4])
