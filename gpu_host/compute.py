@@ -23,19 +23,24 @@ A surface pool entry is a registered one-sample colour render target (GPU-owned,
 and sampling see it) of a 4-byte texel format (RGBA8, BGRA8): the shader sees its rows as 32-bit
 texels.  COMPUTE_SURFACE's slot k names entry k of the pool of the texture's kind: a one-layer
 texture is entry k of the 2D pool (set 1 binding 2), a layered one (layers > 1, not a cube) entry
-k of the 2D array pool (set 1 binding 5, shader_svc/lower/surface.py BINDINGS); the other pool's
-entry k is a dummy image of its kind (every descriptor written: lavapipe reads unwritten ones).
+k of the 2D array pool (set 1 binding 5, shader_svc/lower/surface.py BINDINGS), a volume one
+entry k of the 3D pool (binding 6), a ``one_dim`` one (one row) entry k of the 1D pool (binding
+3) or, layered, of the 1D array pool (binding 4); the other pools' entry k is a dummy image of
+their kind (every descriptor written: lavapipe reads unwritten ones).
 A layer the kernel addresses past the texture's layers is outside the image: its stores do
 nothing, its loads read 0 (the translation's bounds check against OpImageQuerySize).  The
 dispatch works on an R32ui twin image (as many layers), copied from the texture before and back
-after (vkCmdCopyImage between size-compatible formats, every layer), behind full barriers, so the
-draws, copies and write-backs that follow see its writes.  The 1D, 1D array and 3D pools
-(bindings 3, 4, 6) are not bound: a program declaring one is refused at registration.
+after (vkCmdCopyImage between size-compatible formats, every layer; a 1D surface's twin is a 1D
+image, which vkCmdCopyImage cannot pair with the texture's 2D one, so through a buffer:
+vkCmdCopyImageToBuffer then vkCmdCopyBufferToImage), behind full barriers, so the draws, copies
+and write-backs that follow see its writes.  A program declaring a surface pool binding of another
+image type is refused at registration.
 
 Sources of facts: the Vulkan 1.3 specification (vkCmdDispatch and maxComputeWorkGroupCount,
 VkPhysicalDeviceVulkan12Features.bufferDeviceAddress, "Copying Data Between Images": size-
-compatible formats), the SPIR-V 1.6 specification (OpEntryPoint, OpExecutionMode LocalSize,
-DescriptorSet/Binding decorations); the bank layout is the shader service's (the CUDA driver's
+compatible formats; vkCmdCopyImage's valid usage: images of different VkImageType only where one
+is 2D and the other 3D; "Copying Data Between Buffers and Images"), the SPIR-V 1.6 specification
+(OpEntryPoint, OpExecutionMode LocalSize, DescriptorSet/Binding decorations); the bank layout is the shader service's (the CUDA driver's
 layout it reads, shader_svc/sm86/cbank.py, shader_svc/sm53/cbank.py).
 """
 

@@ -162,7 +162,17 @@ def test_a_kernel_writes_every_layer_of_a_1d_array_surface(env, kernels, isa):
     prog, tex = 720 + isa, 730 + isa
     env.client.register(
         TextureDesc(
-            tex, 1, SURF_OFF, ARR_W, 1, "RGBA8", block_linear=False, pitch=ARR_PITCH, render_target=True, layers=ARR_L, one_dim=True
+            tex,
+            1,
+            SURF_OFF,
+            ARR_W,
+            1,
+            "RGBA8",
+            block_linear=False,
+            pitch=ARR_PITCH,
+            render_target=True,
+            layers=ARR_L,
+            one_dim=True,
         )
     )
     cmds = dispatch(env, isa, kernels, "lines", prog, tex)
@@ -199,7 +209,9 @@ def test_1d_surfaces_misregistered_or_misbound_are_refused_by_name(env, kernels)
                 TextureDesc(790 + i, 1, SURF_OFF, LINE_W, h, fmt, block_linear=False, pitch=LINE_W * 4, one_dim=True, **kw)
             )
     flat = 799
-    env.client.register(TextureDesc(flat, 1, SURF_OFF, LINE_W, 1, "RGBA8", block_linear=False, pitch=LINE_W * 4, render_target=True))
+    env.client.register(
+        TextureDesc(flat, 1, SURF_OFF, LINE_W, 1, "RGBA8", block_linear=False, pitch=LINE_W * 4, render_target=True)
+    )
     cmds = dispatch(env, 86, kernels, "line", 740, flat)
     inputs(env, 5, False)
     submit_ok(env, [(P.OP_WRITEBACK, flat)])
