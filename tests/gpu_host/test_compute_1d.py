@@ -219,3 +219,40 @@ def test_1d_surfaces_misregistered_or_misbound_are_refused_by_name(env, kernels)
     env.pool.write(SURF_OFF, bytes([0xA5]) * 4 * LINE_W)
     submit_ok(env, cmds)
     assert np.array_equal(raw(env, SURF_OFF, 4 * LINE_W), before)
+
+
+def test_nvn_front_end_registers_a_1d_array_texture_a_kernel_writes(env, kernels, monkeypatch):
+    """nvnTextureInitialize with NVN_TEXTURE_TARGET_1D_ARRAY (our nvn.h), 4 layers by SetDepth,
+    height 1, render-target and linear flags: the front end's Texture is one_dim with its layers
+    and the GPU process registers a 1D array target the ``lines`` kernel writes, every layer at
+    width * 4 bytes (linear: pitch = a row); a 1D texture of two rows, or one without the
+    render-target flag, is refused by name; a target past NVN_TEXTURE_TARGET_1D_ARRAY likewise."""
+    from cpu_host.horizon.hle.abi import GuestError
+    from cpu_host.horizon.hle.nvn.tables import FLAG_LINEAR, FLAG_RENDER_TARGET, TARGET_1D, TARGET_1D_ARRAY
+    from test_compute_dispatch import Guest
+
+    g = Guest(env, monkeypatch)
+    s = g.svc
+    g.mem[20] = 1
+    builder = g.at(21)
+    flags = FLAG_RENDER_TARGET | FLAG_LINEAR
+    good = {"format": 1, "width": ARR_W, "height": 1, "flags": flags, "target": TARGET_1D_ARRAY, "layers": ARR_L}
+    s.builders[builder] = dict(good, pool=g.at(20), offset=SURF_OFF)
+    assert g.call(s.texture_storage_size, builder) == ARR_W * 4 * ARR_L
+    g.call(s.texture_initialize, g.at(22), builder)
+    tex = int(g.mem[22])
+    assert s.objects[tex].one_dim and s.objects[tex].layers == ARR_L
+    cmds = dispatch(env, 53, kernels, "lines", 750, tex)
+    a = inputs(env, 57, False)
+    submit_ok(env, cmds)
+    want = (a.astype(np.uint64) * 9 + 0x0F0E0D0C).astype(np.uint32)
+    assert np.array_equal(words(env, SURF_OFF, N), want)
+    assert (raw(env, SURF_OFF + 4 * N, 0x100) == 0x5A).all()
+    for bad in ({"height": 2}, {"flags": FLAG_LINEAR}, {"target": TARGET_1D, "height": 2}):
+        s.builders[builder].update(good)
+        s.builders[builder].update(bad)
+        with pytest.raises(GuestError, match="a 1D texture is a one-row colour render target"):
+            g.call(s.texture_initialize, g.at(23), builder)
+    s.builders[builder].update(good, target=TARGET_1D_ARRAY + 1)
+    with pytest.raises(GuestError, match=r"target 7 is not one nvn.h defines \(0..6\)"):
+        g.call(s.texture_initialize, g.at(23), builder)
