@@ -23,19 +23,24 @@ A surface pool entry is a registered one-sample colour render target (GPU-owned,
 and sampling see it) of a 4-byte texel format (RGBA8, BGRA8): the shader sees its rows as 32-bit
 texels.  COMPUTE_SURFACE's slot k names entry k of the pool of the texture's kind: a one-layer
 texture is entry k of the 2D pool (set 1 binding 2), a layered one (layers > 1, not a cube) entry
-k of the 2D array pool (set 1 binding 5, shader_svc/lower/surface.py BINDINGS); the other pool's
-entry k is a dummy image of its kind (every descriptor written: lavapipe reads unwritten ones).
+k of the 2D array pool (set 1 binding 5, shader_svc/lower/surface.py BINDINGS), a volume one
+entry k of the 3D pool (binding 6), a ``one_dim`` one (one row) entry k of the 1D pool (binding
+3) or, layered, of the 1D array pool (binding 4); the other pools' entry k is a dummy image of
+their kind (every descriptor written: lavapipe reads unwritten ones).
 A layer the kernel addresses past the texture's layers is outside the image: its stores do
 nothing, its loads read 0 (the translation's bounds check against OpImageQuerySize).  The
 dispatch works on an R32ui twin image (as many layers), copied from the texture before and back
-after (vkCmdCopyImage between size-compatible formats, every layer), behind full barriers, so the
-draws, copies and write-backs that follow see its writes.  The 1D, 1D array and 3D pools
-(bindings 3, 4, 6) are not bound: a program declaring one is refused at registration.
+after (vkCmdCopyImage between size-compatible formats, every layer; a 1D surface's twin is a 1D
+image, which vkCmdCopyImage cannot pair with the texture's 2D one, so through a buffer:
+vkCmdCopyImageToBuffer then vkCmdCopyBufferToImage), behind full barriers, so the draws, copies
+and write-backs that follow see its writes.  A program declaring a surface pool binding of another
+image type is refused at registration.
 
 Sources of facts: the Vulkan 1.3 specification (vkCmdDispatch and maxComputeWorkGroupCount,
 VkPhysicalDeviceVulkan12Features.bufferDeviceAddress, "Copying Data Between Images": size-
-compatible formats), the SPIR-V 1.6 specification (OpEntryPoint, OpExecutionMode LocalSize,
-DescriptorSet/Binding decorations); the bank layout is the shader service's (the CUDA driver's
+compatible formats; vkCmdCopyImage's valid usage: images of different VkImageType only where one
+is 2D and the other 3D; "Copying Data Between Buffers and Images"), the SPIR-V 1.6 specification
+(OpEntryPoint, OpExecutionMode LocalSize, DescriptorSet/Binding decorations); the bank layout is the shader service's (the CUDA driver's
 layout it reads, shader_svc/sm86/cbank.py, shader_svc/sm53/cbank.py).
 """
 
@@ -59,9 +64,21 @@ BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
 SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS, dim 3)
 SURFACE_ARRAY_BINDING = (1, 5)  # the 2D array surface pool (BINDINGS, dim 4: .2D_ARRAY)
 SURFACE_3D_BINDING = (1, 6)  # the 3D surface pool (BINDINGS, dim 5: .3D)
-# OpTypeImage's (Dim, Arrayed, Sampled) each surface pool's storage images have (Dim 1: 2D,
-# Sampled 2: read/written without a sampler)
+SURFACE_1D_BINDING = (1, 3)  # the 1D surface pool (BINDINGS, dim 0: .1D)
+SURFACE_1D_ARRAY_BINDING = (1, 4)  # the 1D array surface pool (BINDINGS, dim 2: .1D_ARRAY)
+# OpTypeImage's (Dim, Arrayed, Sampled) each surface pool's storage images have (Dim 0: 1D,
+# 1: 2D, 2: 3D; Sampled 2: read/written without a sampler)
 STORAGE_2D, STORAGE_2D_ARRAY, STORAGE_3D = (1, 0, 2), (1, 1, 2), (2, 0, 2)
+STORAGE_1D, STORAGE_1D_ARRAY = (0, 0, 2), (0, 1, 2)
+# pool name -> (binding, storage image kind, what an error calls it), in the order set 1 declares them
+SURFACE_POOLS = {
+    "2d": (SURFACE_BINDING, STORAGE_2D, "the 2D surface pool"),
+    "1d": (SURFACE_1D_BINDING, STORAGE_1D, "the 1D surface pool"),
+    "1d_array": (SURFACE_1D_ARRAY_BINDING, STORAGE_1D_ARRAY, "the 1D array surface pool"),
+    "2d_array": (SURFACE_ARRAY_BINDING, STORAGE_2D_ARRAY, "the 2D array surface pool"),
+    "3d": (SURFACE_3D_BINDING, STORAGE_3D, "the 3D surface pool"),
+}
+SURFACE_PAIRS = frozenset(b for b, _, _ in SURFACE_POOLS.values())
 BANK_ALIGN = 256  # offsets of banks in their buffer: >= any minStorageBufferOffsetAlignment
 EMPTY = P.EMPTY
 EMPTY_POOLS = ((EMPTY,) * POOL_TEXTURES, (EMPTY,) * POOL_SAMPLERS)  # no POOLS packet in force
@@ -72,7 +89,7 @@ class ComputeProgram:
     id: int
     spirv: bytes
     local_size: tuple[int, int, int]
-    surfaces: bool  # reads/writes the 2D or the 2D array surface pool (set 1 binding 2 or 5)
+    surfaces: bool  # reads/writes a surface pool (set 1 bindings 2..6)
     pipeline: Any
     pools: bool = False  # samples the texture and sampler pools (set 1 bindings 0, 1)
 
@@ -95,13 +112,12 @@ class Compute:
         d = dev.device
         self.dsl0 = dev.set_layout([(0, vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1)], vk.VK_SHADER_STAGE_COMPUTE_BIT)
         # set 1: the texture pool (binding 0, sampled images), the sampler pool (binding 1) and
-        # the 2D surface pool (binding 2), as the shader service declares them
+        # the 2D, 1D, 1D array, 2D array and 3D surface pools (bindings 2..6), as the shader
+        # service declares them
         set1 = (
             (0, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES),
             (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS),
-            (SURFACE_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
-            (SURFACE_ARRAY_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
-            (SURFACE_3D_BINDING[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS),
+            *((b[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS) for b, _, _ in SURFACE_POOLS.values()),
         )
         self.dsl1 = dev.set_layout(set1, vk.VK_SHADER_STAGE_COMPUTE_BIT)
         self.layout = vk.vkCreatePipelineLayout(
@@ -110,9 +126,8 @@ class Compute:
         self.pool: Any = None  # descriptor pool of the current submission
         self.bank: Any = None  # vkdevice.Buffer: the current submission's constant banks
         self.twins: dict[int, Any] = {}  # texture id -> (Texture, R32ui twin Image)
-        self.dummy: Any = None  # a 1x1 R32ui storage image for empty 2D surface entries
-        self.dummy_array: Any = None  # a 1x1, 2-layer one (a 2D_ARRAY view) for the array pool's
-        self.dummy_3d: Any = None  # a 1x1x1 3D one for the 3D pool's
+        self.stages: dict[int, Any] = {}  # texture id -> the buffer a 1D surface's copies go through
+        self.dummies: dict[str, Any] = {}  # pool name -> the 1-texel R32ui image of its empty entries
         from vulkan._vulkan import lib as _lib  # the wrapper returns its argument, not the address
 
         self._addr_fn = _lib.vkGetBufferDeviceAddress
@@ -139,19 +154,14 @@ class Compute:
                 f"{list(lim.maxComputeWorkGroupSize)} / maxComputeWorkGroupInvocations {lim.maxComputeWorkGroupInvocations}"
             )
         for s, b in sorted(pairs):
-            if (s, b) not in (BANK_BINDING, SURFACE_BINDING, SURFACE_ARRAY_BINDING, SURFACE_3D_BINDING, *POOL_BINDINGS):
+            if (s, b) != BANK_BINDING and (s, b) not in SURFACE_PAIRS | POOL_BINDINGS:
                 raise ObjectError(
                     f"{what}: uses descriptor set {s} binding {b}; the GPU process binds constant bank 0 "
-                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D, "
-                    "2D array and 3D surface pools (set 1 bindings 2, 5, 6) to compute programs (the 1D and "
-                    "1D array surface pools, bindings 3, 4, would need textures of those kinds)"
+                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D, 1D, "
+                    "1D array, 2D array and 3D surface pools (set 1 bindings 2..6) to compute programs"
                 )
         kinds = image_kinds(code)
-        for pair, want, name in (
-            (SURFACE_BINDING, STORAGE_2D, "the 2D surface pool"),
-            (SURFACE_ARRAY_BINDING, STORAGE_2D_ARRAY, "the 2D array surface pool"),
-            (SURFACE_3D_BINDING, STORAGE_3D, "the 3D surface pool"),
-        ):
+        for pair, want, name in SURFACE_POOLS.values():
             if pair in pairs and kinds.get(pair) != want:
                 raise ObjectError(
                     f"{what}: set {pair[0]} binding {pair[1]} is {name}: storage images (Dim, Arrayed, "
@@ -170,7 +180,7 @@ class Compute:
         finally:
             vk.vkDestroyShaderModule(d, mod, None)
         old = objects.compute_programs.get(id)
-        surfaces = bool(pairs & {SURFACE_BINDING, SURFACE_ARRAY_BINDING, SURFACE_3D_BINDING})
+        surfaces = bool(pairs & SURFACE_PAIRS)
         prog = ComputeProgram(id, code, local, surfaces, pipe, bool(pairs & POOL_BINDINGS))
         objects.compute_programs[id] = prog
         objects.programs.pop(id, None)  # one id, one program
@@ -196,7 +206,7 @@ class Compute:
                 pPoolSizes=[
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=n),
                     vk.VkDescriptorPoolSize(
-                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=3 * n * P.COMPUTE_SURFACE_SLOTS
+                        type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=len(SURFACE_POOLS) * n * P.COMPUTE_SURFACE_SLOTS
                     ),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=n * POOL_TEXTURES),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=n * POOL_SAMPLERS),
@@ -226,35 +236,42 @@ class Compute:
             return cur[1]
         if cur is not None:
             self.dev.free_image(cur[1])
+            stage = self.stages.pop(t.id, None)
+            if stage is not None:
+                self.dev.free_buffer(stage)
         usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-        if t.volume:
+        if t.one_dim:  # Vulkan copies no texels between 1D and 2D images: through a buffer (_copy)
+            img = self.dev.image(t.width, 1, vk.VK_FORMAT_R32_UINT, usage, layers=t.layers, one_dim=True)
+            self.stages[t.id] = self.dev.buffer(
+                4 * t.width * t.layers, vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT, host=False
+            )
+        elif t.volume:
             img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage, depth=t.layers)
         else:
             img = self.dev.image(t.width, t.height, vk.VK_FORMAT_R32_UINT, usage, layers=t.layers)
         self.twins[t.id] = (t, img)
         return img
 
-    def dummy_image(self, arrayed: bool = False, volume: bool = False) -> Any:
-        """The empty entry of the 2D pool, or (``arrayed``) of the 2D array pool, or (``volume``)
-        of the 3D pool."""
-        usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
-        if volume:
-            if self.dummy_3d is None:
-                self.dummy_3d = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage, depth=1)
-            return self.dummy_3d
-        if arrayed:
-            if self.dummy_array is None:
-                self.dummy_array = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage, layers=2)
-            return self.dummy_array
-        if self.dummy is None:
-            self.dummy = self.dev.image(1, 1, vk.VK_FORMAT_R32_UINT, usage)
-        return self.dummy
+    def dummy_image(self, name: str) -> Any:
+        """The empty entry of surface pool ``name`` (a SURFACE_POOLS key): one texel of its image
+        kind (two layers where the view is an array, which a one-layer image's view is not)."""
+        img = self.dummies.get(name)
+        if img is None:
+            usage = vk.VK_IMAGE_USAGE_STORAGE_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+            layers = 2 if name.endswith("_array") else 1
+            img = self.dummies[name] = self.dev.image(
+                1, 1, vk.VK_FORMAT_R32_UINT, usage, layers=layers, depth=int(name == "3d"), one_dim=name.startswith("1d")
+            )
+        return img
 
     def reset(self) -> None:
         """A new session: its textures are gone (programs are the session's objects too)."""
         for _, img in self.twins.values():
             self.dev.free_image(img)
         self.twins.clear()
+        for buf in self.stages.values():
+            self.dev.free_buffer(buf)
+        self.stages.clear()
 
     def forget(self, objects: Objects) -> None:
         for prog in objects.compute_programs.values():
@@ -265,9 +282,8 @@ class Compute:
         d = self.dev.device
         vk.vkDeviceWaitIdle(d)
         self.reset()
-        for img in (self.dummy, self.dummy_array, self.dummy_3d):
-            if img is not None:
-                self.dev.free_image(img)
+        for img in self.dummies.values():
+            self.dev.free_image(img)
         if self.bank is not None:
             self.dev.free_buffer(self.bank)
         if self.pool is not None:
@@ -309,12 +325,36 @@ def _surface(rec: Any, i: int, cmd: tuple) -> None:
     _state(rec).surfaces[cmd[1]] = cmd[2]
 
 
-def _copy(cb: Any, src: Any, dst: Any, t: Any) -> None:
-    """Every layer of texture ``t`` from image ``src`` to ``dst`` (the texture and its twin)."""
+def surface_kind(t: Any) -> str:
+    """The SURFACE_POOLS name of the pool a surface texture is an entry of."""
+    if t.one_dim:
+        return "1d_array" if t.layers > 1 else "1d"
+    return "3d" if t.volume else "2d_array" if t.layers > 1 else "2d"
+
+
+def _copy(cb: Any, src: Any, dst: Any, t: Any, stage: Any = None) -> None:
+    """Every layer of texture ``t`` from image ``src`` to ``dst`` (the texture and its twin); a 1D
+    surface's (one is a 2D image, the other a 1D one, which vkCmdCopyImage cannot pair) through
+    ``stage``, a buffer of its texels layer after layer."""
     w, h, d = t.width, t.height, (t.layers if t.volume else 1)
     layers = vk.VkImageSubresourceLayers(
         aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=1 if t.volume else t.layers
     )
+    if stage is not None:
+        region = [
+            vk.VkBufferImageCopy(
+                bufferOffset=0,
+                bufferRowLength=0,  # tightly packed: a layer is w texels of 4 bytes (both formats)
+                bufferImageHeight=0,
+                imageSubresource=layers,
+                imageOffset=vk.VkOffset3D(0, 0, 0),
+                imageExtent=vk.VkExtent3D(w, 1, 1),
+            )
+        ]
+        vk.vkCmdCopyImageToBuffer(cb, src.handle, vk.VK_IMAGE_LAYOUT_GENERAL, stage.handle, 1, region)
+        full_barrier(cb)  # the buffer written before it is read
+        vk.vkCmdCopyBufferToImage(cb, stage.handle, dst.handle, vk.VK_IMAGE_LAYOUT_GENERAL, 1, region)
+        return
     vk.vkCmdCopyImage(
         cb,
         src.handle,
@@ -368,13 +408,13 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
         d, vk.VkDescriptorSetAllocateInfo(descriptorPool=comp.pool, descriptorSetCount=2, pSetLayouts=[comp.dsl0, comp.dsl1])
     )
     twins = []
-    # entry k of the 2D, the 2D array and the 3D pool: the texture's twin in the pool of its kind
-    pools: dict[str, list] = {"2d": [], "2d_array": [], "3d": []}
-    dummies = {"2d": comp.dummy_image(), "2d_array": comp.dummy_image(True), "3d": comp.dummy_image(volume=True)}
+    # entry k of every surface pool: the texture's twin in the pool of its kind, a dummy elsewhere
+    pools: dict[str, list] = {name: [] for name in SURFACE_POOLS}
+    dummies = {name: comp.dummy_image(name) for name in SURFACE_POOLS}
     for k in range(P.COMPUTE_SURFACE_SLOTS):
         tid = st.surfaces.get(k, EMPTY)
         t = None if tid == EMPTY else objs.textures[tid]
-        kind = None if t is None else "3d" if t.volume else "2d_array" if t.layers > 1 else "2d"
+        kind = None if t is None else surface_kind(t)
         tw = None
         if t is not None:
             tw = comp.twin(rp, t)
@@ -393,7 +433,7 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
             pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=comp.bank.handle, offset=boff, range=bank_size)],
         )
     )
-    for name, binding in (("2d", SURFACE_BINDING), ("2d_array", SURFACE_ARRAY_BINDING), ("3d", SURFACE_3D_BINDING)):
+    for name, (binding, _, _) in SURFACE_POOLS.items():
         writes.append(
             vk.VkWriteDescriptorSet(
                 dstSet=ds1,
@@ -408,7 +448,7 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     done = set()
     for t, im, tw in twins:
         if t.id not in done:
-            _copy(cb, im, tw, t)
+            _copy(cb, im, tw, t, comp.stages.get(t.id))
             done.add(t.id)
     if twins:
         full_barrier(cb)
@@ -421,7 +461,7 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     if twins:
         for t, im, tw in twins:
             if t.id in done:
-                _copy(cb, tw, im, t)
+                _copy(cb, tw, im, t, comp.stages.get(t.id))
                 done.discard(t.id)
         full_barrier(cb)
     for k in range(P.COMPUTE_BUFFER_SLOTS):  # written back into the pool after the run, in order with WRITEBACK

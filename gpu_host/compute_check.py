@@ -68,7 +68,7 @@ def check(cmd: tuple, objects: Objects, st: CheckState, add_range: Callable[[tup
                 f"field texture {tid} ({t.fmt.name}, {t.samples} sample(s), {t.layers} layer(s)"
                 f"{', render target' if t.render_target else ''}) is not a one-sample, non-cube "
                 f"{'/'.join(SURFACE_FORMATS)} render target (a surface pool entry: one layer for the "
-                "2D pool, several for the 2D array pool)"
+                "2D pool, several for the 2D array pool; a 1D one's for the 1D or 1D array pool)"
             )
     else:  # DISPATCH
         _, prog, x, y, z, bank, mask, ppool, poff, psize, pat = cmd

@@ -6,7 +6,7 @@ pairs it declares, which say what a dispatch must bind (gpu_host/compute.py; PRO
 Sources of facts: the SPIR-V 1.6 specification (the module's header of five words; OpEntryPoint
 15, OpExecutionMode 16 with LocalSize 17, OpDecorate 71 with Binding 33 and DescriptorSet 34;
 execution model GLCompute 5; OpVariable 59, OpTypePointer 32, OpTypeArray 28, OpTypeImage 25 with
-its Dim (1: 2D), Arrayed and Sampled (2: a storage image) operands); the bindings are the shader service's (shader_svc/lower/texture.py,
+its Dim (0: 1D, 1: 2D, 2: 3D), Arrayed and Sampled (2: a storage image) operands); the bindings are the shader service's (shader_svc/lower/texture.py,
 shader_svc/lower/surface.py)."""
 
 from __future__ import annotations

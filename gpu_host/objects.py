@@ -55,6 +55,9 @@ class Texture:
     # ``layer_stride`` apart as layers are; only a surface of the 3D pool (compute) and written
     # back; never sampled, drawn into or presented.
     volume: bool = False
+    # A 1D render target (``one_dim``): one row (height 1), an ordinary 2D image (array) to every
+    # other command; COMPUTE_SURFACE puts it in the 1D pool (one layer) or the 1D array pool.
+    one_dim: bool = False
 
     @property
     def row_bytes(self) -> int:
@@ -213,6 +216,7 @@ class Objects:
         cube: bool = False,
         samples: int = 1,
         volume: bool = False,
+        one_dim: bool = False,
     ) -> Texture:
         fmt = FORMATS.get(format)
         if fmt is None:
@@ -254,6 +258,13 @@ class Objects:
                 f"texture {id}: a volume (3D) texture is a pitch-linear colour render target (format {format}, "
                 f"render_target {render_target}, cube {cube}, block_linear {block_linear}, samples {samples})"
             )
+        if one_dim and not (render_target and not fmt.depth and not cube and not volume and height == 1 and samples in (0, 1)):
+            # a 1D surface's twin is a 1D image filled through a buffer from this one row (compute.py)
+            raise ObjectError(
+                f"texture {id}: a 1D texture is a one-row (height 1), one-sample, non-cube, non-volume colour render "
+                f"target (format {format}, height {height}, render_target {render_target}, cube {cube}, "
+                f"volume {volume}, samples {samples})"
+            )
         if samples > 1 and layers > 1:
             raise ObjectError(
                 f"texture {id}: field samples {samples} with field layers {layers} (a layered target has one sample)"
@@ -277,6 +288,7 @@ class Objects:
             cube,
             samples,
             volume,
+            one_dim,
         )
         if not render_target:
             psize = self.memory.pool_size(pool)

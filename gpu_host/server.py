@@ -268,6 +268,7 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
             cube=r.cube,
             samples=r.samples or 1,
             volume=r.volume,
+            one_dim=r.one_dim,
         )
 
     def RegisterSampler(self, r, context):

@@ -254,8 +254,10 @@ class Device:
         cube: bool = False,
         samples: int = 1,
         depth: int = 0,
+        one_dim: bool = False,
     ) -> Image:
-        """A 2D image in GENERAL layout (``depth`` > 0: a 3D one of that many slices, view 3D).  ``aspect``: its format's aspects (depth, depth | stencil);
+        """A 2D image in GENERAL layout (``depth`` > 0: a 3D one of that many slices, view 3D;
+        ``one_dim``: a 1D one, ``height`` 1, view 1D or, with ``layers`` > 1, 1D_ARRAY).  ``aspect``: its format's aspects (depth, depth | stencil);
         a depth image also gets a view of its depth aspect alone, which is what shaders sample.
         ``layers``/``cube``: an array (view 2D_ARRAY) or cubes (view CUBE for 6 layers, else
         CUBE_ARRAY)."""
@@ -263,7 +265,7 @@ class Device:
             self.device,
             vk.VkImageCreateInfo(
                 flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if cube else 0,
-                imageType=vk.VK_IMAGE_TYPE_3D if depth else vk.VK_IMAGE_TYPE_2D,
+                imageType=vk.VK_IMAGE_TYPE_3D if depth else vk.VK_IMAGE_TYPE_1D if one_dim else vk.VK_IMAGE_TYPE_2D,
                 format=vk_format,
                 extent=vk.VkExtent3D(width=width, height=height, depth=max(1, depth)),
                 mipLevels=1,
@@ -290,6 +292,8 @@ class Device:
         view_type = (
             vk.VK_IMAGE_VIEW_TYPE_3D
             if depth
+            else (vk.VK_IMAGE_VIEW_TYPE_1D if layers == 1 else vk.VK_IMAGE_VIEW_TYPE_1D_ARRAY)
+            if one_dim
             else (vk.VK_IMAGE_VIEW_TYPE_CUBE if layers == 6 else vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY)
             if cube
             else vk.VK_IMAGE_VIEW_TYPE_2D

@@ -89,9 +89,12 @@ enum { NVN_COMPARE_MODE_NONE = 0, NVN_COMPARE_MODE_COMPARE_R_TO_TEXTURE = 1 };
  * faces +X -X +Y -Y +Z -Z, a cube array 6 per cube): layers one after another in the storage, each
  * nvnTextureBuilderGetStorageSize / layers bytes (whole blocks of the block-linear layout).
  * A 2D array render target is a compute surface (2D array pool); a 3D texture (depth slices by
- * nvnTextureBuilderSetDepth) is a linear colour render target, a compute surface of the 3D pool. */
+ * nvnTextureBuilderSetDepth) is a linear colour render target, a compute surface of the 3D pool;
+ * a 1D texture (height 1) or 1D array (layers by nvnTextureBuilderSetDepth) is a colour render
+ * target, a compute surface of the 1D or 1D array pool. */
 enum { NVN_TEXTURE_TARGET_2D = 0, NVN_TEXTURE_TARGET_2D_ARRAY = 1, NVN_TEXTURE_TARGET_CUBEMAP = 2,
-       NVN_TEXTURE_TARGET_CUBEMAP_ARRAY = 3, NVN_TEXTURE_TARGET_3D = 4 };
+       NVN_TEXTURE_TARGET_CUBEMAP_ARRAY = 3, NVN_TEXTURE_TARGET_3D = 4, NVN_TEXTURE_TARGET_1D = 5,
+       NVN_TEXTURE_TARGET_1D_ARRAY = 6 };
 enum { NVN_BLEND_EQUATION_ADD = 0, NVN_BLEND_EQUATION_SUB = 1, NVN_BLEND_EQUATION_REVERSE_SUB = 2,
        NVN_BLEND_EQUATION_MIN = 3, NVN_BLEND_EQUATION_MAX = 4 };
 /* front/back: a face's stencil-fail, depth-fail and depth-pass ops, then its stencil func; the stencil

@@ -52,6 +52,7 @@ class Texture:
     samples: int = 1  # nvnTextureBuilderSetSamples: a multisampled render target (2, 4, 8)
     layers: int = 1  # nvnTextureBuilderSetDepth of an array or cube target (a layered surface: >1)
     volume: bool = False  # NVN_TEXTURE_TARGET_3D: ``layers`` are depth slices (a 3D compute surface)
+    one_dim: bool = False  # NVN_TEXTURE_TARGET_1D / _1D_ARRAY: one row (a 1D compute surface)
 
 
 @dataclass

@@ -30,6 +30,8 @@ from cpu_host.horizon.hle.nvn.tables import (
     FLAG_DISPLAY,
     FLAG_RENDER_TARGET,
     FLAG_LINEAR,
+    TARGET_1D,
+    TARGET_1D_ARRAY,
     TARGET_3D,
     POOL_CPU_CACHED,
     SHADER_MAGIC,
@@ -118,11 +120,11 @@ class NvnResources:
         """(layers, cube) of a builder: SetTarget's kind, SetDepth's layer count (a cube: 6; a
         3D texture: its depth slices)."""
         target = b.get("target", 0) & 0xFFFFFFFF
-        if target > TARGET_3D:
-            raise GuestError(f"nvnTextureBuilderSetTarget: target {target} is not one nvn.h defines (0..{TARGET_3D})")
+        if target > TARGET_1D_ARRAY:
+            raise GuestError(f"nvnTextureBuilderSetTarget: target {target} is not one nvn.h defines (0..{TARGET_1D_ARRAY})")
         cube = target in (2, 3)
         layers = b.get("layers", 0) & 0xFFFFFFFF or (6 if cube else 1)
-        if target == 0:
+        if target in (0, TARGET_1D):
             layers = 1
         if not 1 <= layers <= 2048 or (cube and layers % 6):
             raise GuestError(f"texture layers {layers} (1..2048; a multiple of 6 for cubes)")
@@ -164,6 +166,12 @@ class NvnResources:
                 raise GuestError("nvnTextureInitialize: a sampled texture needs storage in a memory pool")
             layers, cube = self._layers(b)
             volume = self._volume(b)
+            one_dim = b.get("target", 0) & 0xFFFFFFFF in (TARGET_1D, TARGET_1D_ARRAY)
+            if one_dim and not (h == 1 and flags & FLAG_RENDER_TARGET and not flags & FLAG_DISPLAY and name not in DEPTH_FORMATS):
+                raise GuestError(
+                    f"nvnTextureInitialize: a 1D texture is a one-row colour render target (a compute surface), "
+                    f"not display ({name} {w}x{h}, flags {flags:#x})"
+                )
             if volume and not (flags & FLAG_RENDER_TARGET and flags & FLAG_LINEAR and not flags & FLAG_DISPLAY):
                 raise GuestError(
                     f"nvnTextureInitialize: a 3D texture is a linear render target (a compute surface), "
@@ -186,7 +194,7 @@ class NvnResources:
                     f"nvnTextureInitialize: a {samples}-sample texture must be made with the "
                     f"render-target flag (and not the display flag); flags are {flags:#x}"
                 )
-            tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl, samples, layers, volume))
+            tex = self._new(c, 0, lambda i: Texture(i, w, h, name, flags, pool, off, bhl, samples, layers, volume, one_dim))
             linear = bool(flags & FLAG_LINEAR)
             bpe = FORMATS[b["format"]][1]
             self._gpu().register(
@@ -206,6 +214,7 @@ class NvnResources:
                     cube=cube,
                     samples=samples,
                     volume=volume,
+                    one_dim=one_dim,
                 )
             )
         return 1
