@@ -546,8 +546,26 @@ _ROWS: list[tuple[str, ...]] = [
             ("SYSL", "1101010100 L=1 01 op1:3 CRn:4 CRm:4 op2:3 Rt:5"),
         ],
     ),
-    ("MRS", "sysreg", "1101010100 1 1 o0:1 op1:3 CRn:4 CRm:4 op2:3 Rt:5"),
-    ("MSR_reg", "sysreg", "1101010100 0 1 o0:1 op1:3 CRn:4 CRm:4 op2:3 Rt:5"),
+    # MRS/MSR (register): FPSR (op0 3 = o0 1, op1 011, CRn 0100, CRm 0100, op2 001: S3_3_C4_C4_1,
+    # Arm ARM) and FPCR (op2 000: S3_3_C4_C4_0) have their own forms, as their lowering differs
+    # (lift/fp_fpsr.py: the host's FP flags); MRS of FPCR reads s->fpcr, as the other registers
+    # (lift/control.py)
+    *_split(
+        "MRS",
+        "sysreg",
+        [
+            ("MRS_fpsr", "1101010100 1 1 o0=1 op1=011 CRn=0100 CRm=0100 op2=001 Rt:5"),
+            ("MRS", "1101010100 1 1 o0:1 op1:3 CRn:4 CRm:4 op2:3 Rt:5 !o0=1,op1=011,CRn=0100,CRm=0100,op2=001"),
+        ],
+    ),
+    *_split(
+        "MSR_reg",
+        "sysreg",
+        [
+            ("MSR_fp", "1101010100 0 1 o0=1 op1=011 CRn=0100 CRm=0100 op2=00x Rt:5"),  # FPCR, FPSR
+            ("MSR_reg", "1101010100 0 1 o0:1 op1:3 CRn:4 CRm:4 op2:3 Rt:5 !o0=1,op1=011,CRn=0100,CRm=0100,op2=00x"),
+        ],
+    ),
     ("BR", "branch_reg", "1101011 0000 11111 000000 Rn:5 00000"),
     ("BLR", "branch_reg", "1101011 0001 11111 000000 Rn:5 00000"),
     ("RET", "branch_reg", "1101011 0010 11111 000000 Rn:5 00000"),

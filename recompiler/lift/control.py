@@ -236,9 +236,7 @@ def h_mrs(em: FunctionEmitter, i: Insn) -> None:
         e = "(((u64)N << 31) | ((u64)Z << 30) | ((u64)C << 29) | ((u64)V << 28))"
     elif r == _FPCR:
         e = "s->fpcr"
-    elif r == _FPSR:
-        e = "s->fpsr"
-    else:
+    else:  # (FPSR: the form MRS_fpsr, fp_fpsr.py)
         e = f"nx_sysreg_read(s, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {r[4]})"
     em.setx(f["Rt"], e)
 
@@ -252,10 +250,5 @@ def h_msr(em: FunctionEmitter, i: Insn) -> None:
     elif r == _NZCV:
         em.flags_touched()
         em.out(f"FLAGS_SET((u32)({v} >> 28));")
-    elif r == _FPCR:  # only AHP DN FZ RMode Stride FZ16 Len exist; the rest is RES0
-        # RMode and FZ go to the host's MXCSR, so FP arithmetic rounds/flushes as the guest asks
-        em.out(f"s->fpcr = {v} & 0x07ff0000ull; NX_FPCR_APPLY(s->fpcr);")
-    elif r == _FPSR:  # N Z C V QC and the cumulative exception flags
-        em.out(f"s->fpsr = {v} & 0xf800009full;")
-    else:
+    else:  # (FPCR, FPSR: the form MSR_fp, fp_fpsr.py)
         em.out(f"nx_sysreg_write(s, {r[0]}, {r[1]}, {r[2]}, {r[3]}, {r[4]}, {v});")

@@ -14,11 +14,10 @@ API, the registers, NZCV and memory it reads and writes from its form's declarat
 Handlers live in files named after the Arm ARM's encoding groups.  A group whose class row had
 a chain of handlers (the vector-typed ``simd_vec``, the exact ``simd_int``, the general
 ``fp_simd``) gives each of its forms only the handlers that take some of its encodings
-(``_route``): every Advanced SIMD form has one.  Where one form's encodings are still split
-between handlers (MRS/MSR's FPSR and FPCR accesses, EXT's vector-typed lowering), the form has
-several rows, each with a predicate on the instruction's fields (``takes``) but the last, tried
-in order: the first row that takes the encoding lifts it, and no handler calls another.  A split
-group's ``_unlifted`` row (``isa.py``) is refused: ``h_unallocated``.
+(``_route``): every Advanced SIMD form has one.  Every form has exactly one row (MRS/MSR's
+FPSR and FPCR accesses are forms of their own, ``MRS_fpsr`` and ``MSR_fp``), so no handler is
+chosen by a predicate at lift time and no handler calls another.  A split group's ``_unlifted``
+row (``isa.py``) is refused: ``h_unallocated``.
 """
 
 from __future__ import annotations
@@ -57,7 +56,6 @@ Handler = Callable[..., "bool | None"]
 class Row:
     form: str  # the isa.py form
     handler: Handler
-    takes: Callable[[Insn], bool] | None = None  # which encodings of the form (None: the rest)
 
 
 def h_unallocated(em, insn: Insn) -> None:
@@ -75,8 +73,8 @@ def _route(group: str, *chain: tuple[Handler, Callable[[Insn], bool] | None]) ->
     (``chain``: (handler, takes) in order, the last taking the rest): each form gets only the
     handlers that take some of its encodings, found by trying every value of its free fields
     but the registers and lane or shift bits (``R*``, ``_NOT_SELECTORS``: no predicate reads
-    them), so most forms have one row, and each encoding keeps the handler the class row's
-    chain gave it."""
+    them): every form has one (a form two handlers shared would be an error here: split it in
+    ``isa.py``), and each encoding keeps the handler the class row's chain gave it."""
     out: list[Row] = []
     for f in GROUPS[group]:
         if f.unlifted:  # unallocated (reserved values included), or not implemented
@@ -91,17 +89,17 @@ def _route(group: str, *chain: tuple[Handler, Callable[[Insn], bool] | None]) ->
             k = next(k for k, (_h, takes) in enumerate(chain) if takes is None or takes(insn))
             if k not in used:
                 used.append(k)
-        used = sorted(used) or [len(chain) - 1]
-        out += [Row(f.name, chain[k][0], chain[k][1] if k != used[-1] else None) for k in used]
+        if len(used) > 1:
+            raise ValueError(f"form {f.name} of {group} is split between handlers {sorted(used)}")
+        out.append(Row(f.name, chain[used[0] if used else -1][0]))
     return out
 
 
-def _each(group: str, handler: Handler, takes: Callable[[Insn], bool] | None = None) -> list[Row]:
+def _each(group: str, handler: Handler) -> list[Row]:
     """One row per form of an ``isa.py`` group whose forms share one handler (the handler reads
-    the form's fixed fields, as it read them when one row covered them all); with ``takes``, a
-    row of each form that takes some of its encodings (the rows of one form stay in order).  The
-    group's ``_unlifted`` row is refused (``h_unallocated``)."""
-    return [Row(f.name, h_unallocated) if f.unlifted else Row(f.name, handler, takes) for f in GROUPS[group]]
+    the form's fixed fields, as it read them when one row covered them all).  The group's
+    ``_unlifted`` row is refused (``h_unallocated``)."""
+    return [Row(f.name, h_unallocated) if f.unlifted else Row(f.name, handler) for f in GROUPS[group]]
 
 
 ROWS: list[Row] = [
@@ -129,9 +127,9 @@ ROWS: list[Row] = [
     Row("MSR_imm", control.h_msr_imm),
     Row("MSR_imm_unlifted", h_unallocated),
     *_each("SYS", control.h_sys),
-    Row("MRS", fp_fpsr.h_mrs, fp_fpsr.takes_mrs),
+    Row("MRS_fpsr", fp_fpsr.h_mrs),
     Row("MRS", control.h_mrs),
-    Row("MSR_reg", fp_fpsr.h_msr, fp_fpsr.takes_msr),
+    Row("MSR_fp", fp_fpsr.h_msr),
     Row("MSR_reg", control.h_msr),
     Row("BR", control.h_br),
     Row("BLR", control.h_blr),
@@ -278,8 +276,7 @@ ROWS: list[Row] = [
         "SIMD_across",
         (fp_simd.h_across, None),
     ),
-    Row("SIMD_ext", simd_vec.h_ext, simd_vec.takes_ext),
-    Row("SIMD_ext", fp_simd.h_ext),
+    Row("SIMD_ext", simd_vec.h_ext),  # every encoding (Q = 0 with imm4 >= 8: the _unlifted row)
     Row("SIMD_ext_unlifted", h_unallocated),
     *_each("SIMD_tbl", fp_simd.h_tbl),
     *_route("SIMD_perm", (simd_vec.h_perm, simd_vec.takes_perm), (fp_simd.h_perm, None)),
@@ -330,24 +327,13 @@ ROWS: list[Row] = [
 ]
 
 
-def _dispatch(rows: list[Row]) -> Handler:
-    """The handler of a form whose encodings are split between rows: the first row that takes
-    the instruction lifts it."""
-
-    def lift(em, insn: Insn):
-        for r in rows:
-            if r.takes is None or r.takes(insn):
-                return r.handler(em, insn)
-        raise AssertionError(f"no row of {insn.name} takes {insn.word:#010x}")  # test_forms: never
-
-    return lift
-
-
 def _handlers() -> dict[str, Handler]:
-    by_form: dict[str, list[Row]] = {}
+    out: dict[str, Handler] = {}
     for r in ROWS:
-        by_form.setdefault(r.form, []).append(r)
-    return {f: rs[0].handler if len(rs) == 1 else _dispatch(rs) for f, rs in by_form.items()}
+        if r.form in out:
+            raise ValueError(f"form {r.form} has two rows")
+        out[r.form] = r.handler
+    return out
 
 
 # form -> the one callable that lifts it (the emitter, the Unicorn harness and the scan of
@@ -356,9 +342,5 @@ HANDLERS: dict[str, Handler] = _handlers()
 
 
 def handler(insn: Insn) -> Handler | None:
-    """The handler of ``insn``'s own encoding (its form's row that takes it), None for a form with
-    no row."""
-    for r in ROWS:
-        if r.form == insn.name and (r.takes is None or r.takes(insn)):
-            return r.handler
-    return None
+    """The handler of ``insn``'s form (its one row), None for a form with no row."""
+    return HANDLERS.get(insn.name)

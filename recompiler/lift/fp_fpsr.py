@@ -9,7 +9,8 @@ is stored, so an FP result held in a local (FCVTZS into X0, FADD into D0...) is 
 after it the vector locals are reloaded from ``NxCpu`` (``RELOAD_V``), so an FP operation that
 follows reads values the asm's memory clobber orders after it (the compiler may move
 arithmetic on locals across an asm).  Limits: docs/ARCHITECTURE.md,
-"FPSR".  Every other system register is control.py's (the rows in forms.py say which)."""
+"FPSR".  The forms ``MRS_fpsr`` and ``MSR_fp`` (isa.py) are this module's; every other system
+register is control.py's."""
 
 from __future__ import annotations
 
@@ -18,21 +19,11 @@ from recompiler.lift import control
 from recompiler.lift.emitter import FunctionEmitter
 
 
-def takes_mrs(i: Insn) -> bool:
-    """MRS of FPSR (forms.py: control.h_mrs reads every other system register)."""
-    return control._sysreg(i.f) == control._FPSR
-
-
 def h_mrs(em: FunctionEmitter, i: Insn) -> None:
     em.fp_env()
     em.out("STORE_ALL;")
     em.setx(i.f["Rt"], "(s->fpsr | NX_FPSR_HOST())")
     em.out("RELOAD_V;")
-
-
-def takes_msr(i: Insn) -> bool:
-    """MSR of FPSR or FPCR (forms.py: control.h_msr writes every other system register)."""
-    return control._sysreg(i.f) in (control._FPSR, control._FPCR)
 
 
 def h_msr(em: FunctionEmitter, i: Insn) -> None:

@@ -537,17 +537,6 @@ def _fixed_cvt(em: FunctionEmitter, f: dict, scalar: bool, size: int, fbits: int
     em.out(f"{{ NxVec a = v{n}; NxVec _r; _r.q = 0; for (int i = 0; i < {lanes}; i++) _r.{view}[i] = {e}; v{d} = _r; }}")
 
 
-def h_ext(em: FunctionEmitter, i: Insn) -> None:
-    f = i.f
-    Q, imm4 = f["Q"], f["imm4"]
-    # (not Q and imm4 > 7: reserved EXT: left out by the rows)
-    nb = 16 if Q else 8
-    em.out(
-        f"{{ u8 _t[32]; memcpy(_t, &v{f['Rn']}, {nb}); memcpy(_t + {nb}, &v{f['Rm']}, {nb}); "
-        f"NxVec _r; _r.q = 0; memcpy(&_r, _t + {imm4}, {nb}); v{f['Rd']} = _r; }}"
-    )
-
-
 def h_tbl(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, ln, op = f["Q"], f["len"] + 1, f["op"]

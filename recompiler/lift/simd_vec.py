@@ -267,10 +267,6 @@ def h_perm(em: FunctionEmitter, i: Insn) -> None:
     _emit(em, f["Rd"], Q, size, _shuffle(V("a", size), V("b", size), idx), {"a": f["Rn"], "b": f["Rm"]})
 
 
-def takes_ext(i: Insn) -> bool:
-    return not (not i.f["Q"] and i.f["imm4"] > 7)
-
-
 def h_ext(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, imm4 = f["Q"], f["imm4"]

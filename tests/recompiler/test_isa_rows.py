@@ -236,6 +236,12 @@ MNEMONICS.update(
         "CCMP_reg": {"ccmp"},
         "CCMN_imm": {"ccmn"},
         "CCMP_imm": {"ccmp"},
+        # MRS/MSR (register) with FPSR/FPCR split from the other system registers (session 27,
+        # arch-lift3)
+        "MRS_fpsr": {"mrs"},
+        "MRS": {"mrs"},
+        "MSR_fp": {"msr"},
+        "MSR_reg": {"msr"},
     }
 )
 # the load/store groups: the form's name's first part (STR_uimm: str, LD1_multi_post: ld1), and

@@ -462,8 +462,11 @@ def sample_fields(form: Form, rng: random.Random) -> dict[str, int]:
     elif n == "SYS":
         f["L"] = 0
         f["op1"], f["CRn"], f["CRm"], f["op2"] = rng.choice(_SYS_OPS)
-    elif n in ("MRS", "MSR_reg"):
-        f["o0"], f["op1"], f["CRn"], f["CRm"], f["op2"] = rng.choice(_SYSREGS_R if n == "MRS" else _SYSREGS_W)
+    elif form.group in ("MRS", "MSR_reg"):  # the registers of the form (MRS_fpsr, MSR_fp: FPSR, FPCR)
+        names = ("o0", "op1", "CRn", "CRm", "op2")
+        regs = _SYSREGS_R if form.group == "MRS" else _SYSREGS_W
+        ok = [t for t in regs if form.matches(form.encode(**{**f, **dict(zip(names, t))}))]
+        f.update(zip(names, rng.choice(ok)))
     return f
 
 

@@ -61,8 +61,8 @@ EFFECTS: dict[str, Declare] = {
     **_each("MSR_imm", I.flagm),  # CFINV, XAFLAG, AXFLAG: NZCV from NZCV
     "MSR_imm": lambda i: NONE,
     **_each("SYS", I.sys),
-    "MRS": I.mrs,
-    "MSR_reg": I.msr_reg,
+    **_each("MRS", I.mrs),  # MRS_fpsr, MRS
+    **_each("MSR_reg", I.msr_reg),  # MSR_fp, MSR_reg
     "BR": I.br,
     "BLR": I.blr,
     "RET": I.ret,
