@@ -84,6 +84,8 @@ def test_crashed_client_rejoins_with_its_token(make_relay):
     a, b = room_of_two(relay)
     try:
         old = relay.server.rooms["r"].seats[0]
+        while b.poll_event(0):  # only events after the crash count below
+            pass
         crash(a)
         a2 = CoopClient(relay.address)
         t0 = time.monotonic()
@@ -99,6 +101,17 @@ def test_crashed_client_rejoins_with_its_token(make_relay):
         new = relay.server.rooms["r"].seats[slot]
         assert slot == 0 and new.player == "a" and waited >= 0.25  # takeover 0.4 s less one heartbeat
         assert new.sid != old.sid and new.resume_key != old.resume_key and new.inc != old.inc
+        # b must know the seat's new incarnation before sending: a message b addressed to the old
+        # one is dropped with its stream when b's roster changes (a seat that changes hands starts
+        # afresh, docs/coop.md), so "two names in b's roster" alone is a race (CI, stop 43).
+        b_events: list = []
+
+        def b_saw_new_a() -> bool:
+            while (ev := b.poll_event(0)) is not None:
+                b_events.append(ev)
+            return any(ev.kind == "joined" and ev.slot == 0 for ev in b_events)
+
+        wait_for(b_saw_new_a, what="b told of seat 0's new incarnation")
         wait_for(lambda: len(b.roster) == 2 and a2.roster.get(1) == "b", what="roster after rejoin")
         b.send(0, 3, b"to-a2", reliable=True)
         m = a2.recv(timeout=3)
