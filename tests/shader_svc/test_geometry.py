@@ -1,0 +1,187 @@
+"""Geometry programs (SM86 and SM53) written as nvdisasm prints them, translated to SPIR-V
+geometry shaders (spirv-val clean) and drawn on lavapipe between a translated vertex and
+fragment program: points become squares, triangles are drawn twice, each frame equal to a numpy
+reference on every pixel whose centre is not on an edge.  Bad geometry programs are refused by
+name (output topology, output vertex count, invocations, output components, stream, stage)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from geometry_programs import (
+    POINT_QUAD53,
+    POINT_QUAD86,
+    POINT_QUAD_GEO,
+    POINT_QUAD_HDR,
+    TRI_TWICE86,
+    TRI_TWICE_GEO,
+    TRI_TWICE_HDR,
+    header,
+    points_to_quads,
+)
+from listings import check_sm53, check_sm86
+from quad_draw import VS_PASS, VS_PASS_HDR, spirv
+from shader_svc import translate as tr
+from shader_svc.request import ProgramError
+from shader_svc.sm53.assemble import assemble_program as asm53
+from shader_svc.sm86.assemble import assemble_program as asm86
+from shader_svc.sph import HeaderError
+from spirv_checks import spirv_val
+from nxrecomp.common.errors import NxError
+
+GS_POINTS, GS_LINES, GS_TRIANGLES = 4, 5, 6  # shader.proto Stage
+# fragment: (r, g) of varying 0, v of varying 1, alpha 1
+FS_QUAD = """IPA.PASS R0, a[0x80]
+IPA.PASS R1, a[0x84]
+IPA.PASS R2, a[0x94]
+MOV R3, 0x3f800000
+EXIT
+"""
+FS_QUAD_HDR = dict(inputs={0x80: "perspective", 0x84: "perspective", 0x94: "perspective"}, targets=(0xF,))
+FS_FLAT = """IPA.PASS R0, a[0x80]
+IPA.PASS R1, a[0x84]
+IPA.PASS R2, a[0x88]
+MOV R3, 0x3f800000
+EXIT
+"""
+FS_FLAT_HDR = dict(inputs={0x80: "perspective", 0x84: "perspective", 0x88: "perspective"}, targets=(0xF,))
+
+
+def geometry(arch: int, text: str, geo=POINT_QUAD_GEO, hdr=POINT_QUAD_HDR, stage: int = GS_POINTS) -> bytes:
+    """The SPIR-V of a geometry program text of ``arch`` (its header: version 4 on SM86, 3 on SM53)."""
+    h = header(geo, hdr, version=4 if arch == 86 else 3)
+    code = h + (asm86(text, base=len(h)) if arch == 86 else asm53(text, base_addr=len(h)))
+    return tr.translate(tr.make_program(arch, stage, code))
+
+
+def unorm8(v: np.ndarray) -> np.ndarray:
+    return np.round(np.clip(v, 0, 1) * 255).astype(int)
+
+
+def test_geometry_programs_are_what_nvdisasm_reads():
+    check_sm86([POINT_QUAD86, TRI_TWICE86])
+    check_sm53([POINT_QUAD53])
+
+
+@pytest.mark.parametrize("arch", [86, 53])
+def test_points_become_squares(gpu, tmp_path, arch):
+    gs = geometry(arch, POINT_QUAD86 if arch == 86 else POINT_QUAD53)
+    spirv_val(gs, tmp_path, f"gs{arch}")
+    vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
+    size, half = (32, 32), 0.25
+    # centres on multiples of 1/16 clip: the squares' edges fall between pixel centres
+    pts = np.array([[-0.5, -0.5], [0.5, -0.5], [0.0, 0.5], [0.625, 0.625], [-0.75, 0.25]])
+    cols = np.random.default_rng(3).uniform(0.1, 0.9, (len(pts), 2))
+    verts = np.zeros((len(pts), 4, 4), np.float32)
+    verts[:, 0] = np.c_[pts, np.zeros(len(pts)), np.ones(len(pts))]
+    verts[:, 1, :2] = cols
+    img = gpu.draw(
+        vs,
+        fs,
+        verts,
+        size,
+        uniforms={0: struct.pack("<f", half) + bytes(60)},
+        topology=0,  # VK_PRIMITIVE_TOPOLOGY_POINT_LIST
+        geometry_spirv=gs,
+    ).astype(int)
+    covered, ambiguous, ref = points_to_quads(pts, cols, half, size)
+    sure = ~ambiguous
+    assert covered.sum() > 250 and (~covered & sure).sum() > 300  # both cases tested
+    want = unorm8(ref)
+    want[~covered] = 0
+    diff = np.abs(img - want)[sure]
+    assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
+
+
+def _rasterise(tris: np.ndarray, cols: np.ndarray, size: tuple[int, int]):
+    """Covered / ambiguous / colour of flat-coloured triangles (clip x, y with w = 1)."""
+    w, h = size
+    ys, xs = np.mgrid[0:h, 0:w] + 0.5
+    covered, ambiguous, out = np.zeros((h, w), bool), np.zeros((h, w), bool), np.zeros((h, w, 3))
+    for t, c in zip(tris, cols):
+        sx, sy = (t[:, 0] + 1) * w / 2, (t[:, 1] + 1) * h / 2
+        area = (sx[1] - sx[0]) * (sy[2] - sy[0]) - (sx[2] - sx[0]) * (sy[1] - sy[0])
+        lam = np.stack(
+            [((sx[(i + 2) % 3] - sx[(i + 1) % 3]) * (ys - sy[(i + 1) % 3]) - (sy[(i + 2) % 3] - sy[(i + 1) % 3]) * (xs - sx[(i + 1) % 3])) / area for i in range(3)]
+        )
+        inside = (lam > 1e-4).all(axis=0)
+        ambiguous |= (np.abs(lam) <= 1e-4).any(axis=0) & (lam > -1e-4).all(axis=0)
+        out[inside] = c
+        covered |= inside
+    return covered, ambiguous, out
+
+
+def test_triangles_drawn_twice(gpu, tmp_path):
+    """Every vertex of the input triangle read through ISBERD (indices 0, 1, 2), two strips."""
+    gs = geometry(86, TRI_TWICE86, TRI_TWICE_GEO, TRI_TWICE_HDR, GS_TRIANGLES)
+    spirv_val(gs, tmp_path, "gs")
+    vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_FLAT, FS_FLAT_HDR)
+    size, shift = (40, 24), 1.0
+    tris = np.array([[[-0.95, -0.9], [-0.1, -0.7], [-0.6, 0.85]], [[-0.3, 0.9], [-0.05, -0.2], [-0.9, 0.3]]])
+    cols = np.array([[0.8, 0.2, 0.4], [0.1, 0.7, 0.3]])
+    verts = np.zeros((6, 4, 4), np.float32)
+    verts[:, 0] = np.c_[tris.reshape(6, 2), np.zeros(6), np.ones(6)]
+    verts[:, 1, :3] = np.repeat(cols, 3, axis=0)
+    img = gpu.draw(vs, fs, verts, size, uniforms={0: struct.pack("<2f", 0.0, shift) + bytes(56)}, geometry_spirv=gs).astype(int)
+    moved = tris + np.array([shift, 0.0])
+    covered, ambiguous, ref = _rasterise(np.concatenate([tris, moved]), np.concatenate([cols, cols]), size)
+    sure = ~ambiguous
+    assert covered[:, : size[0] // 2].sum() > 100 and covered[:, size[0] // 2 :].sum() > 100  # both copies
+    want = np.concatenate([unorm8(ref), np.full(ref.shape[:2] + (1,), 255)], axis=2)
+    want[~covered] = 0
+    diff = np.abs(img - want)[sure]
+    assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
+
+
+def test_input_primitive_is_part_of_the_key_and_the_module():
+    h = header(POINT_QUAD_GEO, POINT_QUAD_HDR)
+    code = h + asm86(POINT_QUAD86, base=len(h))
+    a, b = tr.make_program(86, GS_POINTS, code), tr.make_program(86, GS_LINES, code)
+    assert a.key() != b.key()
+    sa, sb = tr.translate(a), tr.translate(b)
+    assert sa != sb  # InputPoints vs InputLines, and SR_INVOCATION_INFO's vertex count
+
+
+BAD = [
+    # (header geometry fields, header dict, text, stage, what the error names)
+    ((3, 4, 1), POINT_QUAD_HDR, "EXIT", GS_POINTS, r"word 3 .*output topology 3 unknown"),
+    ((7, 2000, 1), POINT_QUAD_HDR, "EXIT", GS_POINTS, r"word 4 .*max output vertex count 2000"),
+    ((7, 0, 1), POINT_QUAD_HDR, "EXIT", GS_POINTS, r"max output vertex count 0"),
+    ((7, 4, 64), POINT_QUAD_HDR, "EXIT", GS_POINTS, r"word 2 .*threads per input primitive 64"),
+    # 12 output components (Position + 2 varyings) x 100 vertices > 1024
+    ((7, 100, 1), POINT_QUAD_HDR, POINT_QUAD86, GS_POINTS, r"1200 is more than Vulkan's guaranteed 1024"),
+    ((7, 4, 1), POINT_QUAD_HDR, "OUT.EMIT R1, R0, 0x1\nEXIT", GS_POINTS, r"OUT.EMIT R1, R0, 0x1: only stream 0"),
+    ((7, 4, 1), POINT_QUAD_HDR, "ISBERD.O R1, [R0]\nEXIT", GS_POINTS, r"ISBERD.O R1, \[R0\]: only the plain"),
+    ((7, 4, 1), POINT_QUAD_HDR, "ALD R0, a[0xa0], R1\nEXIT", GS_POINTS, r"ALD R0, a\[0xa0\], R1: reads a\[0xa0\], which the shader program header does not declare"),
+    ((7, 4, 1), POINT_QUAD_HDR, "S2R R0, SR_TID.X\nEXIT", GS_POINTS, r"S2R R0, SR_TID.X.*not translated"),
+]
+
+
+@pytest.mark.parametrize("geo, hdr, text, stage, want", BAD, ids=[b[4][:30] for b in BAD])
+def test_bad_geometry_programs_refused_by_name(geo, hdr, text, stage, want):
+    h = header(geo, hdr)
+    with pytest.raises(NxError, match=want):
+        tr.translate(tr.make_program(86, stage, h + asm86(text, base=len(h))))
+
+
+def test_geometry_in_other_stages_refused_by_name():
+    from quad_draw import program
+
+    with pytest.raises(NxError, match=r"OUT.EMIT R1, R0, RZ: OUT exists in geometry programs only"):
+        tr.translate(tr.make_program(86, 2, program("vertex", "OUT.EMIT R1, R0, RZ\nEXIT", VS_PASS_HDR)))
+    with pytest.raises(NxError, match=r"ISBERD R1, \[R0\]: ISBERD exists in geometry programs only"):
+        tr.translate(tr.make_program(86, 2, program("vertex", "ISBERD R1, [R0]\nEXIT", VS_PASS_HDR)))
+    h = header(POINT_QUAD_GEO, POINT_QUAD_HDR)
+    with pytest.raises(HeaderError, match=r"header is for a geometry program, the request says vertex"):
+        tr.translate(tr.make_program(86, 2, h + asm86("EXIT", base=len(h))))
+    with pytest.raises(ProgramError, match=r"unknown stage 9"):
+        tr.make_program(86, 9, h)
+    # SM53: OUT in a vertex program
+    from shader_svc import sph
+
+    vh = sph.build("vertex", version=3, **VS_PASS_HDR)
+    with pytest.raises(NxError, match=r"OUT.EMIT R1, R0, RZ: not translated in a vertex program"):
+        tr.translate(tr.make_program(53, 2, vh + asm53("OUT.EMIT R1, R0, RZ\nEXIT", base_addr=len(vh))))
