@@ -120,17 +120,22 @@ class Engine:
                 self.recorder.sampler(id, linear, repeat, compare)
             self._changed()
 
-    def register_program(self, id: int, vertex: bytes, fragment: bytes) -> None:
+    def register_program(self, id: int, vertex: bytes, fragment: bytes, geometry=()) -> None:
+        """``geometry``: ((input primitive, SPIR-V), ...) of a geometry stage (gfx-geom), which
+        needs the device's geometryShader feature."""
         from gpu_host import compute
 
+        geometry = tuple((int(i), bytes(g)) for i, g in geometry)
         with self.lock:
+            if geometry and not self.dev.geometry_shader:
+                raise ObjectError(f"program {id}: a geometry stage needs the geometryShader feature, which {self.dev.name} lacks")
             if not fragment and compute.is_compute(vertex):  # a compute program (PROTOCOL.md "Compute")
                 self.replayer.compute.register(self.objects, id, vertex)
             else:
-                self.objects.add_program(id, vertex, fragment)
+                self.objects.add_program(id, vertex, fragment, geometry)
                 self.objects.compute_programs.pop(id, None)
             if self.recorder:
-                self.recorder.program(id, vertex, fragment)
+                self.recorder.program(id, vertex, fragment, geometry)
             self._changed()
 
     def note_pool(self, id: int, size: int, flushed_writes: bool = False) -> None:

@@ -227,7 +227,13 @@ class GpuClient:
             self.stub.RegisterSampler(gpu_pb2.SamplerDesc(session=s, **obj.__dict__), timeout=5.0)
         else:
             self.stub.RegisterProgram(
-                gpu_pb2.ProgramDesc(session=s, id=obj.id, vertex_spirv=obj.vertex_spirv, fragment_spirv=obj.fragment_spirv),
+                gpu_pb2.ProgramDesc(
+                    session=s,
+                    id=obj.id,
+                    vertex_spirv=obj.vertex_spirv,
+                    fragment_spirv=obj.fragment_spirv,
+                    geometry=[gpu_pb2.GeometryModule(input=i, spirv=g) for i, g in obj.geometry],
+                ),
                 timeout=30.0,
             )
 

@@ -41,6 +41,8 @@ class ProgramDesc:
     id: int
     vertex_spirv: bytes
     fragment_spirv: bytes
+    # gfx-geom: ((input primitive: shader.proto Stage 4..8, SPIR-V), ...); () without a geometry stage
+    geometry: tuple[tuple[int, bytes], ...] = ()
 
 
 @dataclass
