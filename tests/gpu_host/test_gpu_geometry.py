@@ -124,3 +124,91 @@ def test_device_without_geometry_refuses_by_name():
         assert "geometry_shader" not in g.client.features
     finally:
         g.close()
+
+
+# --- through the NVN front end: nvnProgramSetShaders with a geometry stage ---------------------------
+@pytest.fixture(scope="module")
+def nvn(gpu, tmp_path_factory, monkeypatch_module):
+    """The NVN front end (Python recorder) connected to the GPU process's client, translating
+    through a real shader service on loopback (test_compute_dispatch's harness)."""
+    from test_compute_dispatch import Guest
+
+    from shader_svc import service
+
+    srv, port, t = service.start("127.0.0.1:0", tmp_path_factory.mktemp("shcache"), workers=1)
+    monkeypatch_module.setenv("NXRECOMP_SHADER_SVC_LISTEN", f"127.0.0.1:{port}")
+    yield Guest(gpu, monkeypatch_module)
+    srv.stop(grace=None)
+    t.close()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    mp = pytest.MonkeyPatch()
+    yield mp
+    mp.undo()
+
+
+def set_shaders(g, slot: int, stages: list[tuple[int, int, bytes]]) -> int:
+    """nvnProgramInitialize + nvnProgramSetShaders of (stage, arch, code) shaders, each code in the
+    front end's view of the pool; the call's result."""
+    from cpu_host.horizon.hle.nvn.tables import SHADER_MAGIC
+
+    s, ptr = g.svc, g.at(slot)
+    g.call(s.program_initialize, ptr)
+    at, words, ctrls = 0x10000, [], []
+    for stage, arch, code in stages:
+        g.view[at : at + len(code)] = code
+        ctrl = g.ffi.new("uint32_t[4]", [SHADER_MAGIC, stage, arch, len(code)])
+        ctrls.append(ctrl)
+        words += [g.base + at, int(g.ffi.cast("uintptr_t", ctrl))]
+        at += (len(code) + 255) & ~255
+    data = g.ffi.new("uint64_t[]", words)
+    g._keep = (ctrls, data)
+    return g.call(s.program_set_shaders, ptr, len(stages), int(g.ffi.cast("uintptr_t", data)))
+
+
+def guest_code(arch: int) -> dict[int, bytes]:
+    """Vertex (2), fragment (3) and geometry (4) machine code with their headers, as a guest holds it."""
+    from quad_draw import program, program53
+    from shader_svc.sm53.assemble import assemble_program as asm53
+    from shader_svc.sm86.assemble import assemble_program as asm86
+
+    if arch == 86:
+        h = header(POINT_QUAD_GEO, POINT_QUAD_HDR)
+        return {2: program("vertex", VS_PASS, VS_PASS_HDR), 3: program("fragment", FS_QUAD, FS_QUAD_HDR), 4: h + asm86(POINT_QUAD86, base=len(h))}
+    from shader_svc import sph
+
+    vh, h = sph.build("vertex", version=3, **VS_PASS_HDR), header(POINT_QUAD_GEO, POINT_QUAD_HDR, version=3)
+    from geometry_programs import FS_QUAD53, FS_QUAD53_HDR, VS_PASS53
+
+    return {2: vh + asm53(VS_PASS53, base_addr=len(vh)), 3: program53(FS_QUAD53, FS_QUAD53_HDR), 4: h + asm53(POINT_QUAD53, base_addr=len(h))}
+
+
+@pytest.mark.parametrize("arch", [86, 53])
+def test_nvn_program_with_a_geometry_stage_draws_squares(gpu, nvn, arch):
+    code = guest_code(arch)
+    ptr = 10 + arch % 10
+    assert set_shaders(nvn, ptr, [(st, arch, c) for st, c in code.items()]) == 1
+    pid = nvn.mem[ptr]  # nvnProgramInitialize wrote the object's id there (the GPU process's program id)
+    half = 0.25
+    pts = np.array([[-0.5, -0.5], [0.5, 0.0], [0.125, 0.625]])
+    cols = np.random.default_rng(arch).uniform(0.1, 0.9, (len(pts), 2))
+    img = draw_points(gpu, pid, pts, cols, half)
+    covered, ambiguous, ref = points_to_quads(pts, cols, half, (W, H))
+    sure = ~ambiguous
+    want = np.round(np.clip(ref, 0, 1) * 255).astype(int)
+    want[~covered] = 0
+    assert covered.sum() > 150
+    diff = np.abs(img - want)[sure]
+    assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
+
+
+def test_nvn_geometry_stage_refused_by_name(nvn):
+    from cpu_host.horizon.hle.abi import GuestError
+
+    code = guest_code(86)
+    with pytest.raises(GuestError, match=r"shader 2: a SPIR-V geometry stage is not served"):
+        set_shaders(nvn, 20, [(2, 86, code[2]), (3, 86, code[3]), (4, 0, b"\x03\x02\x23\x07" * 8)])
+    with pytest.raises(GuestError, match=r"shader 3: a second shader of stage 4"):
+        set_shaders(nvn, 21, [(2, 86, code[2]), (3, 86, code[3]), (4, 86, code[4]), (4, 86, code[4])])

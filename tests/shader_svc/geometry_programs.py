@@ -130,6 +130,13 @@ MOV32I R23, 0x3f800000
 )
 
 
+# SM53 vertex and fragment programs around POINT_QUAD53 (the NVN front end's test): position and
+# varying 0 passed on; (r, g) of varying 0 flat, v of varying 1 screen-linear, alpha 1
+VS_PASS53 = "ALD.128 R0, a[0x80]\nALD.128 R4, a[0x90]\nAST.128 a[0x70], R0\nAST.128 a[0x80], R4\nEXIT\n"
+FS_QUAD53 = "IPA.CONSTANT R0, a[0x80], RZ\nIPA.CONSTANT R1, a[0x84], RZ\nIPA.PASS R2, a[0x94], RZ\nMOV32I R3, 0x3f800000\nEXIT\n"
+FS_QUAD53_HDR = dict(inputs={0x80: "constant", 0x84: "constant", 0x94: "linear"}, targets=(0xF,))
+
+
 def header(geo: tuple[int, int, int], hdr: dict, version: int = 4) -> bytes:
     return sph.build("geometry", version=version, geometry=geo, **hdr)
 

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from geometry_programs import (
+    FS_QUAD53,
+    VS_PASS53,
     POINT_QUAD53,
     POINT_QUAD86,
     POINT_QUAD_GEO,
@@ -63,7 +65,7 @@ def unorm8(v: np.ndarray) -> np.ndarray:
 
 def test_geometry_programs_are_what_nvdisasm_reads():
     check_sm86([POINT_QUAD86, TRI_TWICE86])
-    check_sm53([POINT_QUAD53])
+    check_sm53([POINT_QUAD53, VS_PASS53, FS_QUAD53])
 
 
 @pytest.mark.parametrize("arch", [86, 53])
