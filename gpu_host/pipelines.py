@@ -443,7 +443,21 @@ class Pipelines:
             stencilAttachmentFormat=sh.stencil_format,
         )
         ds = vk.VkPipelineDepthStencilStateCreateInfo(minDepthBounds=0.0, maxDepthBounds=1.0)
-        return dict(vstage=vstage, fstage=fstage, gstage=gstage, ginput=ginput, vin=vin, ia=ia, vp=vp, rs=rs, ms=ms, cb=cb, dyn=dyn, rendering=rendering, ds=ds)
+        return dict(
+            vstage=vstage,
+            fstage=fstage,
+            gstage=gstage,
+            ginput=ginput,
+            vin=vin,
+            ia=ia,
+            vp=vp,
+            rs=rs,
+            ms=ms,
+            cb=cb,
+            dyn=dyn,
+            rendering=rendering,
+            ds=ds,
+        )
 
     def _create(self, prog: Program, sh: "Shape") -> Any:
         s = self._state(prog, sh)

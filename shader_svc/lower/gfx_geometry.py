@@ -31,7 +31,7 @@ encoders, nouveau's codegen, Ryujinx's shader translator):
 from __future__ import annotations
 
 from shader_svc.ir import to_spirv as ir_spirv
-from shader_svc.ir.block import Block, Value
+from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
@@ -124,7 +124,11 @@ class GfxGeometry(Lowering):
         if key not in self.vertex_arrays:
             E = self.m.E
             arr = self.m.type("OpTypeArray", self.v4f, self.c(self.in_vertices))
-            deco = [(E("Decoration", "BuiltIn"), E("BuiltIn", "Position"))] if key == "position" else [(E("Decoration", "Location"), key)]
+            deco = (
+                [(E("Decoration", "BuiltIn"), E("BuiltIn", "Position"))]
+                if key == "position"
+                else [(E("Decoration", "Location"), key)]
+            )
             self.vertex_arrays[key] = self._var("Input", arr, deco)
         return self.vertex_arrays[key], a % 16 // 4
 

@@ -2033,7 +2033,10 @@ R(
     ]
 )
 # gfx-geom: .CUT in the register form only (nvdisasm 13.5 prints the immediate form's as .???2)
-for _forms, _modes in (({1: "r"}, ((1, ".EMIT"), (2, ".CUT"), (3, ".EMIT_THEN_CUT"))), ({4: "i"}, ((1, ".EMIT"), (3, ".EMIT_THEN_CUT")))):
+for _forms, _modes in (
+    ({1: "r"}, ((1, ".EMIT"), (2, ".CUT"), (3, ".EMIT_THEN_CUT"))),
+    ({4: "i"}, ((1, ".EMIT"), (3, ".EMIT_THEN_CUT"))),
+):
     R(
         rows_for(
             "OUT",

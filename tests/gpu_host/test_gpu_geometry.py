@@ -176,13 +176,21 @@ def guest_code(arch: int) -> dict[int, bytes]:
 
     if arch == 86:
         h = header(POINT_QUAD_GEO, POINT_QUAD_HDR)
-        return {2: program("vertex", VS_PASS, VS_PASS_HDR), 3: program("fragment", FS_QUAD, FS_QUAD_HDR), 4: h + asm86(POINT_QUAD86, base=len(h))}
+        return {
+            2: program("vertex", VS_PASS, VS_PASS_HDR),
+            3: program("fragment", FS_QUAD, FS_QUAD_HDR),
+            4: h + asm86(POINT_QUAD86, base=len(h)),
+        }
     from shader_svc import sph
 
     vh, h = sph.build("vertex", version=3, **VS_PASS_HDR), header(POINT_QUAD_GEO, POINT_QUAD_HDR, version=3)
     from geometry_programs import FS_QUAD53, FS_QUAD53_HDR, VS_PASS53
 
-    return {2: vh + asm53(VS_PASS53, base_addr=len(vh)), 3: program53(FS_QUAD53, FS_QUAD53_HDR), 4: h + asm53(POINT_QUAD53, base_addr=len(h))}
+    return {
+        2: vh + asm53(VS_PASS53, base_addr=len(vh)),
+        3: program53(FS_QUAD53, FS_QUAD53_HDR),
+        4: h + asm53(POINT_QUAD53, base_addr=len(h)),
+    }
 
 
 @pytest.mark.parametrize("arch", [86, 53])

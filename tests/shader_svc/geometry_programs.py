@@ -64,6 +64,7 @@ MOV R23, 0x3f800000
     + "EXIT\n"
 )
 
+
 def _copy86(k: int, moved: bool) -> str:
     return f"""IADD3 R7, R3, {k:#x}, RZ
 ISBERD R4, [R7]

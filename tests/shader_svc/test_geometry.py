@@ -24,6 +24,7 @@ from geometry_programs import (
     header,
     points_to_quads,
 )
+import isa_coverage
 from listings import check_sm53, check_sm86
 from quad_draw import VS_PASS, VS_PASS_HDR, spirv
 from shader_svc import translate as tr
@@ -64,7 +65,7 @@ def unorm8(v: np.ndarray) -> np.ndarray:
 
 
 def test_geometry_programs_are_what_nvdisasm_reads():
-    check_sm86([POINT_QUAD86, TRI_TWICE86])
+    check_sm86([POINT_QUAD86, TRI_TWICE86, FS_QUAD, FS_FLAT])
     check_sm53([POINT_QUAD53, VS_PASS53, FS_QUAD53])
 
 
@@ -91,11 +92,13 @@ def test_points_become_squares(gpu, tmp_path, arch):
     ).astype(int)
     covered, ambiguous, ref = points_to_quads(pts, cols, half, size)
     sure = ~ambiguous
-    assert covered.sum() > 250 and (~covered & sure).sum() > 300  # both cases tested
-    want = unorm8(ref)
-    want[~covered] = 0
-    diff = np.abs(img - want)[sure]
-    assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
+    progs = [(arch, POINT_QUAD86 if arch == 86 else POINT_QUAD53), (86, VS_PASS), (86, FS_QUAD)]
+    with isa_coverage.exact_program(f"test_geometry::points_become_squares_{arch}", *progs):
+        assert covered.sum() > 250 and (~covered & sure).sum() > 300  # both cases tested
+        want = unorm8(ref)
+        want[~covered] = 0
+        diff = np.abs(img - want)[sure]
+        assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
 
 
 def _rasterise(tris: np.ndarray, cols: np.ndarray, size: tuple[int, int]):
@@ -107,7 +110,14 @@ def _rasterise(tris: np.ndarray, cols: np.ndarray, size: tuple[int, int]):
         sx, sy = (t[:, 0] + 1) * w / 2, (t[:, 1] + 1) * h / 2
         area = (sx[1] - sx[0]) * (sy[2] - sy[0]) - (sx[2] - sx[0]) * (sy[1] - sy[0])
         lam = np.stack(
-            [((sx[(i + 2) % 3] - sx[(i + 1) % 3]) * (ys - sy[(i + 1) % 3]) - (sy[(i + 2) % 3] - sy[(i + 1) % 3]) * (xs - sx[(i + 1) % 3])) / area for i in range(3)]
+            [
+                (
+                    (sx[(i + 2) % 3] - sx[(i + 1) % 3]) * (ys - sy[(i + 1) % 3])
+                    - (sy[(i + 2) % 3] - sy[(i + 1) % 3]) * (xs - sx[(i + 1) % 3])
+                )
+                / area
+                for i in range(3)
+            ]
         )
         inside = (lam > 1e-4).all(axis=0)
         ambiguous |= (np.abs(lam) <= 1e-4).any(axis=0) & (lam > -1e-4).all(axis=0)
@@ -131,11 +141,12 @@ def test_triangles_drawn_twice(gpu, tmp_path):
     moved = tris + np.array([shift, 0.0])
     covered, ambiguous, ref = _rasterise(np.concatenate([tris, moved]), np.concatenate([cols, cols]), size)
     sure = ~ambiguous
-    assert covered[:, : size[0] // 2].sum() > 100 and covered[:, size[0] // 2 :].sum() > 100  # both copies
-    want = np.concatenate([unorm8(ref), np.full(ref.shape[:2] + (1,), 255)], axis=2)
-    want[~covered] = 0
-    diff = np.abs(img - want)[sure]
-    assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
+    with isa_coverage.exact_program("test_geometry::triangles_drawn_twice", (86, TRI_TWICE86), (86, VS_PASS), (86, FS_FLAT)):
+        assert covered[:, : size[0] // 2].sum() > 100 and covered[:, size[0] // 2 :].sum() > 100  # both copies
+        want = np.concatenate([unorm8(ref), np.full(ref.shape[:2] + (1,), 255)], axis=2)
+        want[~covered] = 0
+        diff = np.abs(img - want)[sure]
+        assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
 
 
 def test_input_primitive_is_part_of_the_key_and_the_module():
@@ -157,7 +168,13 @@ BAD = [
     ((7, 100, 1), POINT_QUAD_HDR, POINT_QUAD86, GS_POINTS, r"1200 is more than Vulkan's guaranteed 1024"),
     ((7, 4, 1), POINT_QUAD_HDR, "OUT.EMIT R1, R0, 0x1\nEXIT", GS_POINTS, r"OUT.EMIT R1, R0, 0x1: only stream 0"),
     ((7, 4, 1), POINT_QUAD_HDR, "ISBERD.O R1, [R0]\nEXIT", GS_POINTS, r"ISBERD.O R1, \[R0\]: only the plain"),
-    ((7, 4, 1), POINT_QUAD_HDR, "ALD R0, a[0xa0], R1\nEXIT", GS_POINTS, r"ALD R0, a\[0xa0\], R1: reads a\[0xa0\], which the shader program header does not declare"),
+    (
+        (7, 4, 1),
+        POINT_QUAD_HDR,
+        "ALD R0, a[0xa0], R1\nEXIT",
+        GS_POINTS,
+        r"ALD R0, a\[0xa0\], R1: reads a\[0xa0\], which the shader program header does not declare",
+    ),
     ((7, 4, 1), POINT_QUAD_HDR, "S2R R0, SR_TID.X\nEXIT", GS_POINTS, r"S2R R0, SR_TID.X.*not translated"),
 ]
 
