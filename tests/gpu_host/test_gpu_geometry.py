@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 import sys
 import time
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -220,3 +221,36 @@ def test_nvn_geometry_stage_refused_by_name(nvn):
         set_shaders(nvn, 20, [(2, 86, code[2]), (3, 86, code[3]), (4, 0, b"\x03\x02\x23\x07" * 8)])
     with pytest.raises(GuestError, match=r"shader 3: a second shader of stage 4"):
         set_shaders(nvn, 21, [(2, 86, code[2]), (3, 86, code[3]), (4, 86, code[4]), (4, 86, code[4])])
+
+
+def test_recorded_geometry_draw_replays_to_the_same_frame(tmp_path):
+    """The recording carries the geometry modules (record.py's program event): ``nxrecomp replay``
+    renders the same frame."""
+    import shutil
+    import subprocess
+
+    from cpu_host.gpu_client.client import GpuClient
+    from gpu_guest import start_gpu, stop_gpu
+
+    rec = tmp_path / "geo.nxgpu"
+    proc, d = start_gpu(args=["--record", str(rec)])
+    try:
+        c = GpuClient(d, ring_capacity=1 << 20)
+        c.connect(timeout=30)
+        ids = iter(range(200, 300))
+        g = SimpleNamespace(client=c, pool=c.create_pool(1, 1 << 20), frames=iter(range(1, 100)), id=lambda: next(ids))
+        vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
+        c.register(ProgramDesc(5, vs, fs, geometry_modules(86)))
+        img = draw_points(g, 5, np.array([[-0.5, 0.0], [0.5, 0.25]]), np.array([[0.2, 0.4], [0.6, 0.8]]), 0.25)
+        assert (img[..., 3] == 255).sum() == 2 * 64  # two 8x8 squares
+        live = c.frame(1).sha256
+        c.close()
+    finally:
+        stop_gpu(proc)
+        shutil.rmtree(d, ignore_errors=True)
+    out = tmp_path / "out"
+    r = subprocess.run(
+        [sys.executable, "-m", "nxrecomp", "replay", str(rec), "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert r.returncode == 0, r.stderr
+    assert dict(line.split() for line in (out / "frames.txt").read_text().splitlines()) == {"1": live}
