@@ -65,6 +65,15 @@ MOV R23, 0x3f800000
 )
 
 
+# POINT_QUAD86 run twice per point (threads per input primitive 2): invocation i's square moved by
+# i * c[0x0][0x4] in x (SR_INVOCATION_ID, the Invocations mode)
+INVOCATIONS_GEO = (7, 4, 2)
+INVOCATIONS86 = POINT_QUAD86.replace(
+    "ALD.128 R12, a[0x80], R4\n",
+    "ALD.128 R12, a[0x80], R4\nS2R R6, SR_INVOCATION_ID\nI2FP.F32.U32 R6, R6\nFFMA R8, R6, c[0x0][0x4], R8\n",
+)
+
+
 def _copy86(k: int, moved: bool) -> str:
     return f"""IADD3 R7, R3, {k:#x}, RZ
 ISBERD R4, [R7]

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from geometry_programs import (
+    INVOCATIONS86,
+    INVOCATIONS_GEO,
     FS_QUAD53,
     VS_PASS53,
     POINT_QUAD53,
@@ -65,7 +67,7 @@ def unorm8(v: np.ndarray) -> np.ndarray:
 
 
 def test_geometry_programs_are_what_nvdisasm_reads():
-    check_sm86([POINT_QUAD86, TRI_TWICE86, FS_QUAD, FS_FLAT])
+    check_sm86([POINT_QUAD86, TRI_TWICE86, INVOCATIONS86, FS_QUAD, FS_FLAT])
     check_sm53([POINT_QUAD53, VS_PASS53, FS_QUAD53])
 
 
@@ -95,6 +97,31 @@ def test_points_become_squares(gpu, tmp_path, arch):
     progs = [(arch, POINT_QUAD86 if arch == 86 else POINT_QUAD53), (86, VS_PASS), (86, FS_QUAD)]
     with isa_coverage.exact_program(f"test_geometry::points_become_squares_{arch}", *progs):
         assert covered.sum() > 250 and (~covered & sure).sum() > 300  # both cases tested
+        want = unorm8(ref)
+        want[~covered] = 0
+        diff = np.abs(img - want)[sure]
+        assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
+
+
+def test_invocations_each_draw_their_square(gpu, tmp_path):
+    """Two invocations per point (header threads per input primitive 2: ``Invocations``), each
+    moving its square by SR_INVOCATION_ID * c[0x0][0x4]."""
+    gs = geometry(86, INVOCATIONS86, INVOCATIONS_GEO)
+    spirv_val(gs, tmp_path, "gs")
+    vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
+    size, half, shift = (32, 32), 0.25, 1.0
+    pts = np.array([[-0.75, -0.5], [-0.5, 0.5]])
+    cols = np.array([[0.3, 0.6], [0.8, 0.1]])
+    verts = np.zeros((2, 4, 4), np.float32)
+    verts[:, 0] = np.c_[pts, np.zeros(2), np.ones(2)]
+    verts[:, 1, :2] = cols
+    uni = struct.pack("<2f", half, shift) + bytes(56)
+    img = gpu.draw(vs, fs, verts, size, uniforms={0: uni}, topology=0, geometry_spirv=gs).astype(int)
+    both = np.concatenate([pts, pts + [shift, 0.0]])
+    covered, ambiguous, ref = points_to_quads(both, np.concatenate([cols, cols]), half, size)
+    sure = ~ambiguous
+    with isa_coverage.exact_program("test_geometry::invocations", (86, INVOCATIONS86), (86, VS_PASS), (86, FS_QUAD)):
+        assert covered.sum() == 4 * 64  # four 8x8 squares, none overlapping
         want = unorm8(ref)
         want[~covered] = 0
         diff = np.abs(img - want)[sure]
