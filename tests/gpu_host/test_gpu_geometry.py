@@ -254,3 +254,20 @@ def test_recorded_geometry_draw_replays_to_the_same_frame(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert dict(line.split() for line in (out / "frames.txt").read_text().splitlines()) == {"1": live}
+
+
+def test_whole_pipelines_carry_the_geometry_stage_too():
+    """Without graphics pipeline libraries (``gpu_host.pipeline_library = off``) the whole
+    pipeline gets the geometry stage: the same squares."""
+    g = Gpu({"NXRECOMP_GPU_HOST_PIPELINE_LIBRARY": "off"})
+    try:
+        vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
+        g.client.register(ProgramDesc(5, vs, fs, geometry_modules(86)))
+        pts, cols = np.array([[-0.5, 0.0], [0.5, 0.25]]), np.array([[0.2, 0.4], [0.6, 0.8]])
+        img = draw_points(g, 5, pts, cols, 0.25)
+        covered, ambiguous, ref = points_to_quads(pts, cols, 0.25, (W, H))
+        want = np.round(np.clip(ref, 0, 1) * 255).astype(int)
+        want[~covered] = 0
+        assert covered.sum() == 2 * 64 and np.abs(img - want)[~ambiguous].max() <= 1
+    finally:
+        g.close()
