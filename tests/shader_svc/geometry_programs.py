@@ -102,6 +102,33 @@ MOV R5, RZ
 )
 
 
+def _copy53(k: int, moved: bool) -> str:
+    return f"""IADD R7, R3, {k:#x}
+ISBERD R4, [R7]
+ALD.128 R8, a[0x70], R4
+ALD.128 R12, a[0x80], R4
+{"FADD R8, R8, c[0x0][0x4]" if moved else "MOV R8, R8"}
+AST.128 a[0x70], R8, R5
+AST.128 a[0x80], R12, R5
+OUT.EMIT R5, R5, RZ
+"""
+
+
+TRI_TWICE53 = (
+    """S2R R0, SR_INVOCATION_INFO
+SHR.U32 R1, R0, 0x10
+LOP.AND R1, R1, 0xff
+LOP.AND R0, R0, 0xff
+XMAD R3, R0, R1, RZ
+MOV R5, RZ
+"""
+    + "".join(_copy53(k, False) for k in range(3))
+    + "OUT.CUT R5, R5, RZ\n"
+    + "".join(_copy53(k, True) for k in range(3))
+    + "OUT.CUT R5, R5, RZ\nEXIT\n"
+)
+
+
 def _corner53(dx: str, dy: str, u: str, v: str, last: bool) -> str:
     return f"""FADD R16, R8, {dx}c[0x0][0x0]
 FADD R17, R9, {dy}c[0x0][0x0]

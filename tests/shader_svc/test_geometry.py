@@ -20,6 +20,7 @@ from geometry_programs import (
     POINT_QUAD86,
     POINT_QUAD_GEO,
     POINT_QUAD_HDR,
+    TRI_TWICE53,
     TRI_TWICE86,
     TRI_TWICE_GEO,
     TRI_TWICE_HDR,
@@ -68,7 +69,7 @@ def unorm8(v: np.ndarray) -> np.ndarray:
 
 def test_geometry_programs_are_what_nvdisasm_reads():
     check_sm86([POINT_QUAD86, TRI_TWICE86, INVOCATIONS86, FS_QUAD, FS_FLAT])
-    check_sm53([POINT_QUAD53, VS_PASS53, FS_QUAD53])
+    check_sm53([POINT_QUAD53, TRI_TWICE53, VS_PASS53, FS_QUAD53])
 
 
 @pytest.mark.parametrize("arch", [86, 53])
@@ -153,9 +154,11 @@ def _rasterise(tris: np.ndarray, cols: np.ndarray, size: tuple[int, int]):
     return covered, ambiguous, out
 
 
-def test_triangles_drawn_twice(gpu, tmp_path):
+@pytest.mark.parametrize("arch", [86, 53])
+def test_triangles_drawn_twice(gpu, tmp_path, arch):
     """Every vertex of the input triangle read through ISBERD (indices 0, 1, 2), two strips."""
-    gs = geometry(86, TRI_TWICE86, TRI_TWICE_GEO, TRI_TWICE_HDR, GS_TRIANGLES)
+    text = TRI_TWICE86 if arch == 86 else TRI_TWICE53
+    gs = geometry(arch, text, TRI_TWICE_GEO, TRI_TWICE_HDR, GS_TRIANGLES)
     spirv_val(gs, tmp_path, "gs")
     vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_FLAT, FS_FLAT_HDR)
     size, shift = (40, 24), 1.0
@@ -168,7 +171,8 @@ def test_triangles_drawn_twice(gpu, tmp_path):
     moved = tris + np.array([shift, 0.0])
     covered, ambiguous, ref = _rasterise(np.concatenate([tris, moved]), np.concatenate([cols, cols]), size)
     sure = ~ambiguous
-    with isa_coverage.exact_program("test_geometry::triangles_drawn_twice", (86, TRI_TWICE86), (86, VS_PASS), (86, FS_FLAT)):
+    progs = [(arch, text), (86, VS_PASS), (86, FS_FLAT)]
+    with isa_coverage.exact_program(f"test_geometry::triangles_drawn_twice_{arch}", *progs):
         assert covered[:, : size[0] // 2].sum() > 100 and covered[:, size[0] // 2 :].sum() > 100  # both copies
         want = np.concatenate([unorm8(ref), np.full(ref.shape[:2] + (1,), 255)], axis=2)
         want[~covered] = 0
