@@ -13,7 +13,8 @@ encoders, nouveau's codegen, Ryujinx's shader translator):
   invocation is one primitive, ``SR_INVOCATION_INFO`` = N << 16, ISBERD Rd = Ra, and ALD's
   vertex register indexes the per-vertex input arrays (``vec4 in[N]``, Position an array too),
   clamped to the last vertex (an index out of the primitive has no defined value: the clamp
-  keeps the access in bounds);
+  keeps the access in bounds); a[0x60] is the primitive's number (``PrimitiveId``: Ryujinx's
+  attribute map, one value per primitive, so the vertex register is not read);
 - ``OUT.EMIT Rd, Ra, Rb``: the outputs written so far (``AST``) become a vertex of stream
   ``Rb``; ``Ra`` is the output vertex handle and ``Rd`` the next one (NAK, nouveau: opaque
   values only fed back into the next OUT and AST's vertex operand).  ``OUT.CUT`` ends the strip,
@@ -43,6 +44,7 @@ GEOMETRY_SREGS = {SR_INVOCATION_ID: "SR_INVOCATION_ID", SR_INVOCATION_INFO: "SR_
 OUT_KINDS = {1: "EMIT", 2: "CUT", 3: "EMIT_THEN_CUT"}
 MAX_TOTAL_OUTPUT_COMPONENTS = 1024  # Vulkan's minimum maxGeometryTotalOutputComponents
 GLSL_UMIN = 38  # GLSL.std.450 UMin
+PRIMITIVE_ID = 0x60  # attribute address of the primitive id (Ryujinx's AttributeConsts)
 
 
 class GfxGeometry(Lowering):
@@ -63,6 +65,12 @@ class GfxGeometry(Lowering):
         b = Block()
         v = b.get_reg(vtx) if vtx != 255 else b.const_u32(0)
         for i in range(n):
+            if a + 4 * i == PRIMITIVE_ID:
+                self._need(self.header.inputs, PRIMITIVE_ID, "reads", inst)
+                val = b.emit("LoadInputIndex", var=self.builtin("PrimitiveId", "Input", self.i32))
+                if reg != 255:
+                    b.set_reg(reg + i, val)
+                continue
             var, comp = self.geom_input_ref(a + 4 * i, inst)
             val = b.op("BitcastU32", b.emit("LoadVertexInputF32", v, var=var, comp=comp, count=self.in_vertices))
             if reg != 255:

@@ -74,6 +74,14 @@ INVOCATIONS86 = POINT_QUAD86.replace(
 )
 
 
+# POINT_QUAD86 with red = the primitive's number (a[0x60], PrimitiveId) / 4
+PRIMID_HDR = dict(inputs=POS | GENERIC0 | {0x60}, outputs=POS | GENERIC0 | GENERIC1)
+PRIMID86 = POINT_QUAD86.replace(
+    "ALD.128 R12, a[0x80], R4\n",
+    "ALD.128 R12, a[0x80], R4\nALD R6, a[0x60]\nI2FP.F32.U32 R6, R6\nFMUL R12, R6, 0.25\n",
+)
+
+
 def _copy86(k: int, moved: bool) -> str:
     return f"""IADD3 R7, R3, {k:#x}, RZ
 ISBERD R4, [R7]

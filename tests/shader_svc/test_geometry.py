@@ -13,6 +13,8 @@ import pytest
 
 from geometry_programs import (
     INVOCATIONS86,
+    PRIMID86,
+    PRIMID_HDR,
     INVOCATIONS_GEO,
     FS_QUAD53,
     VS_PASS53,
@@ -68,7 +70,7 @@ def unorm8(v: np.ndarray) -> np.ndarray:
 
 
 def test_geometry_programs_are_what_nvdisasm_reads():
-    check_sm86([POINT_QUAD86, TRI_TWICE86, INVOCATIONS86, FS_QUAD, FS_FLAT])
+    check_sm86([POINT_QUAD86, TRI_TWICE86, INVOCATIONS86, PRIMID86, FS_QUAD, FS_FLAT])
     check_sm53([POINT_QUAD53, TRI_TWICE53, VS_PASS53, FS_QUAD53])
 
 
@@ -127,6 +129,27 @@ def test_invocations_each_draw_their_square(gpu, tmp_path):
         want[~covered] = 0
         diff = np.abs(img - want)[sure]
         assert diff.max() <= 1, (diff.max(), np.argwhere(np.abs(img - want).max(axis=2) > 1)[:5])
+
+
+def test_primitive_id_read_in_the_geometry_stage(gpu, tmp_path):
+    """a[0x60] (PrimitiveId): each point's square red = its number / 4."""
+    gs = geometry(86, PRIMID86, POINT_QUAD_GEO, PRIMID_HDR)
+    spirv_val(gs, tmp_path, "gs")
+    vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
+    size, half = (32, 32), 0.25
+    pts = np.array([[-0.5, -0.5], [0.5, -0.5], [0.0, 0.5], [-0.75, 0.25]])
+    cols = np.random.default_rng(9).uniform(0.1, 0.9, (4, 2))
+    verts = np.zeros((4, 4, 4), np.float32)
+    verts[:, 0] = np.c_[pts, np.zeros(4), np.ones(4)]
+    verts[:, 1, :2] = cols
+    img = gpu.draw(vs, fs, verts, size, uniforms={0: struct.pack("<f", half) + bytes(60)}, topology=0, geometry_spirv=gs)
+    cols[:, 0] = np.arange(4) * 0.25  # what the program writes instead of the point's red
+    covered, ambiguous, ref = points_to_quads(pts, cols, half, size)
+    with isa_coverage.exact_program("test_geometry::primitive_id", (86, PRIMID86), (86, VS_PASS), (86, FS_QUAD)):
+        want = unorm8(ref)
+        want[~covered] = 0
+        assert covered.sum() > 200
+        assert np.abs(img.astype(int) - want)[~ambiguous].max() <= 1
 
 
 def _rasterise(tris: np.ndarray, cols: np.ndarray, size: tuple[int, int]):
