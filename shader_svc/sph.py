@@ -16,7 +16,9 @@ system values 400..431 and generic outputs 432..559 (vertex stages), colour targ
 Geometry programs (shader type 4; Mesa NAK's ``sph.rs`` setters, public): threads per input
 primitive (the invocation count) in word 2 bits 24..31, output topology in word 3 bits 24..27
 (1 point list, 6 line strip, 7 triangle strip; anything else is refused), the maximum output
-vertex count in word 4 bits 0..11.  The input primitive is no part of the header: the hardware
+vertex count in word 4 bits 0..11; word 0 bit 24 asks for a passthrough program
+(NV_geometry_shader_passthrough: the input vertices go on as they are), which is refused by name
+(its attribute rules are not established here).  The input primitive is no part of the header: the hardware
 reads any primitive's vertices through ISBERD, while SPIR-V declares it, so the request names it
 (stage ``geometry_points`` ... ``geometry_triangles_adjacency``; the GPU process asks for the
 one its draw's topology needs, as Ryujinx specialises its geometry shaders on the topology).
@@ -182,6 +184,12 @@ def parse(code: bytes, stage: str) -> Header:
 def _geometry(words: tuple[int, ...], in_prim: str) -> tuple[str, str, int, int]:
     """(input primitive, output topology mode, max output vertices, invocations) of a geometry
     header, each checked (module docstring)."""
+    if words[0] >> 24 & 1:
+        raise HeaderError(
+            f"header word 0 = {words[0]:#010x}: a passthrough geometry program (bit 24) is not translated",
+            field="code",
+            offset=0,
+        )
     topo, nmax, inv = _bits(words, 3 * 32 + 24, 4), _bits(words, 4 * 32, 12), _bits(words, 2 * 32 + 24, 8)
     if topo not in OUT_TOPOLOGY:
         raise HeaderError(

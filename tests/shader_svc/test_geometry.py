@@ -240,6 +240,13 @@ def test_bad_geometry_programs_refused_by_name(geo, hdr, text, stage, want):
         tr.translate(tr.make_program(86, stage, h + asm86(text, base=len(h))))
 
 
+def test_passthrough_geometry_header_refused_by_name():
+    h = bytearray(header(POINT_QUAD_GEO, POINT_QUAD_HDR))
+    h[3] |= 1  # word 0 bit 24: passthrough (Mesa NAK's sph.rs)
+    with pytest.raises(HeaderError, match=r"offset 0x0: .*passthrough geometry program \(bit 24\)"):
+        tr.translate(tr.make_program(86, GS_POINTS, bytes(h) + asm86("EXIT", base=len(h))))
+
+
 def test_geometry_in_other_stages_refused_by_name():
     from quad_draw import program
 
