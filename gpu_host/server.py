@@ -269,6 +269,7 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
             samples=r.samples or 1,
             volume=r.volume,
             one_dim=r.one_dim,
+            block_depth_log2=r.block_depth_log2,
         )
 
     def RegisterSampler(self, r, context):

@@ -26,6 +26,7 @@ class TextureDesc:
     samples: int = 1  # a multisampled render target: 2, 4 or 8 (resolved with RESOLVE)
     volume: bool = False  # a 3D render target: layers are its depth slices (a compute surface)
     one_dim: bool = False  # a 1D render target (height 1; layers > 1: a 1D array): the 1D surface pools
+    block_depth_log2: int = 0  # a block-linear volume: block depth in slices (log2)
 
 
 @dataclass(frozen=True)
