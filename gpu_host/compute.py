@@ -132,6 +132,9 @@ class Compute:
 
         self._addr_fn = _lib.vkGetBufferDeviceAddress
         self._addrs: dict[Any, int] = {}
+        from gpu_host.compute_data import Placements
+
+        self.data = Placements(dev, self._addrs, self.address)  # PlaceData's global data (compute_data.py)
 
     # -- registration (the gRPC thread) ----------------------------------------------------------
     def register(self, objects: Objects, id: int, code: bytes) -> ComputeProgram:
@@ -265,7 +268,8 @@ class Compute:
         return img
 
     def reset(self) -> None:
-        """A new session: its textures are gone (programs are the session's objects too)."""
+        """A new session: its textures and placed data are gone (programs are the session's objects too)."""
+        self.data.reset()
         for _, img in self.twins.values():
             self.dev.free_image(img)
         self.twins.clear()

@@ -133,6 +133,13 @@ class Engine:
                 self.recorder.program(id, vertex, fragment)
             self._changed()
 
+    def place_data(self, id: int, size: int, address: int, regions: list[tuple[int, bytes]]) -> int:
+        """PlaceData (PROTOCOL.md "Global data", compute_data.py): the placement's device address."""
+        from nxrecomp.common import settings
+
+        with self.lock:  # never while a submission runs (its kernels may read the placement)
+            return self.replayer.compute.data.place(id, size, address, regions, settings.get("gpu_host", "max_global_data"))
+
     def note_pool(self, id: int, size: int, flushed_writes: bool = False) -> None:
         with self.lock:
             if flushed_writes:

@@ -295,6 +295,19 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
             context.abort(grpc.StatusCode.NOT_FOUND, f"frame {r.frame} is not held")
         return gpu_pb2.Frame(frame=f.frame, width=f.width, height=f.height, rgba=f.rgba, sha256=f.sha256)
 
+    def PlaceData(self, r, context):
+        """A compute program's global data placed in device memory (PROTOCOL.md "Global data")."""
+        self._session(r.session, context)
+        try:
+            addr = self.engine.place_data(r.id, r.size, r.address, [(g.offset, g.data) for g in r.regions])
+        except ObjectError as e:
+            log.warning("rejected %s", e)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except Exception as e:  # a bug of ours must not take the process down either
+            log.exception("placement failed")
+            context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+        return gpu_pb2.DataPlace(address=addr)
+
     def GetStatus(self, r, context):
         s = self.session
         if s is None:
