@@ -78,7 +78,9 @@ class Placements:
             if not data:
                 raise ObjectError(f"{what}: field regions[{i}] at {off:#x} is empty")
             if off + len(data) > size:
-                raise ObjectError(f"{what}: field regions[{i}]: bytes {off:#x}+{len(data):#x} run past the placement's {size} bytes")
+                raise ObjectError(
+                    f"{what}: field regions[{i}]: bytes {off:#x}+{len(data):#x} run past the placement's {size} bytes"
+                )
             spans.append((off, off + len(data), i))
         spans.sort()
         for (a0, a1, i), (b0, b1, j) in zip(spans, spans[1:]):

@@ -141,7 +141,7 @@ SETTINGS = [
         "gpu_host",
         "max_global_data",
         64 << 20,
-        "bytes of compute programs' placed global data (PlaceData, PROTOCOL.md \"Global data\") one session may hold",
+        'bytes of compute programs\' placed global data (PlaceData, PROTOCOL.md "Global data") one session may hold',
         int,
     ),
 ]

@@ -241,7 +241,9 @@ class GpuClient:
             for k in range(0, len(data), PLACE_CHUNK):
                 piece = bytes(data[k : k + PLACE_CHUNK])
                 if batch and n + len(piece) > PLACE_CHUNK:
-                    stub.PlaceData(gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size, address=addr, regions=batch), timeout=5.0)
+                    stub.PlaceData(
+                        gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size, address=addr, regions=batch), timeout=5.0
+                    )
                     batch, n = [], 0
                 batch.append(gpu_pb2.DataRegion(offset=off + k, data=piece))
                 n += len(piece)

@@ -279,7 +279,9 @@ def test_hostile_placements_are_refused_by_name_and_serving_goes_on(env, built, 
     limit = settings.get("gpu_host", "max_global_data")
     cases = [
         (
-            gpu_pb2.DataDesc(session=s, id=9001, size=4096, address=addr, regions=[R(offset=0, data=b"\1" * 64), R(offset=32, data=b"\2" * 8)]),
+            gpu_pb2.DataDesc(
+                session=s, id=9001, size=4096, address=addr, regions=[R(offset=0, data=b"\1" * 64), R(offset=32, data=b"\2" * 8)]
+            ),
             "placement 9001: field regions[1] overlaps regions[0] (0x20+0x8 and 0x0+0x40)",
         ),
         (gpu_pb2.DataDesc(session=s, id=9002, size=64, address=addr), "placement 9002: field address"),
@@ -296,9 +298,7 @@ def test_hostile_placements_are_refused_by_name_and_serving_goes_on(env, built, 
         with pytest.raises(grpc.RpcError) as e:
             stub.PlaceData(desc, timeout=5)
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and msg in e.value.details(), e.value.details()
-    assert "names a placement that is not placed" in "".join(
-        ln for ln in gpu_log(env.dir).splitlines() if "placement 9002" in ln
-    )
+    assert "names a placement that is not placed" in "".join(ln for ln in gpu_log(env.dir).splitlines() if "placement 9002" in ln)
     assert c.alive()
     # the front end refuses bad tables by name before anything is placed
     g = guest(env, monkeypatch)

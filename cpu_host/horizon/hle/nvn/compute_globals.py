@@ -67,9 +67,7 @@ def read(c: Call, ptr: int, svc: Any, what: str = "nvnProgramSetShaders") -> Glo
     if size == 0 or size % 4:
         raise GuestError(f"{what}: NVNcomputeGlobals size {size} is not a positive multiple of 4")
     if init_size > size or init_size % 4 or init_size > MAX_INIT:
-        raise GuestError(
-            f"{what}: NVNcomputeGlobals init_size {init_size} (a multiple of 4, at most size {size} and {MAX_INIT})"
-        )
+        raise GuestError(f"{what}: NVNcomputeGlobals init_size {init_size} (a multiple of 4, at most size {size} and {MAX_INIT})")
     if count > MAX_RELOCS:
         raise GuestError(f"{what}: NVNcomputeGlobals reloc_count {count} is more than {MAX_RELOCS}")
     init = b""
@@ -90,7 +88,9 @@ def read(c: Call, ptr: int, svc: Any, what: str = "nvnProgramSetShaders") -> Glo
         if not 0 <= add <= size:
             raise GuestError(f"{what}: NVNglobalReloc {i}: addend {add} lies outside the {size}-byte region")
         if where == WHERE_DATA and not (off % 4 == 0 and off + 8 <= init_size):
-            raise GuestError(f"{what}: NVNglobalReloc {i}: data offset {off:#x} is not an aligned slot inside init ({init_size} bytes)")
+            raise GuestError(
+                f"{what}: NVNglobalReloc {i}: data offset {off:#x} is not an aligned slot inside init ({init_size} bytes)"
+            )
         relocs.append(Reloc(where, kind, bank, off, add))
     return Globals(size, init, tuple(relocs))
 
