@@ -40,9 +40,8 @@ class Placement:
 class Placements:
     """The placements of one session (``reset`` at a new Attach frees them)."""
 
-    def __init__(self, dev: Any, addresses: dict, address_of: Any) -> None:
+    def __init__(self, dev: Any, address_of: Any) -> None:
         self.dev = dev
-        self.addresses = addresses  # Compute's cache of buffer device addresses (by handle)
         self.address_of = address_of  # Compute.address: a buffer's device address
         self.by_id: dict[int, Placement] = {}
 
@@ -102,6 +101,5 @@ class Placements:
     def reset(self) -> None:
         """A new session (the device is idle: Replayer.reset waited)."""
         for p in self.by_id.values():
-            self.addresses.pop(p.buffer.handle, None)  # a later buffer may get the same handle
             self.dev.free_buffer(p.buffer)
         self.by_id.clear()

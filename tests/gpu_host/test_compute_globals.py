@@ -229,7 +229,7 @@ def test_front_end_relocation_equals_the_corpus_loader(built, isa):
         assert relocs, f"{name}: no relocation against its globals"
 
 
-@pytest.mark.parametrize("isa", [86, 53])
+@pytest.mark.parametrize("isa", [86, pytest.param(53, marks=pytest.mark.heavy)])  # CI: SM86 (time)
 @pytest.mark.parametrize("name", KERNELS)
 def test_globals_kernel_through_the_gpu_process_equals_numpy(env, built, monkeypatch, isa, name):
     g = guest(env, monkeypatch)
