@@ -323,3 +323,51 @@ def test_hostile_placements_are_refused_by_name_and_serving_goes_on(env, built, 
     cmds, want = record(g, prog, case_of("g2_virtual"), 5)
     c.wait(c.submit(cmds))
     assert np.array_equal(out_words(env, len(want)), want)
+
+
+@pytest.mark.heavy  # about 50 s: two supervised restarts (the direct kill test above runs in CI)
+def test_supervisor_restarts_a_killed_gpu_process_and_the_placement_is_replayed(built, shader_service, monkeypatch):
+    """The supervisor's kill/restart (nxrecomp.app.supervisor, warm standby): the GPU process is
+    SIGKILLed twice between dispatches of a placed-data program; each time the client re-attaches
+    to the restarted process, places the region again (its address is the new process's), the
+    program is relocated and translated for it, and the next dispatch equals numpy."""
+    import os
+    import shutil
+    import signal
+    import tempfile
+    import threading
+    import types
+
+    from cpu_host.gpu_client.client import GpuClient
+    from nxrecomp.app.supervise_bundle import gpu_spec
+    from nxrecomp.app.supervisor import Policy, Supervisor
+    from test_compute_dispatch import Guest
+
+    run_dir = Path(tempfile.mkdtemp(prefix="nxsg"))
+    sup = Supervisor([gpu_spec(run_dir, str(run_dir / "frames"))], run_dir / "run.log", Policy(max_crashes=100))
+    th = threading.Thread(target=sup.run, daemon=True)
+    th.start()
+    client = GpuClient(run_dir, ring_capacity=1 << 22)
+    try:
+        client.connect(timeout=60)
+        gpu = types.SimpleNamespace(client=client, pool=client.create_pool(1, 8 << 20))
+        g = Guest(gpu, monkeypatch)
+        g.gpu = gpu
+        prog = set_shaders(g, 18, 86, built[86]["g2_virtual"])
+        placement = g.svc.objects[int(g.mem[18])].placement
+        addresses = [client.placed[placement]]
+        for round in range(3):
+            if round:
+                os.kill(sup.pid("gpu"), signal.SIGKILL)
+            cmds, want = record(g, prog, case_of("g2_virtual"), 40 + round)
+            client.wait(client.submit(cmds), timeout=120)
+            got = np.frombuffer(bytes(gpu.pool.mm[O_OFF : O_OFF + 4 * len(want)]), np.uint32)
+            assert np.array_equal(got, want), f"round {round}"
+            addresses.append(client.placed[placement])
+        assert sup.restarts("gpu") == 2 and client.reconnects == 2
+        print("placement addresses", [hex(a) for a in addresses])
+    finally:
+        client.close()
+        sup.stop()
+        th.join(30)
+        shutil.rmtree(run_dir, ignore_errors=True)
