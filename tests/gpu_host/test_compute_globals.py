@@ -371,3 +371,38 @@ def test_supervisor_restarts_a_killed_gpu_process_and_the_placement_is_replayed(
         sup.stop()
         th.join(30)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def test_a_buffer_made_after_a_freed_one_gets_its_own_device_address():
+    """Compute.address asks each Buffer once and keeps the answer on it: a freed buffer's VkBuffer
+    handle can come back for the next buffer (lavapipe's handles are heap pointers), whose memory
+    and device address differ, so a handle-keyed cache (the old code) answered the freed one's
+    address for placements made after an Attach freed the previous session's."""
+    import vulkan as vk
+
+    from gpu_host.compute import Compute
+    from gpu_host.vkdevice import BUFFER_DEVICE_ADDRESS, Device
+
+    dev = Device()
+    comp = Compute(dev)
+    usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | BUFFER_DEVICE_ADDRESS
+    try:
+        reused = 0
+        for size in (4096, 1 << 20, 65536, 3 << 20):
+            keep = dev.buffer(1 << 16, usage)  # memory stays taken: the next buffer is elsewhere
+            first = dev.buffer(size, usage)
+            a = comp.address(first)
+            handle = first.handle
+            dev.free_buffer(first)
+            second = dev.buffer(size * 2, usage)
+            reused += second.handle == handle
+            info = vk.ffi.new(
+                "VkBufferDeviceAddressInfo*", {"sType": vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, "buffer": second.handle}
+            )
+            assert comp.address(second) == int(comp._addr_fn(dev.device, info)), (hex(a), size)
+            dev.free_buffer(second)
+            dev.free_buffer(keep)
+        print(f"handles reused: {reused} of 4")
+    finally:
+        comp.close()
+        dev.close()
