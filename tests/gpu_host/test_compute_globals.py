@@ -299,7 +299,19 @@ def test_hostile_placements_are_refused_by_name_and_serving_goes_on(env, built, 
             stub.PlaceData(desc, timeout=5)
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and msg in e.value.details(), e.value.details()
     assert "names a placement that is not placed" in "".join(ln for ln in gpu_log(env.dir).splitlines() if "placement 9002" in ln)
+    # a message past gRPC's 4 MiB limit never reaches the process (GpuClient.place_data sends
+    # regions in 1 MiB messages)
+    with pytest.raises(grpc.RpcError) as e:
+        stub.PlaceData(
+            gpu_pb2.DataDesc(session=s, id=9001, size=4096, address=addr, regions=[R(offset=0, data=bytes(5 << 20))]), timeout=5
+        )
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert c.alive()
+    from cpu_host.gpu_client.registry import DataDesc
+
+    seen = []
+    big = c.place_data(DataDesc(9100, 3 << 20, lambda a: seen.append(a) or [(64, bytes(range(256)) * (10 << 10))]))
+    assert seen == [big] and c.placed[9100] == big  # 2.5 MiB of regions, in 1 MiB messages
     # the front end refuses bad tables by name before anything is placed
     g = guest(env, monkeypatch)
     k = built[86]["g2_virtual"]
