@@ -278,7 +278,9 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
 
     def RegisterProgram(self, r, context):
         self._session(r.session, context)
-        return self._register(context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv, fragment=r.fragment_spirv)
+        return self._register(
+            context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv, fragment=r.fragment_spirv, data=tuple(r.data)
+        )
 
     def WaitFence(self, r, context):
         s = self._session(r.session, context)

@@ -335,6 +335,13 @@ def test_hostile_placements_are_refused_by_name_and_serving_goes_on(env, built, 
     cmds, want = record(g, prog, case_of("g2_virtual"), 5)
     c.wait(c.submit(cmds))
     assert np.array_equal(out_words(env, len(want)), want)
+    # its SPIR-V registered naming a placement the session does not hold (an unknown placement id)
+    desc = c.registry.objects[("ProgramDesc", int(g.mem[16]))]
+    spv = desc.rebuild(c.placed)
+    with pytest.raises(grpc.RpcError) as e:
+        stub.RegisterProgram(gpu_pb2.ProgramDesc(session=c.session, id=9191, vertex_spirv=spv, data=[777]), timeout=30)
+    assert "program 9191: field data[0] = 777 names no placement of this session" in e.value.details()
+    assert c.alive()
 
 
 @pytest.mark.heavy  # about 50 s: two supervised restarts (the direct kill test above runs in CI)
@@ -418,3 +425,34 @@ def test_a_buffer_made_after_a_freed_one_gets_its_own_device_address():
     finally:
         comp.close()
         dev.close()
+
+
+def test_a_recording_refuses_a_program_whose_placements_it_lacks_by_name(built, shader_service, monkeypatch, tmp_path):
+    """``--record`` writes the placements a compute program's code addresses; ``nxrecomp replay``
+    has no placements (their addresses were the recording process's), so it refuses the program
+    by name instead of running code that addresses memory that is not there."""
+    import types
+
+    from cpu_host.gpu_client.client import GpuClient
+    from gpu_guest import start_gpu, stop_gpu
+    from gpu_host import replay_file
+    from nxrecomp.common.errors import NxError
+    from test_compute_dispatch import Guest
+
+    rec = tmp_path / "globals.nxgpu"
+    proc, d = start_gpu(args=["--record", str(rec)])
+    try:
+        c = GpuClient(d, ring_capacity=1 << 20)
+        c.connect(timeout=30)
+        gpu = types.SimpleNamespace(client=c, pool=c.create_pool(1, 8 << 20))
+        g = Guest(gpu, monkeypatch)
+        g.gpu = gpu
+        prog = set_shaders(g, 20, 86, built[86]["g2_virtual"])
+        cmds, want = record(g, prog, case_of("g2_virtual"), 9)
+        c.wait(c.submit(cmds))
+        assert np.array_equal(np.frombuffer(bytes(gpu.pool.mm[O_OFF : O_OFF + 4 * len(want)]), np.uint32), want)
+        c.close()
+    finally:
+        stop_gpu(proc)
+    with pytest.raises((NxError, ValueError), match=r"field data\[0\] = \d+ names no placement of this session"):
+        replay_file.replay_file(rec, tmp_path / "out")
