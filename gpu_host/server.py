@@ -269,6 +269,7 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
             samples=r.samples or 1,
             volume=r.volume,
             one_dim=r.one_dim,
+            block_depth_log2=r.block_depth_log2,
         )
 
     def RegisterSampler(self, r, context):
@@ -277,7 +278,9 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
 
     def RegisterProgram(self, r, context):
         self._session(r.session, context)
-        return self._register(context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv, fragment=r.fragment_spirv)
+        return self._register(
+            context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv, fragment=r.fragment_spirv, data=tuple(r.data)
+        )
 
     def WaitFence(self, r, context):
         s = self._session(r.session, context)
@@ -293,6 +296,19 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
         if f is None:
             context.abort(grpc.StatusCode.NOT_FOUND, f"frame {r.frame} is not held")
         return gpu_pb2.Frame(frame=f.frame, width=f.width, height=f.height, rgba=f.rgba, sha256=f.sha256)
+
+    def PlaceData(self, r, context):
+        """A compute program's global data placed in device memory (PROTOCOL.md "Global data")."""
+        self._session(r.session, context)
+        try:
+            addr = self.engine.place_data(r.id, r.size, r.address, [(g.offset, g.data) for g in r.regions])
+        except ObjectError as e:
+            log.warning("rejected %s", e)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except Exception as e:  # a bug of ours must not take the process down either
+            log.exception("placement failed")
+            context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+        return gpu_pb2.DataPlace(address=addr)
 
     def GetStatus(self, r, context):
         s = self.session
