@@ -131,7 +131,9 @@ class Compute:
         from vulkan._vulkan import lib as _lib  # the wrapper returns its argument, not the address
 
         self._addr_fn = _lib.vkGetBufferDeviceAddress
-        self._addrs: dict[Any, int] = {}
+        from gpu_host.compute_data import Placements
+
+        self.data = Placements(dev, self.address)  # PlaceData's global data (compute_data.py)
 
     # -- registration (the gRPC thread) ----------------------------------------------------------
     def register(self, objects: Objects, id: int, code: bytes) -> ComputeProgram:
@@ -222,12 +224,15 @@ class Compute:
         self.bank_off = 0
 
     def address(self, buf: Any) -> int:
-        a = self._addrs.get(buf.handle)
+        """``buf``'s device address, asked once and kept on the Buffer object itself: a handle
+        is no key, since a freed buffer's handle may come back for the next one (lavapipe's are
+        heap pointers), whose memory and address differ."""
+        a = getattr(buf, "device_address", None)
         if a is None:
             info = vk.ffi.new(
                 "VkBufferDeviceAddressInfo*", {"sType": vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, "buffer": buf.handle}
             )
-            a = self._addrs[buf.handle] = int(self._addr_fn(self.dev.device, info))
+            a = buf.device_address = int(self._addr_fn(self.dev.device, info))
         return a
 
     def twin(self, rp: Any, t: Any) -> Any:
@@ -265,7 +270,8 @@ class Compute:
         return img
 
     def reset(self) -> None:
-        """A new session: its textures are gone (programs are the session's objects too)."""
+        """A new session: its textures and placed data are gone (programs are the session's objects too)."""
+        self.data.reset()
         for _, img in self.twins.values():
             self.dev.free_image(img)
         self.twins.clear()

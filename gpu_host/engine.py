@@ -120,23 +120,43 @@ class Engine:
                 self.recorder.sampler(id, linear, repeat, compare)
             self._changed()
 
-    def register_program(self, id: int, vertex: bytes, fragment: bytes, geometry=()) -> None:
-        """``geometry``: ((input primitive, SPIR-V), ...) of a geometry stage (gfx-geom), which
-        needs the device's geometryShader feature."""
+    def register_program(self, id: int, vertex: bytes, fragment: bytes, data: tuple[int, ...] = (), geometry=()) -> None:
+        """``data``: placements whose addresses a compute program's code holds (PROTOCOL.md
+        "Global data"); each must be placed now, so a program whose addresses lead nowhere (a
+        recording's, a stale session's) is refused by name instead of running.  ``geometry``:
+        ((input primitive, SPIR-V), ...) of a geometry stage (gfx-geom), which needs the device's
+        geometryShader feature."""
         from gpu_host import compute
 
         geometry = tuple((int(i), bytes(g)) for i, g in geometry)
         with self.lock:
             if geometry and not self.dev.geometry_shader:
                 raise ObjectError(f"program {id}: a geometry stage needs the geometryShader feature, which {self.dev.name} lacks")
-            if not fragment and compute.is_compute(vertex):  # a compute program (PROTOCOL.md "Compute")
+            is_compute = not fragment and compute.is_compute(vertex)
+            placed = self.replayer.compute.data.by_id
+            for i, pid in enumerate(data):
+                if not is_compute:
+                    raise ObjectError(f"program {id}: field data names placements, but it is not a compute program")
+                if pid not in placed:
+                    raise ObjectError(
+                        f"program {id}: field data[{i}] = {pid} names no placement of this session "
+                        "(its code would address memory that is not there; PlaceData first)"
+                    )
+            if is_compute:  # a compute program (PROTOCOL.md "Compute")
                 self.replayer.compute.register(self.objects, id, vertex)
             else:
                 self.objects.add_program(id, vertex, fragment, geometry)
                 self.objects.compute_programs.pop(id, None)
             if self.recorder:
-                self.recorder.program(id, vertex, fragment, geometry)
+                self.recorder.program(id, vertex, fragment, data, geometry)
             self._changed()
+
+    def place_data(self, id: int, size: int, address: int, regions: list[tuple[int, bytes]]) -> int:
+        """PlaceData (PROTOCOL.md "Global data", compute_data.py): the placement's device address."""
+        from nxrecomp.common import settings
+
+        with self.lock:  # never while a submission runs (its kernels may read the placement)
+            return self.replayer.compute.data.place(id, size, address, regions, settings.get("gpu_host", "max_global_data"))
 
     def note_pool(self, id: int, size: int, flushed_writes: bool = False) -> None:
         with self.lock:

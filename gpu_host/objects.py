@@ -51,13 +51,15 @@ class Texture:
     # A layered render target (layers > 1, colour, one sample, not a cube) is GPU-owned like any
     # render target but only a surface pool entry (compute), sampled and written back (every
     # layer); draws and PRESENT refuse it (validate.py).
-    # A volume (3D) render target: ``layers`` depth slices of one 3D image, pitch-linear, slices
-    # ``layer_stride`` apart as layers are; only a surface of the 3D pool (compute) and written
-    # back; never sampled, drawn into or presented.
+    # A volume (3D) render target: ``layers`` depth slices of one 3D image; pitch-linear (slices
+    # ``layer_stride`` apart as layers are) or block-linear (blocks ``2**block_depth_log2`` slices
+    # deep: blocklinear.size_bytes_3d); only a surface of the 3D pool (compute) and written back;
+    # never sampled, drawn into or presented.
     volume: bool = False
     # A 1D render target (``one_dim``): one row (height 1), an ordinary 2D image (array) to every
     # other command; COMPUTE_SURFACE puts it in the 1D pool (one layer) or the 1D array pool.
     one_dim: bool = False
+    block_depth_log2: int = 0  # a block-linear volume's block depth in slices (log2, 0..5)
 
     @property
     def row_bytes(self) -> int:
@@ -84,6 +86,10 @@ class Texture:
 
     @property
     def byte_size(self) -> int:
+        if self.volume and self.block_linear:  # slices share blocks: the whole volume's slabs
+            return blocklinear.size_bytes_3d(
+                self.row_bytes, self.rows, self.layers, self.block_height_log2, self.block_depth_log2
+            )
         return self.layer_stride * (self.layers - 1) + self.layer_size
 
     @property
@@ -249,6 +255,7 @@ class Objects:
         samples: int = 1,
         volume: bool = False,
         one_dim: bool = False,
+        block_depth_log2: int = 0,
     ) -> Texture:
         fmt = FORMATS.get(format)
         if fmt is None:
@@ -284,12 +291,19 @@ class Objects:
             raise ObjectError(f"texture {id}: field samples {samples} is not one of {SAMPLE_COUNTS}")
         if samples > 1 and not render_target:
             raise ObjectError(f"texture {id}: field samples {samples} needs a render target (only those are multisampled)")
-        if volume and not (render_target and not fmt.depth and not cube and not block_linear and samples in (0, 1)):
-            # the block-linear layout of 3D textures stacks GOBs in depth (block depth), which is not modelled
+        if volume and not (render_target and not fmt.depth and not cube and samples in (0, 1)):
             raise ObjectError(
-                f"texture {id}: a volume (3D) texture is a pitch-linear colour render target (format {format}, "
-                f"render_target {render_target}, cube {cube}, block_linear {block_linear}, samples {samples})"
+                f"texture {id}: a volume (3D) texture is a one-sample colour render target (format {format}, "
+                f"render_target {render_target}, cube {cube}, samples {samples})"
             )
+        if block_depth_log2 and not (volume and block_linear):
+            # only a block-linear volume stacks slices in its blocks
+            raise ObjectError(
+                f"texture {id}: field block_depth_log2 {block_depth_log2} needs a block-linear volume "
+                f"(volume {volume}, block_linear {block_linear})"
+            )
+        if block_depth_log2 > 5:
+            raise ObjectError(f"texture {id}: field block_depth_log2 {block_depth_log2} is above 5")
         if one_dim and not (render_target and not fmt.depth and not cube and not volume and height == 1 and samples in (0, 1)):
             # a 1D surface's twin is a 1D image filled through a buffer from this one row (compute.py)
             raise ObjectError(
@@ -321,6 +335,7 @@ class Objects:
             samples,
             volume,
             one_dim,
+            block_depth_log2,
         )
         if not render_target:
             psize = self.memory.pool_size(pool)

@@ -96,6 +96,10 @@ class ReplayReadback:
         mem = self.objects.memory
         if not hasattr(mem, "write"):  # a recording being replayed: nothing to write to
             return
+        if t.volume and t.block_linear:  # slices share blocks (block depth): the volume at once
+            vol = lin.reshape(t.layers, t.height, -1)
+            mem.write(t.pool, t.offset, blocklinear.swizzle_3d(vol, t.block_height_log2, t.block_depth_log2, t.gob))
+            return
         for k in range(t.layers):
             at, layer = t.offset + k * t.layer_stride, lin[k * t.height : (k + 1) * t.height]
             if t.block_linear:

@@ -273,6 +273,7 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
             samples=r.samples or 1,
             volume=r.volume,
             one_dim=r.one_dim,
+            block_depth_log2=r.block_depth_log2,
         )
 
     def RegisterSampler(self, r, context):
@@ -283,7 +284,13 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
         self._session(r.session, context)
         geometry = tuple((g.input, g.spirv) for g in r.geometry)  # gfx-geom
         return self._register(
-            context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv, fragment=r.fragment_spirv, geometry=geometry
+            context,
+            self.engine.register_program,
+            id=r.id,
+            vertex=r.vertex_spirv,
+            fragment=r.fragment_spirv,
+            data=tuple(r.data),
+            geometry=geometry,
         )
 
     def WaitFence(self, r, context):
@@ -300,6 +307,19 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
         if f is None:
             context.abort(grpc.StatusCode.NOT_FOUND, f"frame {r.frame} is not held")
         return gpu_pb2.Frame(frame=f.frame, width=f.width, height=f.height, rgba=f.rgba, sha256=f.sha256)
+
+    def PlaceData(self, r, context):
+        """A compute program's global data placed in device memory (PROTOCOL.md "Global data")."""
+        self._session(r.session, context)
+        try:
+            addr = self.engine.place_data(r.id, r.size, r.address, [(g.offset, g.data) for g in r.regions])
+        except ObjectError as e:
+            log.warning("rejected %s", e)
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except Exception as e:  # a bug of ours must not take the process down either
+            log.exception("placement failed")
+            context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+        return gpu_pb2.DataPlace(address=addr)
 
     def GetStatus(self, r, context):
         s = self.session

@@ -144,4 +144,11 @@ SETTINGS = [
         "seconds an EVENT_WAIT waits for its event before the rest of the submission is dropped",
         float,
     ),
+    Setting(
+        "gpu_host",
+        "max_global_data",
+        64 << 20,
+        'bytes of compute programs\' placed global data (PlaceData, PROTOCOL.md "Global data") one session may hold',
+        int,
+    ),
 ]

@@ -26,7 +26,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cpu_host.gpu_client.blob import Block, BlobRecord, part_records
 from cpu_host.gpu_client.memory import Pool
-from cpu_host.gpu_client.registry import ProgramDesc, Registry, SamplerDesc, TextureDesc
+from cpu_host.gpu_client.registry import DataDesc, ProgramDesc, Registry, SamplerDesc, TextureDesc
 from cpu_host.gpu_client.ring_writer import RingWriter
 from cpu_host.gpu_client.ringput import RingPut
 from cpu_host.gpu_client.shaders import ShaderSource
@@ -38,6 +38,7 @@ from nxrecomp.common.errors import NxError
 from proto import gpu_pb2, gpu_pb2_grpc
 
 log = logging.getLogger("cpu_host.gpu_client")
+PLACE_CHUNK = 1 << 20  # region bytes per PlaceData message (gRPC's default limit is 4 MiB)
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ class GpuClient:
         self.reconnects = 0
         self.device = ""
         self.features: frozenset[str] = frozenset()  # AttachReply.features: what translations may use
+        self.placed: dict[int, int] = {}  # placement id -> its device address in the attached process
 
     # -- connection ---------------------------------------------------------------------
     def connect(self, timeout: float | None = None) -> None:
@@ -139,10 +141,12 @@ class GpuClient:
         log.info("attached session=%d device=%s", self.session, self.device)
 
     def _replay_state(self) -> None:
+        self.placed.clear()
         for pool in self.registry.pools.values():
             self._send_pool(pool)
-        for obj in self.registry.objects.values():
-            self._send_object(obj)
+        objs = self.registry.objects.values()
+        for obj in [o for o in objs if isinstance(o, DataDesc)] + [o for o in objs if not isinstance(o, DataDesc)]:
+            self._send_object(obj)  # placements first: programs are rebuilt for their addresses
         for seq, payloads in self.pending.items():
             if isinstance(payloads, _Deferred):  # written by the C submit: its records made now
                 payloads = part_records(seq, list(payloads.items), self.part_bytes, self.arena)
@@ -215,6 +219,38 @@ class GpuClient:
             raise NxError(f"GPU process rejected {type(obj).__name__} {obj.id}: {e.details()}") from None
         self.registry.add(obj)
 
+    def place_data(self, desc: DataDesc) -> int:
+        """Place global data (PROTOCOL.md "Global data"): its device address in the GPU process;
+        kept and placed again (maybe elsewhere) after a restart.  A refusal raises NxError with
+        the GPU process's reason."""
+        try:
+            self._retrying(lambda: self._send_object(desc))
+        except grpc.RpcError as e:
+            raise NxError(f"GPU process rejected placement {desc.id}: {e.details()}") from None
+        self.registry.add(desc)
+        return self.placed[desc.id]
+
+    def _send_data(self, desc: DataDesc) -> None:
+        """PlaceData with no regions (the address), then the regions relocated for it, in
+        messages of at most PLACE_CHUNK bytes (gRPC's default message limit is 4 MiB)."""
+        s, stub = self.session, self.stub
+        addr = stub.PlaceData(gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size), timeout=5.0).address
+        batch: list = []
+        n = 0
+        for off, data in desc.regions(addr):
+            for k in range(0, len(data), PLACE_CHUNK):
+                piece = bytes(data[k : k + PLACE_CHUNK])
+                if batch and n + len(piece) > PLACE_CHUNK:
+                    stub.PlaceData(
+                        gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size, address=addr, regions=batch), timeout=5.0
+                    )
+                    batch, n = [], 0
+                batch.append(gpu_pb2.DataRegion(offset=off + k, data=piece))
+                n += len(piece)
+        if batch:
+            stub.PlaceData(gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size, address=addr, regions=batch), timeout=5.0)
+        self.placed[desc.id] = addr
+
     def register_program(self, id: int, source: ShaderSource) -> None:
         v, f = source.spirv()
         self.register(ProgramDesc(id, v, f))
@@ -225,13 +261,18 @@ class GpuClient:
             self.stub.RegisterTexture(gpu_pb2.TextureDesc(session=s, **obj.__dict__), timeout=5.0)
         elif isinstance(obj, SamplerDesc):
             self.stub.RegisterSampler(gpu_pb2.SamplerDesc(session=s, **obj.__dict__), timeout=5.0)
+        elif isinstance(obj, DataDesc):
+            self._send_data(obj)
         else:
+            # a program holding placements' addresses: its SPIR-V for where they are now
+            vs = obj.rebuild(self.placed) if obj.rebuild is not None else obj.vertex_spirv
             self.stub.RegisterProgram(
                 gpu_pb2.ProgramDesc(
                     session=s,
                     id=obj.id,
-                    vertex_spirv=obj.vertex_spirv,
+                    vertex_spirv=vs,
                     fragment_spirv=obj.fragment_spirv,
+                    data=obj.data,
                     geometry=[gpu_pb2.GeometryModule(input=i, spirv=g) for i, g in obj.geometry],
                 ),
                 timeout=30.0,

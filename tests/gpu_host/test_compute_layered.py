@@ -284,9 +284,9 @@ def test_volume_targets_are_surfaces_only_named_where_sampled_drawn_or_misdeclar
     env.client.register(SamplerDesc(62))
     for bad, msg in cases:
         _dropped_with(env, bad, msg)
-    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a pitch-linear colour render target"):
-        env.client.register(TextureDesc(551, 1, SURF_OFF, W, H, "RGBA8", render_target=True, layers=2, volume=True))
-    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a pitch-linear colour render target"):
+    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a one-sample colour render target"):
+        env.client.register(TextureDesc(551, 1, SURF_OFF, W, H, "RGBA8", render_target=True, layers=2, volume=True, samples=4))
+    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a one-sample colour render target"):
         env.client.register(TextureDesc(552, 1, SURF_OFF, W, H, "RGBA8", block_linear=False, pitch=64, layers=2, volume=True))
     # and the good dispatch still runs, exactly
     clear_pool(env)
@@ -298,7 +298,8 @@ def test_volume_targets_are_surfaces_only_named_where_sampled_drawn_or_misdeclar
 def test_nvn_front_end_registers_a_3d_texture_a_kernel_writes(env, kernels, monkeypatch):
     """nvnTextureInitialize with NVN_TEXTURE_TARGET_3D (nvn.h), 3 slices by SetDepth, linear and
     render-target flags: a volume target the ``volume`` kernel writes, every slice written back;
-    a 3D texture without the linear flag is refused by name."""
+    without the linear flag a block-linear volume with a block depth; a 3D texture that is no
+    render target is refused by name."""
     from cpu_host.horizon.hle.abi import GuestError
     from cpu_host.horizon.hle.nvn.tables import FLAG_LINEAR, FLAG_RENDER_TARGET, TARGET_3D
     from test_compute_dispatch import Guest
@@ -318,6 +319,14 @@ def test_nvn_front_end_registers_a_3d_texture_a_kernel_writes(env, kernels, monk
     a = inputs(env, 56, False)
     submit_ok(env, cmds)
     assert np.array_equal(surface(env, W * 4), (a.astype(np.uint64) * 7 + 0x01010101).astype(np.uint32).reshape(LAYERS, H, W))
+    # without the linear flag: block-linear, blocks 1 GOB high (4 rows) and 4 slices deep (3 slices),
+    # one slab; the storage size the builder reports is that block's (test_compute_volume_bl.py
+    # checks the layout itself)
     s.builders[builder].update(flags=FLAG_RENDER_TARGET)
-    with pytest.raises(GuestError, match="a 3D texture is a linear render target"):
-        g.call(s.texture_initialize, g.at(23), builder)
+    assert g.call(s.texture_storage_size, builder) == 512 * 4
+    g.call(s.texture_initialize, g.at(23), builder)
+    desc = env.client.registry.objects[("TextureDesc", int(g.mem[23]))]
+    assert desc.volume and desc.block_linear and (desc.block_height_log2, desc.block_depth_log2) == (0, 2)
+    s.builders[builder].update(flags=FLAG_LINEAR)
+    with pytest.raises(GuestError, match="a 3D texture is a render target"):
+        g.call(s.texture_initialize, g.at(24), builder)

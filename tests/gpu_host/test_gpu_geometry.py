@@ -79,7 +79,7 @@ def gpu():
 def test_points_become_squares_through_the_gpu_process(gpu, arch):
     prog = gpu.id()
     vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
-    gpu.client.register(ProgramDesc(prog, vs, fs, geometry_modules(arch)))
+    gpu.client.register(ProgramDesc(prog, vs, fs, geometry=geometry_modules(arch)))
     half = 0.25
     pts = np.array([[-0.5, -0.5], [0.5, -0.5], [0.0, 0.5], [0.625, 0.625], [-0.75, 0.25]])
     cols = np.random.default_rng(7).uniform(0.1, 0.9, (len(pts), 2))
@@ -98,12 +98,12 @@ def test_bad_geometry_registrations_refused_by_name(gpu):
     vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
     good = geometry_modules(86)
     with pytest.raises(NxError, match=r"geometry\[4\]: execution model 0, expected geometry \(3\)"):
-        gpu.client.register(ProgramDesc(gpu.id(), vs, fs, ((4, vs),)))
+        gpu.client.register(ProgramDesc(gpu.id(), vs, fs, geometry=((4, vs),)))
     with pytest.raises(NxError, match=r"geometry\[9\]: input primitive 9 is not one of \[4, 5, 6, 7, 8\]"):
-        gpu.client.register(ProgramDesc(gpu.id(), vs, fs, ((9, good[0][1]),)))
+        gpu.client.register(ProgramDesc(gpu.id(), vs, fs, geometry=((9, good[0][1]),)))
     # a program with a module for points only, drawn as triangles: refused by name, nothing drawn
     prog = gpu.id()
-    gpu.client.register(ProgramDesc(prog, vs, fs, good[:1]))
+    gpu.client.register(ProgramDesc(prog, vs, fs, geometry=good[:1]))
     dropped = gpu.client.dropped()
     draw_points(gpu, prog, np.zeros((3, 2)), np.zeros((3, 2)), 0.25, topology=0, frame=False)
     want = "dropped program %d: its geometry stage has modules for points, a draw of topology 0 needs one for triangles" % prog
@@ -121,7 +121,7 @@ def test_device_without_geometry_refuses_by_name():
     try:
         vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
         with pytest.raises(NxError, match=r"a geometry stage needs the geometryShader feature, which .* lacks"):
-            g.client.register(ProgramDesc(g.id(), vs, fs, geometry_modules(86)[:1]))
+            g.client.register(ProgramDesc(g.id(), vs, fs, geometry=geometry_modules(86)[:1]))
         assert "geometry_shader" not in g.client.features
     finally:
         g.close()
@@ -240,7 +240,7 @@ def test_recorded_geometry_draw_replays_to_the_same_frame(tmp_path):
         ids = iter(range(200, 300))
         g = SimpleNamespace(client=c, pool=c.create_pool(1, 1 << 20), frames=iter(range(1, 100)), id=lambda: next(ids))
         vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
-        c.register(ProgramDesc(5, vs, fs, geometry_modules(86)))
+        c.register(ProgramDesc(5, vs, fs, geometry=geometry_modules(86)))
         img = draw_points(g, 5, np.array([[-0.5, 0.0], [0.5, 0.25]]), np.array([[0.2, 0.4], [0.6, 0.8]]), 0.25)
         assert (img[..., 3] == 255).sum() == 2 * 64  # two 8x8 squares
         live = c.frame(1).sha256
@@ -262,7 +262,7 @@ def test_whole_pipelines_carry_the_geometry_stage_too():
     g = Gpu({"NXRECOMP_GPU_HOST_PIPELINE_LIBRARY": "off"})
     try:
         vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
-        g.client.register(ProgramDesc(5, vs, fs, geometry_modules(86)))
+        g.client.register(ProgramDesc(5, vs, fs, geometry=geometry_modules(86)))
         pts, cols = np.array([[-0.5, 0.0], [0.5, 0.25]]), np.array([[0.2, 0.4], [0.6, 0.8]])
         img = draw_points(g, 5, pts, cols, 0.25)
         covered, ambiguous, ref = points_to_quads(pts, cols, 0.25, (W, H))

@@ -68,7 +68,7 @@ def translate_shader(
     ``features``: what the GPU process's device has (shader.proto Program.features); ``banks``:
     (number, bytes) of the constant banks that are part of a compute program (Program.banks);
     ``data``: (device address, bytes) of its placed ``__device__`` globals (Program.data; the NVN
-    compute path has no way to give them yet: nvn/compute.py)."""
+    compute path's nvn/compute_globals.py gives them)."""
     import grpc
 
     from proto import shader_pb2, shader_pb2_grpc

@@ -40,9 +40,22 @@ enum { NVN_STAGE_COMPUTE = 1, NVN_STAGE_VERTEX = 2, NVN_STAGE_FRAGMENT = 3, NVN_
  * entries of banks: e.g. ptxas's SM5x literal pool, the cubin's .nv.constant2.<kernel>, as bank 2;
  * each one's bytes in a memory pool) (cpu_host/horizon/hle/nvn/compute.py). */
 typedef struct { uint32_t bank; uint32_t size; NVNbufferAddress data; } NVNconstantBank;
+/* The kernel's __device__ globals (ours; cpu_host/horizon/hle/nvn/compute_globals.py): a region of
+ * size bytes (init_size initialised bytes in a memory pool, then zeros) placed by the GPU process,
+ * and the relocations that write "region address + addend" at offset of where (0 the region's
+ * bytes, 1 the code, 2 program bank `bank`) as kind 0 (a 64-bit slot), 1 / 2 (a MOV immediate's
+ * low / high 32 bits: code).  NVNcomputeControl.flags bit 0 says a pointer to it follows. */
+enum { NVN_COMPUTE_GLOBALS = 1 };
+enum { NVN_GLOBAL_RELOC_DATA = 0, NVN_GLOBAL_RELOC_CODE = 1, NVN_GLOBAL_RELOC_BANK = 2 };
+typedef struct { uint32_t where; uint32_t kind; uint32_t bank; uint32_t reserved; uint64_t offset; int64_t addend; } NVNglobalReloc;
+typedef struct {
+    uint32_t size; uint32_t init_size; NVNbufferAddress init;
+    uint32_t reloc_count; uint32_t reserved; const NVNglobalReloc *relocs;
+} NVNcomputeGlobals;
 typedef struct {
     uint32_t local_size[3]; uint32_t bank_size;
-    uint32_t bank_count; uint32_t reserved; const NVNconstantBank *banks;
+    uint32_t bank_count; uint32_t flags; const NVNconstantBank *banks;
+    const NVNcomputeGlobals *globals; /* read only with flags & NVN_COMPUTE_GLOBALS */
 } NVNcomputeControl;
 typedef uint64_t NVNimageHandle;
 enum { NVN_SHADER_ARCH_SPIRV = 0, NVN_SHADER_ARCH_SM53 = 53, NVN_SHADER_ARCH_SM86 = 86 };

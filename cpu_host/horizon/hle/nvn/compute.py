@@ -17,7 +17,9 @@ calls' names are NVN's public entry-point names, their arguments ours):
   code (SM86 or SM53 machine code of a CUDA-style kernel) is translated by the shader service with
   that local size and those banks (shader.proto ``Program.banks``: the service reads them as
   constants of the module and judges their numbers and sizes), and registered with the GPU
-  process as a compute program.
+  process as a compute program.  With ``flags`` bit 0 (``reserved`` before) an
+  ``NVNcomputeGlobals`` pointer follows: the kernel's ``__device__`` globals, placed in the GPU
+  process's device memory and relocated for their address (compute_globals.py).
 - ``nvnCommandBufferBindProgram`` of a compute program makes it the compute stage's program.
 - ``nvnCommandBufferBindUniformBuffer(cb, NVN_STAGE_COMPUTE, 0, address, size)``: the kernel's
   parameters (the bytes the CUDA driver copies into bank 0 at the ISA's parameter offset).
@@ -48,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cpu_host.horizon.hle.abi import Call, GuestError
+from cpu_host.horizon.hle.nvn import compute_globals
 from cpu_host.horizon.hle.nvn.objects import Program
 from gpu_host import packets as P
 from gpu_host.compute_spirv import reads_pools
@@ -122,7 +125,9 @@ class ComputeFunctions:
         from cpu_host.gpu_client.registry import ProgramDesc
 
         svc = self.svc
-        x, y, z, bank, nbanks, _, table = struct.unpack("<6IQ", c.read(control + 16, 32, "NVNcomputeControl"))
+        x, y, z, bank, nbanks, flags, table = struct.unpack("<6IQ", c.read(control + 16, 32, "NVNcomputeControl"))
+        if flags & ~compute_globals.FLAG_GLOBALS:
+            raise GuestError(f"nvnProgramSetShaders: NVNcomputeControl flags {flags:#x} (bit 0: globals; no others)")
         if not (1 <= x and 1 <= y and 1 <= z and x * y * z <= 1024):
             raise GuestError(f"nvnProgramSetShaders: compute local size {[x, y, z]} is not 1..1024 invocations")
         if not 16 <= bank <= P.MAX_COMPUTE_BANK:
@@ -135,8 +140,12 @@ class ComputeFunctions:
         svc._pool_at(data, size, "compute shader code")
         code = c.read(data, size, "compute shader code")
         banks = self._program_banks(c, nbanks, table)
-        spirv = svc.translate(arch, STAGE_COMPUTE, code, features, local_size=(x, y, z), banks=banks)
-        svc._gpu().register(ProgramDesc(prog.id, spirv, b""))
+        if flags & compute_globals.FLAG_GLOBALS:
+            (ptr,) = struct.unpack("<Q", c.read(control + 48, 8, "NVNcomputeControl globals"))
+            spirv = self._placed(c, prog, ptr, arch, code, banks, features, (x, y, z))
+        else:
+            spirv = svc.translate(arch, STAGE_COMPUTE, code, features, local_size=(x, y, z), banks=banks)
+            svc._gpu().register(ProgramDesc(prog.id, spirv, b""))
         prog.registered = False  # not a graphics program: BindProgram makes it the compute stage's
         try:
             pools = reads_pools(spirv)
@@ -144,6 +153,39 @@ class ComputeFunctions:
             raise GuestError(f"nvnProgramSetShaders: {e}") from None
         prog.compute = ComputeInfo(arch, (x, y, z), (bank + 15) & ~15, pools)  # type: ignore[attr-defined]
         return 1
+
+    def _placed(
+        self,
+        c: Call,
+        prog: Program,
+        ptr: int,
+        arch: int,
+        code: bytes,
+        banks: tuple[tuple[int, bytes], ...],
+        features: int,
+        local: tuple[int, int, int],
+    ) -> bytes:
+        """A program with ``__device__`` globals (compute_globals.py): its region placed by the GPU
+        process, relocated for the address given, translated with the region as Program.data
+        and registered so that a restarted GPU process gets it rebuilt for its new address."""
+        from cpu_host.gpu_client.registry import DataDesc, ProgramDesc
+
+        svc = self.svc
+        g = compute_globals.read(c, ptr, svc)
+        compute_globals.relocate(g, arch, code, banks, 0)  # a bad table is refused before anything is placed
+        placement = svc.next_id  # a placement of its own per SetShaders (kept for the GPU session)
+        svc.next_id += 1
+
+        def translate(code: bytes, banks: tuple, data: tuple) -> bytes:
+            return svc.translate(arch, STAGE_COMPUTE, code, features, local_size=local, banks=banks, data=data)
+
+        pp = compute_globals.PlacedProgram(placement, g, arch, code, banks, translate)
+        gpu = svc._gpu()
+        gpu.place_data(DataDesc(placement, g.size, pp.regions))
+        spirv = pp.rebuild(gpu.placed)
+        gpu.register(ProgramDesc(prog.id, spirv, b"", data=(placement,), rebuild=pp.rebuild))
+        prog.placement = placement  # type: ignore[attr-defined]
+        return spirv
 
     def _program_banks(self, c: Call, count: int, table: int) -> tuple[tuple[int, bytes], ...]:
         """The NVNcomputeControl's ``bank_count`` NVNconstantBank entries at ``table``, each one's

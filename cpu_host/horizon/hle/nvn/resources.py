@@ -40,6 +40,7 @@ from cpu_host.horizon.hle.nvn.tables import (
     STAGE_GEOMETRY,
     ARCH_SPIRV,
     HANDLE_SAMPLER_SHIFT,
+    block_depth_log2,
     block_height_log2,
     _enum,
 )
@@ -108,8 +109,12 @@ class NvnResources:
             raise GuestError(f"texture size {w}x{h} out of range")
         ew, eh = -(-w // blk), -(-h // blk)
         bhl = block_height_log2(eh)
-        size = ew * bpe * eh if b.get("flags", 0) & FLAG_LINEAR else blocklinear.size_bytes(ew * bpe, eh, bhl)
-        return name, w, h, bhl, size * self._layers(b)[0]
+        layers = self._layers(b)[0]
+        if b.get("flags", 0) & FLAG_LINEAR:
+            return name, w, h, bhl, ew * bpe * eh * layers
+        if self._volume(b):  # a block-linear 3D texture: its slices share blocks (block depth)
+            return name, w, h, bhl, blocklinear.size_bytes_3d(ew * bpe, eh, layers, bhl, block_depth_log2(layers))
+        return name, w, h, bhl, blocklinear.size_bytes(ew * bpe, eh, bhl) * layers
 
     @staticmethod
     def _volume(b: dict) -> bool:
@@ -173,9 +178,9 @@ class NvnResources:
                     f"nvnTextureInitialize: a 1D texture is a one-row colour render target (a compute surface), "
                     f"not display ({name} {w}x{h}, flags {flags:#x})"
                 )
-            if volume and not (flags & FLAG_RENDER_TARGET and flags & FLAG_LINEAR and not flags & FLAG_DISPLAY):
+            if volume and not (flags & FLAG_RENDER_TARGET and not flags & FLAG_DISPLAY):
                 raise GuestError(
-                    f"nvnTextureInitialize: a 3D texture is a linear render target (a compute surface), "
+                    f"nvnTextureInitialize: a 3D texture is a render target (a compute surface), "
                     f"not display; flags are {flags:#x}"
                 )
             if target and (cube or (layers > 1 and (flags & FLAG_DISPLAY or name in DEPTH_FORMATS))):
@@ -216,6 +221,7 @@ class NvnResources:
                     samples=samples,
                     volume=volume,
                     one_dim=one_dim,
+                    block_depth_log2=block_depth_log2(layers) if volume and not linear else 0,
                 )
             )
         return 1
@@ -318,7 +324,7 @@ class NvnResources:
                 prog.pools = any(reflect(code, f"stage {st}").pools for st, code in stages)
             except SpirvError as e:
                 raise GuestError(f"nvnProgramSetShaders: {e}") from None
-            self._gpu().register(ProgramDesc(prog.id, spirv[STAGE_VERTEX], spirv[STAGE_FRAGMENT], geometry))
+            self._gpu().register(ProgramDesc(prog.id, spirv[STAGE_VERTEX], spirv[STAGE_FRAGMENT], geometry=geometry))
             prog.registered = True
             if self.native:
                 self.native.program(prog.id, prog.pools)

@@ -65,6 +65,16 @@ def block_height_log2(height_elements: int) -> int:
     return log2
 
 
+def block_depth_log2(depth: int) -> int:
+    """The block depth (in slices, log2) a block-linear 3D texture gets in this model: the
+    smallest power of two covering its depth, at most 16 slices (as block heights stop at 16
+    GOBs).  The guest learns the size it implies from nvnTextureBuilderGetStorageSize."""
+    log2 = 0
+    while (1 << log2) < depth and log2 < 4:
+        log2 += 1
+    return log2
+
+
 def _enum(what: str, name: str, v: int, limit: int) -> None:
     if not 0 <= v <= limit:
         raise GuestError(f"{what}: {name} {v} is not in 0..{limit}")
