@@ -120,13 +120,18 @@ class Engine:
                 self.recorder.sampler(id, linear, repeat, compare)
             self._changed()
 
-    def register_program(self, id: int, vertex: bytes, fragment: bytes, data: tuple[int, ...] = ()) -> None:
+    def register_program(self, id: int, vertex: bytes, fragment: bytes, data: tuple[int, ...] = (), geometry=()) -> None:
         """``data``: placements whose addresses a compute program's code holds (PROTOCOL.md
         "Global data"); each must be placed now, so a program whose addresses lead nowhere (a
-        recording's, a stale session's) is refused by name instead of running."""
+        recording's, a stale session's) is refused by name instead of running.  ``geometry``:
+        ((input primitive, SPIR-V), ...) of a geometry stage (gfx-geom), which needs the device's
+        geometryShader feature."""
         from gpu_host import compute
 
+        geometry = tuple((int(i), bytes(g)) for i, g in geometry)
         with self.lock:
+            if geometry and not self.dev.geometry_shader:
+                raise ObjectError(f"program {id}: a geometry stage needs the geometryShader feature, which {self.dev.name} lacks")
             is_compute = not fragment and compute.is_compute(vertex)
             placed = self.replayer.compute.data.by_id
             for i, pid in enumerate(data):
@@ -140,10 +145,10 @@ class Engine:
             if is_compute:  # a compute program (PROTOCOL.md "Compute")
                 self.replayer.compute.register(self.objects, id, vertex)
             else:
-                self.objects.add_program(id, vertex, fragment)
+                self.objects.add_program(id, vertex, fragment, geometry)
                 self.objects.compute_programs.pop(id, None)
             if self.recorder:
-                self.recorder.program(id, vertex, fragment, data)
+                self.recorder.program(id, vertex, fragment, data, geometry)
             self._changed()
 
     def place_data(self, id: int, size: int, address: int, regions: list[tuple[int, bytes]]) -> int:

@@ -110,6 +110,13 @@ class Sampler:
     compare: int = 0  # depth compare: 0 none, else 1 + compare op (packets.COMPARE_OPS)
 
 
+# gfx-geom: a geometry stage's modules, one per input primitive (shader.proto Stage numbers),
+# and the input primitive each draw topology (packets.TOPOLOGIES) gives its geometry stage
+GEOMETRY_INPUTS = {4: "points", 5: "lines", 6: "triangles", 7: "lines_adjacency", 8: "triangles_adjacency"}
+TOPOLOGY_INPUT = {0: "triangles", 1: "triangles", 2: "lines", 3: "points"}
+GEOMETRY_MODEL = 3  # SPIR-V ExecutionModel Geometry
+
+
 @dataclass(frozen=True)
 class Program:
     id: int
@@ -117,32 +124,57 @@ class Program:
     fragment_spirv: bytes
     vertex: Reflection
     fragment: Reflection
+    # gfx-geom: ((input primitive name, SPIR-V), ...) and their reflections; () without a geometry stage
+    geometry: tuple[tuple[str, bytes], ...] = ()
+    geometry_refl: tuple[Reflection, ...] = ()
 
     @functools.cached_property
     def digest(self) -> bytes:
         """Computed once: pipelines are looked up by it at every pipeline change of a replay."""
         import hashlib
 
-        return hashlib.sha256(self.vertex_spirv + b"\0" + self.fragment_spirv).digest()
+        geo = b"".join(b"\0" + name.encode() + b"\0" + code for name, code in self.geometry)
+        return hashlib.sha256(self.vertex_spirv + b"\0" + self.fragment_spirv + geo).digest()
+
+    @property
+    def _stages(self) -> tuple[Reflection, ...]:
+        return (self.vertex, self.fragment, *self.geometry_refl)
+
+    def geometry_for(self, topology: int) -> bytes | None:
+        """The geometry module a draw of ``topology`` (packets.TOPOLOGIES) runs, None without a
+        geometry stage; one made for another input primitive only is refused by name."""
+        if not self.geometry:
+            return None
+        want = TOPOLOGY_INPUT[topology]
+        code = dict(self.geometry).get(want)
+        if code is None:
+            raise ObjectError(
+                f"program {self.id}: its geometry stage has modules for {', '.join(n for n, _ in self.geometry)}, "
+                f"a draw of topology {topology} needs one for {want}"
+            )
+        return code
 
     @functools.cached_property
     def sampler_kinds(self) -> dict[int, str]:
         """Binding -> the view kind a stage samples it as (spirv_reflect's kinds)."""
-        return {**dict(self.vertex.sampler_kinds), **dict(self.fragment.sampler_kinds)}
+        out: dict[int, str] = {}
+        for r in reversed(self._stages):
+            out.update(dict(r.sampler_kinds))
+        return out
 
     @functools.cached_property
     def lookups(self) -> dict[int, str]:
         """Binding -> "dref", "plain" or "both": whether the stages' lookups through it compare
-        with a reference (spirv_reflect's lookups; both stages' uses merged)."""
+        with a reference (spirv_reflect's lookups; every stage's uses merged)."""
         out: dict[int, str] = {}
-        for b, u in self.vertex.lookups + self.fragment.lookups:
+        for b, u in sum((r.lookups for r in self._stages), ()):
             out[b] = u if out.get(b, u) == u else "both"
         return out
 
     @property
     def pools(self) -> bool:
         """Whether a stage reads the bindless texture/sampler pools (descriptor set 1)."""
-        return self.vertex.pools or self.fragment.pools
+        return any(r.pools for r in self._stages)
 
 
 class MappedPools:
@@ -321,7 +353,9 @@ class Objects:
         self.samplers[id] = s
         return s
 
-    def add_program(self, id: int, vertex_spirv: bytes, fragment_spirv: bytes) -> Program:
+    def add_program(self, id: int, vertex_spirv: bytes, fragment_spirv: bytes, geometry=()) -> Program:
+        """A graphics program; ``geometry``: ((input primitive: shader.proto Stage 4..8, SPIR-V),
+        ...) of its geometry stage (gfx-geom), each checked to be a geometry module."""
         try:
             v = reflect(vertex_spirv, f"program {id} vertex")
             f = reflect(fragment_spirv, f"program {id} fragment")
@@ -333,9 +367,33 @@ class Objects:
             )
         _spirv_val(vertex_spirv, f"program {id} vertex")
         _spirv_val(fragment_spirv, f"program {id} fragment")
-        p = Program(id, vertex_spirv, fragment_spirv, v, f)
+        geo, grefl = _geometry_modules(id, geometry)
+        p = Program(id, vertex_spirv, fragment_spirv, v, f, geo, grefl)
         self.programs[id] = p
         return p
+
+
+def _geometry_modules(id: int, geometry) -> tuple[tuple[tuple[str, bytes], ...], tuple[Reflection, ...]]:
+    """(name, SPIR-V) and reflection of each of a program's geometry modules, checked: a known
+    input primitive once each, a geometry execution model, spirv-val clean (gfx-geom)."""
+    out, refl = [], []
+    for inp, code in sorted(geometry):
+        what = f"program {id} geometry[{inp}]"
+        name = GEOMETRY_INPUTS.get(inp)
+        if name is None:
+            raise ObjectError(f"{what}: input primitive {inp} is not one of {sorted(GEOMETRY_INPUTS)} (shader.proto Stage)")
+        if any(n == name for n, _ in out):
+            raise ObjectError(f"{what}: a second module for {name}")
+        try:
+            r = reflect(code, what)
+        except SpirvError as e:
+            raise ObjectError(str(e)) from None
+        if r.execution_model != GEOMETRY_MODEL:
+            raise ObjectError(f"{what}: execution model {r.execution_model}, expected geometry ({GEOMETRY_MODEL})")
+        _spirv_val(code, what)
+        out.append((name, bytes(code)))
+        refl.append(r)
+    return tuple(out), tuple(refl)
 
 
 def _spirv_val(code: bytes, what: str) -> None:

@@ -38,7 +38,8 @@ import vulkan as vk
 from vulkan._vulkan import ffi, lib
 
 from gpu_host import packets as P
-from gpu_host.objects import Program
+from gpu_host.objects import TOPOLOGY_INPUT, ObjectError, Program
+from gpu_host.validate import SubmissionError
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.vkdevice import Device
 
@@ -150,19 +151,21 @@ class Pipelines:
             (b, vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if b < 4 else vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, 1)
             for b in range(8)
         ]
-        self.set_layout = dev.set_layout(set0, STAGES, vk.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR)
+        # gfx-geom: a geometry stage reads the same bindings where the device runs one
+        stages = STAGES | (vk.VK_SHADER_STAGE_GEOMETRY_BIT if getattr(dev, "geometry_shader", False) else 0)
+        self.set_layout = dev.set_layout(set0, stages, vk.VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR)
         # Set 1: the guest's bindless pools (spirv_reflect's layout), written per draw from the
         # submission's POOLS packet.  One layout for every program: a set a program does not
         # read needs no binding, and set 0's pushes are compatible across all pipelines.
         self.pool_layout = dev.set_layout(
-            [(0, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES), (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS)], STAGES
+            [(0, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES), (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS)], stages
         )
         self.layout = vk.vkCreatePipelineLayout(
             dev.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=2, pSetLayouts=[self.set_layout, self.pool_layout]), None
         )
         self.cache: dict[tuple, Any] = {}
         # Keyed by shader content, not by handle: the cache survives client sessions (restarts).
-        self.modules: dict[bytes, tuple[Any, Any]] = {}
+        self.modules: dict[bytes, tuple[Any, Any, dict[str, Any]]] = {}
 
     def _once(self, table: dict, key: Any, make) -> Any:
         """``table[key]``, made by ``make()`` by the first thread that asks (the others wait for
@@ -193,11 +196,16 @@ class Pipelines:
         fut.set_result(v)
         return v
 
-    def _modules(self, prog: Program) -> tuple[Any, Any]:
+    def _modules(self, prog: Program) -> tuple[Any, Any, dict[str, Any]]:
+        """(vertex, fragment, {input primitive: geometry}) shader modules of a program."""
         return self._once(
             self.modules,
             prog.digest,
-            lambda: (self.dev.shader_module(prog.vertex_spirv), self.dev.shader_module(prog.fragment_spirv)),
+            lambda: (
+                self.dev.shader_module(prog.vertex_spirv),
+                self.dev.shader_module(prog.fragment_spirv),
+                {name: self.dev.shader_module(code) for name, code in prog.geometry},
+            ),
         )
 
     @staticmethod
@@ -335,11 +343,11 @@ class Pipelines:
         vi = self._part(
             ("vi", sh.layout[1:]), VI, pVertexInputState=s["vin"], pInputAssemblyState=s["ia"], pDynamicState=s["dyn"]
         )
-        vstages = [s["vstage"]]
+        vstages = [s["vstage"]] + ([s["gstage"]] if s["gstage"] is not None else [])
         pre = self._part(
-            ("pre", prog.digest, sh.polygon_mode),
+            ("pre", prog.digest, sh.polygon_mode, s["ginput"]),
             PRE,
-            stageCount=1,
+            stageCount=len(vstages),
             pStages=vstages,
             pViewportState=s["vp"],
             pRasterizationState=s["rs"],
@@ -372,11 +380,20 @@ class Pipelines:
 
     # -- one whole pipeline ------------------------------------------------------------------
     def _state(self, prog: Program, sh: "Shape") -> dict:
-        vmod, fmod = self._modules(prog)
+        vmod, fmod, gmods = self._modules(prog)
         _, stride, topology, attrs = sh.layout
         # Named variables: the binding loses pName when these are built inline (docs/TOOLCHAIN.md).
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
+        # gfx-geom: the geometry module made for the input primitive this topology gives
+        gstage, ginput = None, ""
+        try:
+            has_geometry = prog.geometry_for(topology) is not None
+        except ObjectError as e:  # the submission is refused (named in the log), the process serves on
+            raise SubmissionError(str(e)) from None
+        if has_geometry:
+            ginput = TOPOLOGY_INPUT[topology]
+            gstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_GEOMETRY_BIT, module=gmods[ginput], pName="main")
         vin = vk.VkPipelineVertexInputStateCreateInfo(
             vertexBindingDescriptionCount=1,
             pVertexBindingDescriptions=[
@@ -426,14 +443,28 @@ class Pipelines:
             stencilAttachmentFormat=sh.stencil_format,
         )
         ds = vk.VkPipelineDepthStencilStateCreateInfo(minDepthBounds=0.0, maxDepthBounds=1.0)
-        return dict(vstage=vstage, fstage=fstage, vin=vin, ia=ia, vp=vp, rs=rs, ms=ms, cb=cb, dyn=dyn, rendering=rendering, ds=ds)
+        return dict(
+            vstage=vstage,
+            fstage=fstage,
+            gstage=gstage,
+            ginput=ginput,
+            vin=vin,
+            ia=ia,
+            vp=vp,
+            rs=rs,
+            ms=ms,
+            cb=cb,
+            dyn=dyn,
+            rendering=rendering,
+            ds=ds,
+        )
 
     def _create(self, prog: Program, sh: "Shape") -> Any:
         s = self._state(prog, sh)
-        stages = [s["vstage"], s["fstage"]]
+        stages = [s["vstage"], s["fstage"]] + ([s["gstage"]] if s["gstage"] is not None else [])
         info = vk.VkGraphicsPipelineCreateInfo(
             pNext=s["rendering"],
-            stageCount=2,
+            stageCount=len(stages),
             pStages=stages,
             pVertexInputState=s["vin"],
             pInputAssemblyState=s["ia"],
@@ -458,9 +489,9 @@ class Pipelines:
         for p in [*self.cache.values(), *self.parts.values()]:
             vk.vkDestroyPipeline(d, p, None)
         lib.vkDestroyPipelineCache(d, self.vk_cache, ffi.NULL)
-        for vm, fm in self.modules.values():
-            vk.vkDestroyShaderModule(d, vm, None)
-            vk.vkDestroyShaderModule(d, fm, None)
+        for vm, fm, gms in self.modules.values():
+            for m in (vm, fm, *gms.values()):
+                vk.vkDestroyShaderModule(d, m, None)
         vk.vkDestroyPipelineLayout(d, self.layout, None)
         vk.vkDestroyDescriptorSetLayout(d, self.set_layout, None)
         vk.vkDestroyDescriptorSetLayout(d, self.pool_layout, None)

@@ -4,7 +4,8 @@ submission's packets and the memory it read.  ``replay_file`` renders a recordin
 File: msgpack objects back to back.  First ``{"nxgpu_recording": 1}``, then events:
 ``["pool", id, size]``, ``["texture", {TextureDesc fields}]``, ``["sampler", id, linear, repeat]``,
 ``["program", id, vertex_spirv, fragment_spirv]`` (a fifth field: the placements a compute
-program addresses, PROTOCOL.md "Global data"),
+program addresses, PROTOCOL.md "Global data"; a sixth: a geometry stage's modules
+``[[input, spirv], ...]``, the fifth then written even when empty),
 ``["submit", seq, [packet, ...], [[pool, offset, size, bytes], ...]]`` (packets as unpacked
 msgpack arrays).
 The file is appended to as submissions complete (flushed after each), so a recording survives
@@ -50,10 +51,12 @@ class Recorder:
         # a compare field only when there is one: recordings without it read as before
         self._w(["sampler", id, linear, repeat, *([compare] if compare else [])])
 
-    def program(self, id: int, vertex: bytes, fragment: bytes, data: tuple[int, ...] = ()) -> None:
+    def program(self, id: int, vertex: bytes, fragment: bytes, data: tuple[int, ...] = (), geometry=()) -> None:
         # the placements a compute program's code addresses, only when there are any: a replay
-        # has none, so it refuses such a program by name (PROTOCOL.md "Global data")
-        self._w(["program", id, vertex, fragment, *([list(data)] if data else [])])
+        # has none, so it refuses such a program by name (PROTOCOL.md "Global data"); gfx-geom:
+        # a geometry stage's modules after them, [[input, spirv], ...]
+        tail = [list(data)] if data or geometry else []
+        self._w(["program", id, vertex, fragment, *tail, *([[list(g) for g in geometry]] if geometry else [])])
 
     def submit(self, seq: int, packets: list, data: dict[tuple[int, int, int], bytes]) -> None:
         self._w(["submit", seq, packets, [[p, o, s, b] for (p, o, s), b in data.items()]])

@@ -73,7 +73,7 @@ def _apply(eng: Engine, pools: RecordedPools, ev: record.Event, frames: list, pa
     elif ev.kind == "sampler":
         eng.register_sampler(*a)
     elif ev.kind == "program":
-        eng.register_program(*a[:3], tuple(a[3]) if len(a) > 3 else ())
+        eng.register_program(*a[:3], tuple(a[3]) if len(a) > 3 else (), a[4] if len(a) > 4 else ())  # gfx-geom: geometry
     elif ev.kind == "submit":
         seq, packets, mem = a
         snap = Snapshot(dict(pools.sizes), {(p, o, s): b for p, o, s, b in mem})

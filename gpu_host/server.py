@@ -108,11 +108,15 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
         indexing = settings.get("gpu_host", "descriptor_indexing")
         if indexing not in ("auto", "off"):
             raise VulkanUnavailable(f"gpu_host.descriptor_indexing = {indexing!r} is not auto or off")
+        geometry = settings.get("gpu_host", "geometry_shader")  # gfx-geom
+        if geometry not in ("auto", "off"):
+            raise VulkanUnavailable(f"gpu_host.geometry_shader = {geometry!r} is not auto or off")
         self.dev = Device(
             device,
             self.winsys.instance_extensions if self.winsys else [],
             ["VK_KHR_swapchain"] if self.winsys else [],
             descriptor_indexing=indexing == "auto",
+            geometry_shader=geometry == "auto",
         )
         self.inbox = FdInbox()
         self.session: Session | None = None
@@ -278,8 +282,15 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
 
     def RegisterProgram(self, r, context):
         self._session(r.session, context)
+        geometry = tuple((g.input, g.spirv) for g in r.geometry)  # gfx-geom
         return self._register(
-            context, self.engine.register_program, id=r.id, vertex=r.vertex_spirv, fragment=r.fragment_spirv, data=tuple(r.data)
+            context,
+            self.engine.register_program,
+            id=r.id,
+            vertex=r.vertex_spirv,
+            fragment=r.fragment_spirv,
+            data=tuple(r.data),
+            geometry=geometry,
         )
 
     def WaitFence(self, r, context):

@@ -45,6 +45,13 @@ SETTINGS = [
         "bindless textures index the texture/sampler pools where the device has non-uniform descriptor "
         "indexing (auto), or every device gets the switch over pool entries (off)",
     ),
+    Setting(
+        "gpu_host",
+        "geometry_shader",
+        "auto",
+        "enable the device's geometryShader feature where it has it (auto), or never (off: programs with a "
+        "geometry stage are refused by name)",
+    ),
     Setting("gpu_host", "frames_dir", "", "headless: write every presented frame as PNG here (empty: don't)"),
     Setting("gpu_host", "keep_frames", 32, "presented frames kept in memory for GetFrame", int),
     Setting("gpu_host", "ring_size", 8 << 20, "bytes of the shared-memory command ring (client side)", int),

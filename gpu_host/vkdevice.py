@@ -58,13 +58,16 @@ class Device:
         device_extensions: list[str] = (),
         pipeline_library: bool = True,
         descriptor_indexing: bool = True,
+        geometry_shader: bool = True,
     ) -> None:
         """``instance_extensions``/``device_extensions``: extra ones a window needs (surface,
         swapchain); without them the device is headless.  ``pipeline_library``: enable
         VK_EXT_graphics_pipeline_library where the driver has it (``self.pipeline_library``).
         ``descriptor_indexing``: enable non-uniform indexing of sampled-image (and sampler)
         arrays where the device has it (``self.descriptor_indexing``: bindless instructions
-        then index the pools instead of switching over them)."""
+        then index the pools instead of switching over them).  ``geometry_shader``: enable the
+        geometryShader feature where the device has it (``self.geometry_shader``: pipelines with
+        a geometry stage; gfx-geom)."""
         app = vk.VkApplicationInfo(
             pApplicationName="nxrecomp-gpu",
             applicationVersion=1,
@@ -157,7 +160,9 @@ class Device:
         # Different blend states per colour target (MRT) where the device has it.
         self.independent_blend = bool(have.independentBlend)
         self.int64 = bool(have.shaderInt64)
+        self.geometry_shader = bool(geometry_shader and have.geometryShader)  # gfx-geom (lavapipe, NVIDIA have it)
         feats = vk.VkPhysicalDeviceFeatures(
+            geometryShader=vk.VK_TRUE if self.geometry_shader else vk.VK_FALSE,
             robustBufferAccess=vk.VK_TRUE,
             shaderInt64=have.shaderInt64,
             independentBlend=have.independentBlend,
@@ -195,6 +200,7 @@ class Device:
             (["descriptor_indexing"] if self.descriptor_indexing else [])
             + (["int64_atomics"] if self.int64 and len(self.int64_atomics) == 2 else [])
             + (["shader_clock"] if len(self.shader_clocks) == 2 else [])
+            + (["geometry_shader"] if self.geometry_shader else [])
         )
 
     def enabled_features(self) -> set[str]:

@@ -31,6 +31,10 @@ from nxrecomp.common.errors import NxError
 
 ARCHS = {86: "SM86", 53: "SM53"}
 STAGES = {1: "compute", 2: "vertex", 3: "fragment"}
+# gfx-geom: a geometry program is translated for one input primitive (sph.py IN_PRIMS: SPIR-V
+# declares it, the guest's header does not), so each is a stage of its own (shader.proto Stage)
+GEOMETRY_STAGES = {4: "points", 5: "lines", 6: "triangles", 7: "lines_adjacency", 8: "triangles_adjacency"}
+STAGES.update({k: f"geometry_{v}" for k, v in GEOMETRY_STAGES.items()})
 MAX_CODE = 1 << 20  # 64k instructions: larger is not a shader, it is a mistake
 MAX_BANK = 31  # the bank field of a c[bank][offset] operand is 5 bits
 MAX_BANK_BYTES = 1 << 16  # ... and the byte offset 16 bits
@@ -46,7 +50,7 @@ class ProgramError(NxError):
 @dataclass(frozen=True)
 class Program:
     arch: int  # 86, 53
-    stage: int  # 1 compute, 2 vertex, 3 fragment
+    stage: int  # 1 compute, 2 vertex, 3 fragment, 4..8 geometry (GEOMETRY_STAGES)
     code: bytes
     local_size: tuple[int, int, int] = (64, 1, 1)
     # what the device that runs the SPIR-V has (lower/graphics.py FEATURE_* bits; 0: a plain

@@ -267,7 +267,14 @@ class GpuClient:
             # a program holding placements' addresses: its SPIR-V for where they are now
             vs = obj.rebuild(self.placed) if obj.rebuild is not None else obj.vertex_spirv
             self.stub.RegisterProgram(
-                gpu_pb2.ProgramDesc(session=s, id=obj.id, vertex_spirv=vs, fragment_spirv=obj.fragment_spirv, data=obj.data),
+                gpu_pb2.ProgramDesc(
+                    session=s,
+                    id=obj.id,
+                    vertex_spirv=vs,
+                    fragment_spirv=obj.fragment_spirv,
+                    data=obj.data,
+                    geometry=[gpu_pb2.GeometryModule(input=i, spirv=g) for i, g in obj.geometry],
+                ),
                 timeout=30.0,
             )
 

@@ -48,6 +48,8 @@ class ProgramDesc:
     # gives its SPIR-V for the addresses the attached GPU process placed them at (GpuClient.placed)
     data: tuple[int, ...] = ()
     rebuild: Callable[[dict[int, int]], bytes] | None = field(default=None, compare=False, repr=False)
+    # gfx-geom: ((input primitive: shader.proto Stage 4..8, SPIR-V), ...); () without a geometry stage
+    geometry: tuple[tuple[int, bytes], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -585,3 +585,19 @@ OPS.update({d.name: d for d in (OpDef("AtomicSharedAddAcqRel32", U32, (SPTR, U32
 #   "Device": the device's, SR_GLOBALTIMER), read once (SPIR-V OpReadClockKHR); not pure: every
 #   read is its own.
 OPS.update({d.name: d for d in (OpDef("ReadClock", U64, (), ("scope",)),)})
+# --- gfx-geom (issue 31): the geometry stage (lower/gfx_geometry.py) -----------------------------
+# - ``LoadVertexInputF32`` (vertex): component ``comp`` of input vertex ``vertex`` (clamped to the
+#   input primitive's last vertex) of the per-vertex vec4 f32 input array ``var`` (ALD with a
+#   vertex register in a geometry program: a generic attribute, Position).
+# - ``EmitVertex`` / ``EndPrimitive``: OUT.EMIT / OUT.CUT (SPIR-V OpEmitVertex / OpEndPrimitive):
+#   the outputs as written so far become the next vertex; the strip ends.  Never dead code.
+OPS.update(
+    {
+        d.name: d
+        for d in (
+            OpDef("LoadVertexInputF32", F32, (U32,), ("var", "comp", "count")),
+            OpDef("EmitVertex", None, ()),
+            OpDef("EndPrimitive", None, ()),
+        )
+    }
+)

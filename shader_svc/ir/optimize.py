@@ -395,3 +395,5 @@ PURE |= {"LocalPtr", "LoadLocal32", "Word", "TexelWord"}
 
 # shader-ir-gfx: loads of the graphics stages' input variables (declared and checked when built)
 PURE |= {"LoadInputF32", "LoadInputIndex", "FClampDevice01"}
+# gfx-geom: a geometry program's per-vertex input loads (inputs never change while it runs)
+PURE |= {"LoadVertexInputF32"}

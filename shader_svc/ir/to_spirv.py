@@ -394,3 +394,11 @@ LOWER.update({"AtomicSharedAddAcqRel32": lambda lw, o, a: lw.atomic_add_acq_rel(
 from shader_svc.lower import clock_read  # noqa: E402  (this block's own import, kept with it)
 
 LOWER.update({"ReadClock": lambda lw, o, a: clock_read.read_clock(lw, o.attrs["scope"])})
+# --- gfx-geom (issue 31): the geometry stage (lower/gfx_geometry.py) ---------------------------
+LOWER.update(
+    {
+        "LoadVertexInputF32": lambda lw, o, a: lw.load_vertex_input(o.attrs["var"], o.attrs["comp"], o.attrs["count"], a[0]),
+        "EmitVertex": lambda lw, o, a: lw.emit_vertex(),
+        "EndPrimitive": lambda lw, o, a: lw.end_primitive(),
+    }
+)

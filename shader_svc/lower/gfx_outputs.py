@@ -89,6 +89,9 @@ class GfxOutputs(Lowering):
         for loc, want in self.interp.items():
             for d in sorted(want - {"Smooth"}):
                 m.emit("annot", "OpDecorate", self.inputs[loc], E("Decoration", d))
+        if self.header.stage == "geometry":  # gfx-geom: lower/gfx_geometry.py
+            self.geometry_entry(main)
+            return
         model = "Vertex" if self.header.stage == "vertex" else "Fragment"
         m.emit("entry", "OpEntryPoint", E("ExecutionModel", model), main, "main", *self.interface)
         if model == "Fragment":

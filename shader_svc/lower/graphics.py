@@ -15,7 +15,9 @@ image samplers; see shader_svc/README.md "Graphics-stage interface"):
 - the colour targets, sample mask and depth at EXIT, and the entry point:
   ``gfx_outputs.GfxOutputs``;
 - the pixel's own values (PIXLD): ``gfx_pixel.GfxPixel``;
-- attribute words addressed by a register (AL2P, ALD.PHYS / AST.PHYS): ``gfx_indexed.GfxIndexed``.
+- attribute words addressed by a register (AL2P, ALD.PHYS / AST.PHYS): ``gfx_indexed.GfxIndexed``;
+- geometry programs (input vertices through ISBERD + ALD, OUT emit/cut, the execution modes):
+  ``gfx_geometry.GfxGeometry``.
 
 ``GraphicsLowering`` is their sum with the module setup, the interface variables and the uniform
 blocks.  Float math in these stages is what the driver does (FFMA is GLSL's Fma): the GPU
@@ -39,6 +41,7 @@ from shader_svc.lower.gfx_bindless import (
     TEXTURE_POOL,
     GfxBindless,
 )
+from shader_svc.lower.gfx_geometry import GfxGeometry
 from shader_svc.lower.gfx_indexed import GfxIndexed
 from shader_svc.lower.gfx_outputs import GfxOutputs
 from shader_svc.lower.gfx_pixel import GfxPixel
@@ -84,7 +87,7 @@ UBO_WORDS = 4096  # uvec4 elements: 64 KiB, Vulkan's guaranteed minimum range
 BANKS = range(0, 4)
 
 
-class GraphicsLowering(GfxAttributes, GfxTextures, GfxBindless, GfxOutputs, GfxPixel, GfxIndexed):
+class GraphicsLowering(GfxAttributes, GfxTextures, GfxBindless, GfxOutputs, GfxPixel, GfxIndexed, GfxGeometry):
     """The graphics stages' module setup, interface variables and uniform blocks, with the
     attribute, texture, bindless, output, pixel and indexed-attribute mixins (module docstring); mixed in before an ISA's
     lowering."""
@@ -113,6 +116,7 @@ class GraphicsLowering(GfxAttributes, GfxTextures, GfxBindless, GfxOutputs, GfxP
         self.builtin_vars: dict[str, int] = {}
         self.colour_vars: dict[int, int] = {}
         self.uses_position_out = False
+        self.vertex_arrays: dict[int | str, int] = {}  # geometry: location / 'position' -> input array
 
     def _var(self, sc: str, ty: int, deco: list[tuple]) -> int:
         m, E = self.m, self.m.E

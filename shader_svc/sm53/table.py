@@ -1885,3 +1885,7 @@ SREGS.update({0x50: "SR_CLOCKLO", 0x51: "SR_CLOCKHI", 0x52: "SR_GLOBALTIMERLO", 
 # shader-ctl2: LEA's immediate form (top 0x36D0, B a 19-bit immediate with its sign at 56, as the
 # other I forms; ptxas -O3 scales a function-pointer slot with it: LEA R8.CC, R4, 0x8)
 row("LEA", op(0x36D0, 13, holes=(56,)), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), I19(), LEA_SH), (flag("X", 46),), ir="LEA")
+
+# --- gfx-geom (issue 31): the geometry stage's system registers (lower/gfx_geometry.py) ----------
+# nvdisasm 11.8 prints S2R's operand 0x10 SR_PRIM_TYPE, 0x11 SR_INVOCATION_ID, 0x1d SR_INVOCATION_INFO
+SREGS.update({0x10: "SR_PRIM_TYPE", 0x11: "SR_INVOCATION_ID", 0x1D: "SR_INVOCATION_INFO"})

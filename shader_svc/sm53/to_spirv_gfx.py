@@ -31,6 +31,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.lower.base import TranslateError
+from shader_svc.lower.gfx_geometry import GEOMETRY_SREGS
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.gfx_tex import GLSL_NCLAMP, TEX_DIMS, TEXS_FORMS, TLDS_FORMS, Tex53  # noqa: F401  (forms the tests read)
 from shader_svc.sm53.lower import LOWERED
@@ -78,6 +79,8 @@ GFX_LOWERED = (LOWERED - NOT_IN_GRAPHICS) | {
     "AL2P",
     "ALD.PHYS",
     "AST.PHYS",
+    "OUT",  # gfx-geom: the geometry stage (lower/gfx_geometry.py)
+    "ISBERD",
 }
 STAGE_OF = {"ALD": "vertex", "AST": "vertex", "IPA": "fragment", "KIL": "fragment", "ALD.PHYS": "vertex", "AST.PHYS": "vertex"}
 POS_W = POSITION + 12
@@ -131,6 +134,10 @@ class Gfx53(Tex53):
         "AL2P": "al2p53",
         "ALD.PHYS": "ald53_phys",
         "AST.PHYS": "ast53_phys",
+        # gfx-geom: the geometry stage (lower/gfx_geometry.py)
+        "OUT": "out53",
+        "ISBERD": "isberd53",
+        "S2R": "s2r53_gfx",
     }
 
     def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:
@@ -206,6 +213,23 @@ class Gfx53(Tex53):
             self.bad(inst, "only outputs of the current vertex are translated")
         self.attr_phys_ir(inst, inst.ops["a"]["attr"], inst.mods["size"] + 1, inst.ops["b"]["reg"], False)
 
+    # --- gfx-geom: the geometry stage (lower/gfx_geometry.py) -------------------------------------------
+    def out53(self, inst: Inst) -> None:
+        """OUT.EMIT / .CUT / .EMIT_THEN_CUT Rd, Ra (handle), Rb (stream)."""
+        self.out_ir(inst, inst.mods["type"], inst.ops["d"]["reg"], inst.ops["a"]["reg"], inst.ops["b"]["reg"] == 255)
+
+    def isberd53(self, inst: Inst) -> None:
+        """ISBERD Rd, [Ra], the plain form (NAK's only one for geometry inputs)."""
+        a = inst.ops["a"]
+        if inst.mods["mode"] or inst.mods["size"] or a.get("off"):
+            self.bad(inst, "only the plain ISBERD Rd, [Ra] is translated")
+        self.isberd_ir(inst, inst.ops["d"]["reg"], a["reg"])
+
+    def s2r53_gfx(self, inst: Inst) -> None:
+        """S2R in graphics stages: the geometry stage's SR_INVOCATION_INFO / SR_INVOCATION_ID
+        (``lower`` refuses the rest)."""
+        self.geometry_sreg_ir(inst, inst.ops["sr"]["sr"], inst.ops["d"]["reg"])
+
     def pixld53(self, inst: Inst) -> None:
         """PIXLD (lower/gfx_pixel.py); the address operand [Ra + imm], whose use no public source
         here gives, must be [RZ]."""
@@ -229,11 +253,16 @@ class Gfx53(Tex53):
     def lower(self, inst: Inst) -> None:
         ir = inst.row.ir
         stage = STAGE_OF.get(ir)
+        if stage == "vertex" and ir in ("ALD", "AST") and self.header.stage == "geometry":  # gfx-geom
+            stage = "geometry"
         if stage and stage != self.header.stage:
             raise TranslateError(
                 f"{inst.text()}: {inst.mnemonic} does not exist in a {self.header.stage} program", offset=inst.addr
             )
-        if ir in NOT_IN_GRAPHICS or ir == "OUT":
+        geometry_ok = self.header.stage == "geometry" and (
+            ir == "OUT" or (ir == "S2R" and inst.ops["sr"]["sr"] in GEOMETRY_SREGS)
+        )  # gfx-geom
+        if (ir in NOT_IN_GRAPHICS or ir == "OUT") and not geometry_ok:
             raise TranslateError(f"{inst.text()}: not translated in a {self.header.stage} program", offset=inst.addr)
         guarded = not (inst.pred == 7 and not inst.pred_not)
         written = _dst_regs(inst)
@@ -271,6 +300,10 @@ class Gfx53(Tex53):
 
     def ald53(self, inst: Inst) -> None:
         ops = inst.ops
+        if self.header.stage == "geometry" and not inst.mods["P"] and not inst.mods["O"]:  # gfx-geom: an input vertex
+            self._word(ops["attr"]["attr"], inst)
+            self.geom_attr_ir(inst, ops["attr"]["attr"], inst.mods["size"] + 1, ops["d"]["reg"], ops["vtx"]["reg"])
+            return
         if ops["vtx"]["reg"] != 255 or inst.mods["P"] or inst.mods["O"]:
             self.bad(inst, "only vertex inputs of the current vertex are translated")
         self._word(ops["attr"]["attr"], inst)
@@ -278,7 +311,8 @@ class Gfx53(Tex53):
 
     def ast53(self, inst: Inst) -> None:
         ops = inst.ops
-        if ops["vtx"]["reg"] != 255 or inst.mods["P"]:
+        # a geometry program's vertex register is the output vertex handle: the current vertex
+        if (ops["vtx"]["reg"] != 255 and self.header.stage != "geometry") or inst.mods["P"]:
             self.bad(inst, "only outputs of the current vertex are translated")
         self._word(ops["attr"]["attr"], inst)
         self.attr_ir(inst, ops["attr"]["attr"], inst.mods["size"] + 1, ops["b"]["reg"], False)
@@ -310,6 +344,6 @@ class Gfx53(Tex53):
 
 
 def translate_graphics(insts: list[Inst], header: Header, features: int = 0) -> bytes:
-    """SPIR-V binary of an SM53 vertex or fragment program (instructions after its header);
+    """SPIR-V binary of an SM53 vertex, geometry or fragment program (instructions after its header);
     ``features``: ``lower.graphics.FEATURE_*`` bits the device has."""
     return Gfx53(insts, header, features).build()

@@ -1667,6 +1667,7 @@ R(
                 Mod("mode", 74, 6, ((0, ""), (1, ".U16"), (2, ".32"), (4, ".PATCH"), (8, ".PRIM"), (16, ".SKEW"), (32, ".O"))),
             ),
             cls="attr",
+            ir="ISBERD",  # gfx-geom: the plain form in geometry programs (lower/gfx_geometry.py)
         ),
         Row(
             "MATCH",
@@ -2031,17 +2032,23 @@ R(
         )
     ]
 )
-R(
-    rows_for(
-        "OUT",
-        0x124,
-        src_forms(1, {}, {}, {1: "r", 4: "i"}),
-        pre=(D, A()),
-        mods=(Mod("mode", 78, 2, ((1, ".EMIT"), (3, ".EMIT_THEN_CUT"))),),
-        base=1 << 78,
-        cls="attr",
+# gfx-geom: .CUT in the register form only (nvdisasm 13.5 prints the immediate form's as .???2)
+for _forms, _modes in (
+    ({1: "r"}, ((1, ".EMIT"), (2, ".CUT"), (3, ".EMIT_THEN_CUT"))),
+    ({4: "i"}, ((1, ".EMIT"), (3, ".EMIT_THEN_CUT"))),
+):
+    R(
+        rows_for(
+            "OUT",
+            0x124,
+            src_forms(1, {}, {}, _forms),
+            pre=(D, A()),
+            mods=(Mod("mode", 78, 2, _modes),),
+            base=1 << 78,
+            cls="attr",
+            ir="OUT",  # gfx-geom: lower/gfx_geometry.py
+        )
     )
-)
 # HSET2 (register form): A/B with a half swizzle (74..75 / 60..61: H1_H0 shown as nothing, .F32,
 # .H0_H0, .H1_H1), |x| and -x; the result as a boolean float (.BF) or mask per half
 R(
@@ -2705,3 +2712,8 @@ def _r2p_bsel(r: Row) -> Row:
 
 
 ROWS[:] = [_r2p_bsel(r) for r in ROWS]
+
+
+# --- gfx-geom (issue 31): the geometry stage's system registers (lower/gfx_geometry.py) ----------
+# nvdisasm 13.5 prints S2R's operand 0x10 SR_PRIM_TYPE, 0x11 SR_INVOCATION_ID, 0x1d SR_INVOCATION_INFO
+SREGS.update({0x10: "SR_PRIM_TYPE", 0x1D: "SR_INVOCATION_INFO"})

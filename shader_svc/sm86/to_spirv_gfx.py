@@ -14,6 +14,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.lower.base import TranslateError
+from shader_svc.lower.gfx_geometry import GEOMETRY_SREGS
 from shader_svc.lower.graphics import (
     SAMPLER_POOL,  # noqa: F401
     TEX_ARGS,
@@ -48,6 +49,10 @@ GFX_LOWERED = (LOWERED - {"S2R", "LDG", "STG"}) | {
     "AL2P",
     "ALD.PHYS",
     "AST.PHYS",
+    # gfx-geom: the geometry stage (lower/gfx_geometry.py)
+    "OUT",
+    "ISBERD",
+    "S2R",
 }
 # TEX/TLD/TLD4 dimension field -> (SPIR-V Dim, arrayed, coordinate count)
 # (1D declares the Sampled1D capability, cube arrays SampledCubeArray: Vulkan's imageCubeArray feature)
@@ -85,6 +90,10 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
         "AL2P": "al2p",
         "ALD.PHYS": "ald_phys",
         "AST.PHYS": "ast_phys",
+        # gfx-geom: the geometry stage (lower/gfx_geometry.py)
+        "OUT": "out",
+        "ISBERD": "isberd",
+        "S2R": "s2r_gfx",
     }
 
     def lowered(self, ir: str) -> bool:
@@ -161,13 +170,17 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
 
     def ald(self, inst: Inst) -> None:
         ops = inst.ops
+        if self.header.stage == "geometry" and not inst.mods["O"]:  # an input vertex (ISBERD's result)
+            self.geom_attr_ir(inst, ops["attr"]["attr"], inst.mods["comps"] + 1, ops["d"]["reg"], ops["vtx"]["reg"])
+            return
         if ops["vtx"]["reg"] != 255 or inst.mods["O"]:
             raise TranslateError(f"{inst.text()}: only vertex inputs of the current vertex are translated", offset=inst.addr)
         self.attr_ir(inst, ops["attr"]["attr"], inst.mods["comps"] + 1, ops["d"]["reg"], True)
 
     def ast(self, inst: Inst) -> None:
         ops = inst.ops
-        if ops["vtx"]["reg"] != 255 or inst.mods["P"]:
+        # a geometry program's vertex register is the output vertex handle: the current vertex
+        if (ops["vtx"]["reg"] != 255 and self.header.stage != "geometry") or inst.mods["P"]:
             raise TranslateError(f"{inst.text()}: only outputs of the current vertex are translated", offset=inst.addr)
         self.attr_ir(inst, ops["attr"]["attr"], inst.mods["comps"] + 1, ops["b"]["reg"], False)
 
@@ -200,6 +213,27 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
         if inst.ops["vtx"]["reg"] != 255:
             raise TranslateError(f"{inst.text()}: only outputs of the current vertex are translated", offset=inst.addr)
         self.attr_phys_ir(inst, inst.ops["a"]["attr"], 1, inst.ops["b"]["reg"], False)
+
+    # --- gfx-geom: the geometry stage (lower/gfx_geometry.py) -------------------------------------------
+    def out(self, inst: Inst) -> None:
+        """OUT.EMIT / .CUT / .EMIT_THEN_CUT Rd, Ra (handle), Rb or imm (stream)."""
+        b = inst.ops["b"]
+        zero = b.get("reg", 255) == 255 if "reg" in b else b.get("imm", 1) == 0
+        self.out_ir(inst, inst.mods["mode"], inst.ops["d"]["reg"], inst.ops["a"]["reg"], zero)
+
+    def isberd(self, inst: Inst) -> None:
+        """ISBERD Rd, [Ra], the plain form (NAK's only one for geometry inputs)."""
+        a = inst.ops["a"]
+        if inst.mods["mode"] or a["off"]:
+            raise TranslateError(f"{inst.text()}: only the plain ISBERD Rd, [Ra] is translated", offset=inst.addr)
+        self.isberd_ir(inst, inst.ops["d"]["reg"], a["reg"])
+
+    def s2r_gfx(self, inst: Inst) -> None:
+        """S2R in graphics stages: the geometry stage's SR_INVOCATION_INFO / SR_INVOCATION_ID."""
+        sr = inst.ops["sr"]["sr"]
+        if self.header.stage != "geometry" or sr not in GEOMETRY_SREGS:
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): not translated yet", offset=inst.addr)
+        self.geometry_sreg_ir(inst, sr, inst.ops["d"]["reg"])
 
     def pixld(self, inst: Inst) -> None:
         """PIXLD (lower/gfx_pixel.py)."""
@@ -375,6 +409,8 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
 
     def lower(self, inst: Inst) -> None:
         stages = inst.row.stages
+        if "vertex" in stages and inst.row.ir in ("ALD", "AST"):  # gfx-geom: every vertex-processing stage
+            stages = (*stages, "geometry")
         if stages and self.header.stage not in stages:
             raise TranslateError(
                 f"{inst.text()}: {inst.mnemonic} does not exist in a {self.header.stage} program", offset=inst.addr
@@ -394,6 +430,6 @@ def source_split(n: int, ncoord: int) -> int:
 
 
 def translate_graphics(insts: list[Inst], header: Header, features: int = 0) -> bytes:
-    """SPIR-V binary of a vertex or fragment program (instructions after its header);
+    """SPIR-V binary of a vertex, geometry or fragment program (instructions after its header);
     ``features``: ``lower.graphics.FEATURE_*`` bits the device has."""
     return Gfx86(insts, header, features).build()

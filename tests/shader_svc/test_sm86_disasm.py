@@ -231,6 +231,7 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
         or r.ir in STAGE_ALU_RULES  # shader-u2: F2I to 8/16 bits (lower_alu._f2i_narrow), IDP.2A
         or r.mnemonic == "DEPBAR"
         or r.ir in ("PIXLD", "AL2P", "ALD.PHYS", "AST.PHYS")  # arch-gfx: graphics rows (sm86/to_spirv_gfx.py)
+        or r.ir in ("OUT", "ISBERD")  # gfx-geom: the geometry stage (sm86/to_spirv_gfx.py)
         for r in ROWS[MORE_FROM:]
     )
 

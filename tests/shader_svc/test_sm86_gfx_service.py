@@ -52,7 +52,16 @@ def test_bad_graphics_programs_are_invalid_argument_and_service_keeps_serving(se
         (_req(garbage, P.VERTEX), r"field code, offset 0x0: .*SPH type 31"),
         (_req(b"\x41\x04", P.VERTEX), r"shorter than a shader program header"),
         (_req(vh[:0x30], P.VERTEX), r"offset 0x30: header truncated: version 4 needs 128 bytes"),
-        (_req(bytes(geometry) + assemble_program("EXIT"), P.VERTEX), r"geometry programs are not translated"),
+        # gfx-geom: a geometry header asked for as a vertex program; a geometry program whose header
+        # has no output topology (0), through the service
+        (
+            _req(bytes(geometry) + assemble_program("EXIT"), P.VERTEX),
+            r"header is for a geometry program, the request says vertex",
+        ),
+        (
+            _req(bytes(geometry) + assemble_program("EXIT"), P.GEOMETRY_POINTS),
+            r"offset 0xc: .*geometry output topology 0 unknown",
+        ),
         (_req(prog("fragment", FS, FS_HDR), P.VERTEX), r"field stage: header is for a fragment program"),
         (_req(vh, P.VERTEX), r"no instructions after the 128-byte header"),
         (_req(vh + assemble_program("EXIT")[:-3], P.VERTEX), r"offset 0x80: program truncated"),

@@ -39,7 +39,11 @@ class GraphicsDevice(TextureUploads, DepthTarget):
         # device has them (lavapipe and NVIDIA do)
         have = vk.vkGetPhysicalDeviceFeatures(self.phys)
         feats = vk.VkPhysicalDeviceFeatures(
-            **{name: vk.VK_TRUE for name in ("shaderImageGatherExtended", "imageCubeArray") if getattr(have, name)}
+            **{
+                name: vk.VK_TRUE
+                for name in ("shaderImageGatherExtended", "imageCubeArray", "geometryShader")
+                if getattr(have, name)
+            }
         )
         self.device = vk.vkCreateDevice(
             self.phys,
@@ -112,12 +116,14 @@ class GraphicsDevice(TextureUploads, DepthTarget):
         topology: int = vk.VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST,
         pools: Pools | None = None,
         depth: bool = False,
+        geometry_spirv: bytes | None = None,
     ):
         """Draw ``vertices`` (float32, (n, attributes, 4)) into a ``size`` = (w, h) target
         cleared to ``clear``; ``uniforms``: binding (0..3) -> bytes; ``textures``: slot (0..3) ->
         Texture at binding 4 + slot; ``pools``: the bindless pools in set 1.  Returns the target
         as uint8 (h, w, 4); with ``depth`` also a D32 depth buffer (cleared to 1.0, test ALWAYS,
-        written) as float32 (h, w): (colour, depth)."""
+        written) as float32 (h, w): (colour, depth).  ``geometry_spirv``: a geometry stage
+        between the two (the device's geometryShader feature, which lavapipe has)."""
         d = self.device
         w, h = size
         verts = np.ascontiguousarray(vertices, dtype=np.float32)
@@ -132,8 +138,16 @@ class GraphicsDevice(TextureUploads, DepthTarget):
             vk.vkDestroyShaderModule,
             vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(fragment_spirv), pCode=fragment_spirv), None),
         )
+        gmod = None
+        if geometry_spirv is not None:
+            if not vk.vkGetPhysicalDeviceFeatures(self.phys).geometryShader:
+                raise NxError(f"{self.name()} has no geometryShader feature")
+            gmod = self._own(
+                vk.vkDestroyShaderModule,
+                vk.vkCreateShaderModule(d, vk.VkShaderModuleCreateInfo(codeSize=len(geometry_spirv), pCode=geometry_spirv), None),
+            )
         layout = self.layout_pools if pools is not None else self.layout
-        pipe = self._own(vk.vkDestroyPipeline, self._pipeline(vmod, fmod, nattr, topology, w, h, layout, depth))
+        pipe = self._own(vk.vkDestroyPipeline, self._pipeline(vmod, fmod, nattr, topology, w, h, layout, depth, gmod))
         zimg = self._depth_image(w, h) if depth else None
 
         pool = self._own(
@@ -251,7 +265,7 @@ class GraphicsDevice(TextureUploads, DepthTarget):
             return colour, np.frombuffer(self._read(zback)[: w * h * 4], dtype=np.float32).reshape(h, w).copy()
         return colour
 
-    def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int, layout=None, depth: bool = False):
+    def _pipeline(self, vmod, fmod, nattr: int, topology: int, w: int, h: int, layout=None, depth: bool = False, gmod=None):
         # named variables: the binding loses pName when these are built inline (docs/TOOLCHAIN.md)
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
@@ -287,6 +301,9 @@ class GraphicsDevice(TextureUploads, DepthTarget):
             depthAttachmentFormat=vk.VK_FORMAT_D32_SFLOAT if depth else vk.VK_FORMAT_UNDEFINED,
         )
         stages = [vstage, fstage]
+        if gmod is not None:
+            gstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_GEOMETRY_BIT, module=gmod, pName="main")
+            stages = [vstage, gstage, fstage]
         zs = (
             vk.VkPipelineDepthStencilStateCreateInfo(
                 depthTestEnable=vk.VK_TRUE, depthWriteEnable=vk.VK_TRUE, depthCompareOp=vk.VK_COMPARE_OP_ALWAYS
@@ -296,7 +313,7 @@ class GraphicsDevice(TextureUploads, DepthTarget):
         )
         info = vk.VkGraphicsPipelineCreateInfo(
             pNext=rendering,
-            stageCount=2,
+            stageCount=len(stages),
             pStages=stages,
             pVertexInputState=vin,
             pInputAssemblyState=ia,

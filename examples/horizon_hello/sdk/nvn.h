@@ -34,7 +34,7 @@ typedef struct { uint32_t magic; uint32_t stage; uint32_t arch; uint32_t size; }
 typedef struct { NVNbufferAddress data; const NVNshaderControl *control; } NVNshaderData;
 #define NVN_SHADER_MAGIC 0x4853584eu           /* "NXSH" */
 
-enum { NVN_STAGE_COMPUTE = 1, NVN_STAGE_VERTEX = 2, NVN_STAGE_FRAGMENT = 3 };  /* as the shader service numbers them */
+enum { NVN_STAGE_COMPUTE = 1, NVN_STAGE_VERTEX = 2, NVN_STAGE_FRAGMENT = 3, NVN_STAGE_GEOMETRY = 4 };  /* as the shader service numbers them (geometry: its first geometry stage; the front end translates for every input primitive) */
 /* A compute stage's NVNshaderControl is followed by this (ours): the kernel's workgroup size, the
  * size of its constant bank 0, and the constant banks that are part of the program (bank_count
  * entries of banks: e.g. ptxas's SM5x literal pool, the cubin's .nv.constant2.<kernel>, as bank 2;

@@ -37,6 +37,7 @@ from cpu_host.horizon.hle.nvn.tables import (
     SHADER_MAGIC,
     STAGE_VERTEX,
     STAGE_FRAGMENT,
+    STAGE_GEOMETRY,
     ARCH_SPIRV,
     HANDLE_SAMPLER_SHIFT,
     block_depth_log2,
@@ -273,6 +274,19 @@ class NvnResources:
             self._new(c, 0, lambda i: Program(i))
         return 1
 
+    def _geometry(self, i: int, arch: int, code: bytes, features: int) -> tuple[tuple[int, bytes], ...]:
+        """A geometry stage's machine code translated for every input primitive (the draw's
+        topology picks one in the GPU process; shader_svc/README.md "Geometry stage"), refused by
+        name where the GPU process's device runs no geometry stage or the code is SPIR-V (whose
+        input primitive is fixed)."""
+        if "geometry_shader" not in getattr(self._gpu(), "features", ()):
+            raise GuestError(f"shader {i}: a geometry stage, and the GPU process's device has no geometryShader")
+        if arch == ARCH_SPIRV:
+            raise GuestError(f"shader {i}: a SPIR-V geometry stage is not served (guest machine code is)")
+        from shader_svc.request import GEOMETRY_STAGES
+
+        return tuple((s, self.translate(arch, s, code, features)) for s in GEOMETRY_STAGES)
+
     def program_set_shaders(self, c: Call) -> int:
         from cpu_host.gpu_client.registry import ProgramDesc
 
@@ -282,6 +296,7 @@ class NvnResources:
             if not 1 <= count <= 5:
                 raise GuestError(f"nvnProgramSetShaders: stage count {count}")
             spirv: dict[int, bytes] = {}
+            geometry: tuple[tuple[int, bytes], ...] = ()  # gfx-geom: (input primitive, SPIR-V) per input
             features = feature_bits(getattr(self._gpu(), "features", ()))
             for i in range(count):
                 data, control = struct.unpack("<QQ", c.read(stages + 16 * i, 16, "NVNshaderData"))
@@ -290,18 +305,26 @@ class NvnResources:
                     raise GuestError(f"shader {i}: control magic {magic:#x} is not 'NXSH'")
                 if stage == STAGE_COMPUTE and count == 1:  # a compute program (nvn/compute.py)
                     return ComputeFunctions(self).set_shaders(c, prog, control, data, arch, size, features)
-                if stage not in (STAGE_VERTEX, STAGE_FRAGMENT):
-                    raise GuestError(f"shader {i}: stage {stage} (vertex 2 and fragment 3 are served; compute 1 alone)")
+                if stage not in (STAGE_VERTEX, STAGE_FRAGMENT, STAGE_GEOMETRY):
+                    raise GuestError(
+                        f"shader {i}: stage {stage} (vertex 2, fragment 3 and geometry 4 are served; compute 1 alone)"
+                    )
+                if stage in spirv or (stage == STAGE_GEOMETRY and geometry):
+                    raise GuestError(f"shader {i}: a second shader of stage {stage}")
                 pool, off = self._pool_at(data, size, f"shader {i} code")
                 code = c.read(data, size, f"shader {i} code")
+                if stage == STAGE_GEOMETRY:
+                    geometry = self._geometry(i, arch, code, features)
+                    continue
                 spirv[stage] = code if arch == ARCH_SPIRV else self.translate(arch, stage, code, features)
             if set(spirv) != {STAGE_VERTEX, STAGE_FRAGMENT}:
                 return 0
             try:
-                prog.pools = any(reflect(code, f"stage {st}").pools for st, code in spirv.items())
+                stages = [*spirv.items(), *((f"geometry {g}", m) for g, m in geometry)]
+                prog.pools = any(reflect(code, f"stage {st}").pools for st, code in stages)
             except SpirvError as e:
                 raise GuestError(f"nvnProgramSetShaders: {e}") from None
-            self._gpu().register(ProgramDesc(prog.id, spirv[STAGE_VERTEX], spirv[STAGE_FRAGMENT]))
+            self._gpu().register(ProgramDesc(prog.id, spirv[STAGE_VERTEX], spirv[STAGE_FRAGMENT], geometry=geometry))
             prog.registered = True
             if self.native:
                 self.native.program(prog.id, prog.pools)

@@ -46,6 +46,9 @@ TARGET_1D, TARGET_1D_ARRAY = 5, 6  # nvn.h NVN_TEXTURE_TARGET_1D / _1D_ARRAY (th
 POOL_CPU_CACHED = 4  # nvn.h NVN_MEMORY_POOL_FLAGS_CPU_CACHED: writes reach the GPU by flushes
 SHADER_MAGIC = 0x4853584E
 STAGE_VERTEX, STAGE_FRAGMENT = 2, 3
+# gfx-geom: our nvn.h's NVN_STAGE_GEOMETRY (the shader service's first geometry stage number; the
+# front end has the program translated for every input primitive: shader.proto Stage 4..8)
+STAGE_GEOMETRY = 4
 ARCH_SPIRV = 0
 SYNC_ALREADY, SYNC_SATISFIED, SYNC_TIMEOUT = 0, 1, 2
 HANDLE_SAMPLER_SHIFT = 20

@@ -1,0 +1,178 @@
+"""Geometry programs (``GfxGeometry``, a mixin of ``graphics.GraphicsLowering``): the reads of
+the input primitive's vertices, the emitted vertices and strips, the execution modes.
+
+How Maxwell and Ampere run a geometry program (public facts: Mesa NAK's NIR lowering and
+encoders, nouveau's codegen, Ryujinx's shader translator):
+
+- an input vertex's attribute is read with ``ALD Rd, a[addr], Rv``, where ``Rv`` is the result
+  of ``ISBERD Rv, [Ri]`` and ``Ri`` = (byte 0 of ``SR_INVOCATION_INFO``) * (byte 2) + vertex
+  index (NAK's ``nak_nir_isberd``).  Byte 2 is the number of vertices per input primitive,
+  byte 0 the primitive's slot, which the hardware leaves to the driver: Ryujinx reads
+  ``SR_INVOCATION_INFO`` as vertices << 16 and ISBERD as passing its address through, because
+  its result only ever feeds ALD's vertex operand.  The translation does the same: one SPIR-V
+  invocation is one primitive, ``SR_INVOCATION_INFO`` = N << 16, ISBERD Rd = Ra, and ALD's
+  vertex register indexes the per-vertex input arrays (``vec4 in[N]``, Position an array too),
+  clamped to the last vertex (an index out of the primitive has no defined value: the clamp
+  keeps the access in bounds); a[0x60] is the primitive's number (``PrimitiveId``: Ryujinx's
+  attribute map, one value per primitive, so the vertex register is not read);
+- ``OUT.EMIT Rd, Ra, Rb``: the outputs written so far (``AST``) become a vertex of stream
+  ``Rb``; ``Ra`` is the output vertex handle and ``Rd`` the next one (NAK, nouveau: opaque
+  values only fed back into the next OUT and AST's vertex operand).  ``OUT.CUT`` ends the strip,
+  ``OUT.EMIT_THEN_CUT`` does both.  SPIR-V writes outputs of the current vertex only, so AST's
+  vertex register is not read and ``Rd`` = ``Ra`` (the handle is kept as it is); stream 0 only
+  (Vulkan's geometry streams need transform feedback: other streams are refused);
+- ``SR_INVOCATION_ID``: the invocation of the primitive (``InvocationId``), with the header's
+  threads per input primitive as ``Invocations``;
+- execution modes from the shader program header (sph.py): output topology, max output
+  vertices, invocations; the input primitive from the request's stage.  Vulkan limits the
+  output components of all emitted vertices (maxGeometryTotalOutputComponents, at least 1024):
+  a program beyond it is refused by name.
+"""
+
+from __future__ import annotations
+
+from shader_svc.ir import to_spirv as ir_spirv
+from shader_svc.ir.block import Block
+from shader_svc.isa.inst import Inst
+from shader_svc.lower.base import TranslateError
+from shader_svc.lower.lowering import Lowering
+from shader_svc.sph import GENERIC, IN_PRIMS, POSITION
+
+SR_INVOCATION_ID = 0x11  # nvdisasm's names for S2R's operand (sm_86 and sm_53)
+SR_INVOCATION_INFO = 0x1D
+GEOMETRY_SREGS = {SR_INVOCATION_ID: "SR_INVOCATION_ID", SR_INVOCATION_INFO: "SR_INVOCATION_INFO"}
+OUT_KINDS = {1: "EMIT", 2: "CUT", 3: "EMIT_THEN_CUT"}
+MAX_TOTAL_OUTPUT_COMPONENTS = 1024  # Vulkan's minimum maxGeometryTotalOutputComponents
+GLSL_UMIN = 38  # GLSL.std.450 UMin
+PRIMITIVE_ID = 0x60  # attribute address of the primitive id (Ryujinx's AttributeConsts)
+
+
+class GfxGeometry(Lowering):
+    """Mixin of ``graphics.GraphicsLowering``: the geometry stage (module docstring)."""
+
+    @property
+    def in_vertices(self) -> int:
+        return IN_PRIMS[self.header.in_prim][1]
+
+    def geometry_only(self, inst: Inst, what: str) -> None:
+        if self.header.stage != "geometry":
+            raise TranslateError(f"{inst.text()}: {what} exists in geometry programs only", offset=inst.addr)
+
+    # --- instructions ------------------------------------------------------------------------------
+    def geom_attr_ir(self, inst: Inst, a: int, n: int, reg: int, vtx: int) -> None:
+        """ALD in a geometry program: ``n`` words from a[a] of the input vertex whose ISBERD
+        result is in register ``vtx`` (RZ: vertex 0) into reg, reg+1... (RZ: dropped)."""
+        b = Block()
+        v = b.get_reg(vtx) if vtx != 255 else b.const_u32(0)
+        for i in range(n):
+            if a + 4 * i == PRIMITIVE_ID:
+                self._need(self.header.inputs, PRIMITIVE_ID, "reads", inst)
+                val = b.emit("LoadInputIndex", var=self.builtin("PrimitiveId", "Input", self.i32))
+                if reg != 255:
+                    b.set_reg(reg + i, val)
+                continue
+            var, comp = self.geom_input_ref(a + 4 * i, inst)
+            val = b.op("BitcastU32", b.emit("LoadVertexInputF32", v, var=var, comp=comp, count=self.in_vertices))
+            if reg != 255:
+                b.set_reg(reg + i, val)
+        ir_spirv.emit(self, b)
+
+    def isberd_ir(self, inst: Inst, dst: int, src: int) -> None:
+        """ISBERD Rd, [Ra] (plain form): Rd = Ra (module docstring)."""
+        self.geometry_only(inst, "ISBERD")
+        b = Block()
+        if dst != 255:
+            b.set_reg(dst, b.get_reg(src) if src != 255 else b.const_u32(0))
+        ir_spirv.emit(self, b)
+
+    def out_ir(self, inst: Inst, kind: int, dst: int, handle: int, stream_zero: bool) -> None:
+        """OUT.EMIT / .CUT / .EMIT_THEN_CUT (``kind`` 1/2/3) of stream 0; Rd = the handle."""
+        self.geometry_only(inst, "OUT")
+        if kind not in OUT_KINDS:
+            raise TranslateError(f"{inst.text()}: OUT of kind {kind} is not translated", offset=inst.addr)
+        if not stream_zero:
+            raise TranslateError(
+                f"{inst.text()}: only stream 0 is translated (other vertex streams need transform feedback)", offset=inst.addr
+            )
+        b = Block()
+        if kind & 1:
+            b.emit("EmitVertex")
+        if kind & 2:
+            b.emit("EndPrimitive")
+        if dst != 255:
+            b.set_reg(dst, b.get_reg(handle) if handle != 255 else b.const_u32(0))
+        ir_spirv.emit(self, b)
+
+    def geometry_sreg_ir(self, inst: Inst, sr: int, dst: int) -> None:
+        """S2R of SR_INVOCATION_INFO (vertices per primitive << 16, primitive slot 0) or
+        SR_INVOCATION_ID in a geometry program."""
+        self.geometry_only(inst, GEOMETRY_SREGS.get(sr, f"special register {sr:#x}"))
+        b = Block()
+        if sr == SR_INVOCATION_INFO:
+            v = b.const_u32(self.in_vertices << 16)
+        elif sr == SR_INVOCATION_ID:
+            v = b.emit("LoadInputIndex", var=self.builtin("InvocationId", "Input", self.i32))
+        else:
+            raise TranslateError(f"{inst.text()}: special register not translated in geometry programs", offset=inst.addr)
+        if dst != 255:
+            b.set_reg(dst, v)
+        ir_spirv.emit(self, b)
+
+    # --- the per-vertex inputs ----------------------------------------------------------------------
+    def geom_input_ref(self, a: int, inst: Inst) -> tuple[int, int]:
+        """The per-vertex input array and component of input word a[a]: Position (0x70..0x7c)
+        or a generic attribute, each declared by the header."""
+        if POSITION <= a < POSITION + 16:
+            key = "position"
+        elif GENERIC <= a < GENERIC + 0x200:
+            key = (a - GENERIC) // 16
+        else:
+            raise TranslateError(f"{inst.text()}: geometry input a[{a:#x}] not translated yet", offset=inst.addr)
+        self._need(self.header.inputs, a, "reads", inst)
+        if key not in self.vertex_arrays:
+            E = self.m.E
+            arr = self.m.type("OpTypeArray", self.v4f, self.c(self.in_vertices))
+            deco = (
+                [(E("Decoration", "BuiltIn"), E("BuiltIn", "Position"))]
+                if key == "position"
+                else [(E("Decoration", "Location"), key)]
+            )
+            self.vertex_arrays[key] = self._var("Input", arr, deco)
+        return self.vertex_arrays[key], a % 16 // 4
+
+    # --- the rows of the IR (ir/ops.py's gfx-geom block) ----------------------------------------------
+    def load_vertex_input(self, var: int, comp: int, count: int, vertex: int) -> int:
+        """``LoadVertexInputF32``."""
+        idx = self.op("OpExtInst", self.u32, self.glsl, GLSL_UMIN, vertex, self.c(count - 1))
+        ptr = self.m.type("OpTypePointer", self.m.E("StorageClass", "Input"), self.f32)
+        return self.op("OpLoad", self.f32, self.op("OpAccessChain", ptr, var, idx, self.c(comp)))
+
+    def emit_vertex(self) -> None:
+        """``EmitVertex``."""
+        self.do("OpEmitVertex")
+
+    def end_primitive(self) -> None:
+        """``EndPrimitive``."""
+        self.do("OpEndPrimitive")
+
+    # --- the entry point --------------------------------------------------------------------------
+    def geometry_entry(self, main: int) -> None:
+        """OpEntryPoint Geometry with the header's execution modes (module docstring)."""
+        m, E, h = self.m, self.m.E, self.header
+        comps = 4 * (len(self.outputs) + ("Position" in self.builtin_vars))
+        if comps * h.max_vertices > MAX_TOTAL_OUTPUT_COMPONENTS:
+            raise TranslateError(
+                f"geometry program writes {comps} output components for each of up to {h.max_vertices} "
+                f"vertices: {comps * h.max_vertices} is more than Vulkan's guaranteed {MAX_TOTAL_OUTPUT_COMPONENTS}",
+                field="code",
+                offset=16,
+            )
+        m.emit("cap", "OpCapability", E("Capability", "Geometry"))
+        m.emit("entry", "OpEntryPoint", E("ExecutionModel", "Geometry"), main, "main", *self.interface)
+        for mode, *args in (
+            (IN_PRIMS[h.in_prim][0],),
+            ("Invocations", h.invocations),
+            (h.out_topology,),
+            ("OutputVertices", h.max_vertices),
+        ):
+            m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", mode), *args)
