@@ -274,7 +274,7 @@ def test_hostile_placements_are_refused_by_name_and_serving_goes_on(env, built, 
 
     c = env.client
     stub, s = c.stub, c.session
-    addr = stub.PlaceData(gpu_pb2.DataDesc(session=s, id=9001, size=4096), timeout=5).address
+    addr = stub.PlaceData(gpu_pb2.DataDesc(session=s, id=9001, size=4096), timeout=60).address
     R = gpu_pb2.DataRegion
     limit = settings.get("gpu_host", "max_global_data")
     cases = [
@@ -296,14 +296,14 @@ def test_hostile_placements_are_refused_by_name_and_serving_goes_on(env, built, 
     ]
     for desc, msg in cases:
         with pytest.raises(grpc.RpcError) as e:
-            stub.PlaceData(desc, timeout=5)
+            stub.PlaceData(desc, timeout=60)
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and msg in e.value.details(), e.value.details()
     assert "names a placement that is not placed" in "".join(ln for ln in gpu_log(env.dir).splitlines() if "placement 9002" in ln)
     # a message past gRPC's 4 MiB limit never reaches the process (GpuClient.place_data sends
     # regions in 1 MiB messages)
     with pytest.raises(grpc.RpcError) as e:
         stub.PlaceData(
-            gpu_pb2.DataDesc(session=s, id=9001, size=4096, address=addr, regions=[R(offset=0, data=bytes(5 << 20))]), timeout=5
+            gpu_pb2.DataDesc(session=s, id=9001, size=4096, address=addr, regions=[R(offset=0, data=bytes(5 << 20))]), timeout=60
         )
     assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert c.alive()
