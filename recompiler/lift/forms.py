@@ -255,8 +255,9 @@ ROWS: list[Row] = [
         (fp_simd.h_three_diff, "ADDHN_vec SUBHN_vec"),
         (
             simd_int.h_three_diff,
-            "SABAL_vec SABDL_vec SQDMLAL_vec SQDMLSL_vec SQDMULL_vec RADDHN_vec UABAL_vec RSUBHN_vec UABDL_vec",
+            "SABAL_vec SABDL_vec SQDMLAL_vec SQDMLSL_vec SQDMULL_vec UABAL_vec UABDL_vec",
         ),
+        (simd_int.h_rounding_narrow_high, "RADDHN_vec RSUBHN_vec"),
     ),
     *_each("SIMD_bitcount", simd_bits.h_bitcount),
     *_each("SIMD_addlp", simd_bits.h_addlp),
@@ -300,8 +301,9 @@ ROWS: list[Row] = [
         "SIMD_scalar_two_reg",
         (
             simd_int.h_scalar_two_reg,
-            "SUQADD_scalar SQABS_scalar SQXTN_scalar USQADD_scalar SQNEG_scalar SQXTUN_scalar UQXTN_scalar",
+            "SUQADD_scalar SQABS_scalar USQADD_scalar SQNEG_scalar",
         ),
+        (simd_int.h_scalar_xtn, "SQXTN_scalar SQXTUN_scalar UQXTN_scalar"),
         (
             fp_simd.h_scalar_two_reg,
             "CMGT_zero_scalar CMEQ_zero_scalar CMLT_zero_scalar FCVTNS_scalar FCVTMS_scalar FCVTAS_scalar "
@@ -328,19 +330,21 @@ ROWS: list[Row] = [
         "SIMD_elem",
         (fp_simd.h_elem, "FMLA_elem FMLS_elem MUL_elem FMUL_elem MLA_elem MLS_elem FMULX_elem"),
         (
-            simd_int.h_elem,
-            "SMLAL_elem SQDMLAL_elem SMLSL_elem SQDMLSL_elem SMULL_elem SQDMULL_elem SQDMULH_elem "
-            "SQRDMULH_elem UMLAL_elem UMLSL_elem UMULL_elem SQRDMLAH_elem SQRDMLSH_elem",
+            simd_int.h_long_elem,
+            "SMLAL_elem SQDMLAL_elem SMLSL_elem SQDMLSL_elem SMULL_elem SQDMULL_elem UMLAL_elem UMLSL_elem UMULL_elem",
         ),
+        (simd_int.h_dmulh_elem, "SQDMULH_elem SQRDMULH_elem"),
+        (simd_int.h_rdm_elem, "SQRDMLAH_elem SQRDMLSH_elem"),
     ),
     *_rows(
         "SIMD_scalar_elem",
         (fp_simd.h_elem, "FMLA_elem_scalar FMLS_elem_scalar FMUL_elem_scalar FMULX_elem_scalar"),
         (
-            simd_int.h_elem,
-            "SQDMLAL_elem_scalar SQDMLSL_elem_scalar SQDMULL_elem_scalar SQDMULH_elem_scalar "
-            "SQRDMULH_elem_scalar SQRDMLAH_elem_scalar SQRDMLSH_elem_scalar",
+            simd_int.h_long_elem,
+            "SQDMLAL_elem_scalar SQDMLSL_elem_scalar SQDMULL_elem_scalar",
         ),
+        (simd_int.h_dmulh_elem, "SQDMULH_elem_scalar SQRDMULH_elem_scalar"),
+        (simd_int.h_rdm_elem, "SQRDMLAH_elem_scalar SQRDMLSH_elem_scalar"),
     ),
     *_each("AES", crypto.h_aes),
     *_each("SHA_3reg", crypto.h_sha3reg),
