@@ -64,6 +64,12 @@ def h_unallocated(em, insn: Insn) -> None:
     raise LiftError(f"unallocated encoding ({insn.group})")
 
 
+def h_not_lifted(em, insn: Insn) -> None:
+    """The row of a form the lifter implements no operation for: SYSL (a system instruction with
+    a result; none is lifted, so the word is a fatal trap, as an unallocated one)."""
+    raise LiftError(f"{insn.name} is not lifted")
+
+
 def _rows(group: str, *by_handler: tuple[Handler, str]) -> list[Row]:
     """One row per form of an ``isa.py`` group whose forms several handlers lift (the
     vector-typed ``simd_vec``, the exact ``simd_int``, the general ``fp_simd``): ``by_handler``
@@ -116,7 +122,8 @@ ROWS: list[Row] = [
     Row("AXFLAG", control.h_axflag),
     Row("MSR_imm", control.h_msr_imm),
     Row("MSR_imm_unlifted", h_unallocated),
-    *_each("SYS", control.h_sys),
+    Row("SYS", control.h_sys),
+    Row("SYSL", h_not_lifted),
     Row("MRS_fpsr", fp_fpsr.h_mrs),
     Row("MRS", control.h_mrs),
     Row("MSR_fp", fp_fpsr.h_msr),
