@@ -3,7 +3,8 @@
 in which modules are merged.  The lifter (``lift_function``), the Unicorn differential test
 (``tests/recompiler/test_unicorn.py``) and the scan of unimplemented instructions read it
 (``HANDLERS``: form -> the one callable that lifts it); ``tests/recompiler/test_forms.py``
-checks that every decodable encoding gets exactly one handler and that none hands it on.
+checks that every decodable encoding gets exactly one handler, that none hands it on and that
+the handler a form's row names lifts every encoding of the form.
 
 A handler is ``h(em, insn)``: it writes the instruction's C through the emitter's API
 (``FunctionEmitter``) and returns False where control never goes on to the next address.  Its
@@ -18,7 +19,8 @@ form -> handler map, like dynarmic's table, where each form's fixed fields (``is
 which handler takes it; nothing is decided by a predicate over the decoded instruction, at
 import or at lift time, and no handler calls another or hands a word back.  MRS/MSR's FPSR and
 FPCR accesses are forms of their own (``MRS_fpsr``, ``MSR_fp``).  A split group's ``_unlifted``
-row (``isa.py``) is refused: ``h_unallocated``.
+row (``isa.py``) is refused (``h_unallocated``), and so is SYSL, a form the lifter does not
+implement (``h_not_lifted``).
 """
 
 from __future__ import annotations
