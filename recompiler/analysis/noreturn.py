@@ -1,6 +1,8 @@
-"""Functions that never return to their caller (``noreturn_functions``): no RET (none anywhere
-in the function's span of the image either), no jump out through a register, every tail call
-to another such function.  A call of one ends its path in the lifted code."""
+"""Functions that never return to their caller (``noreturn_functions``): on every path from the
+entry, no RET, no jump out through a register, every tail call to another such function (and
+no RET anywhere in the function's span of the image).  A path ends at a call of one, and at a
+call followed only by padding before the next function.  A call of one ends its path in the
+lifted code."""
 
 from __future__ import annotations
 
