@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 import struct
 import threading
 import time
@@ -65,6 +66,27 @@ def wait_for(cond: Callable[[], object], timeout: float = 5.0, what: str = "cond
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.01)
+
+
+def udp_rx_queue(addr: tuple[str, int]) -> int:
+    """Bytes waiting in the receive queue of the IPv4 UDP socket bound to ``addr`` (the kernel's
+    rx_queue column of /proc/net/udp, man 5 proc).  0 means whoever owns the socket has read every
+    datagram sent to it so far (or the kernel dropped it, which /metrics counts)."""
+    local = "%08X:%04X" % (int.from_bytes(socket.inet_aton(addr[0]), "little"), addr[1])
+    with open("/proc/net/udp") as f:
+        next(f)
+        for line in f:
+            cols = line.split()
+            if cols[1] == local:
+                return int(cols[4].split(":")[1], 16)
+    raise AssertionError(f"no /proc/net/udp entry for {addr[0]}:{addr[1]}")
+
+
+def wait_read(relay: "Relay", what: str = "the relay to read what was sent", timeout: float = 10.0) -> None:
+    """Until the relay's socket queue is empty: a burst is paced by what the relay has read, not
+    by a guess at how fast it reads (a relay thread starved of CPU on a loaded machine would
+    otherwise see its queue overflow, and the test count kernel drops as the relay's doing)."""
+    wait_for(lambda: udp_rx_queue(relay.address) == 0, timeout=timeout, what=what)
 
 
 class LegitProbe:

@@ -95,7 +95,9 @@ def test_crashed_client_rejoins_with_its_token(make_relay):
                 break
             except CoopError as e:
                 assert e.code == E_REFUSED_BASE + P.R_SEAT_TAKEN
-                assert time.monotonic() - t0 < 3
+                # a bound on the loop, not the property (waited >= 0.25 below): generous for a
+                # loaded machine, where each refused handshake may take far longer than idle
+                assert time.monotonic() - t0 < 15, "the silent seat was never handed over"
                 time.sleep(0.05)
         waited = time.monotonic() - t0
         new = relay.server.rooms["r"].seats[slot]

@@ -125,8 +125,18 @@ def test_hung_process_is_killed_and_restarted(tmp_path):
     while sup.pid("hangs") is None and time.monotonic() < deadline:
         time.sleep(0.02)
     first = sup.pid("hangs")
+
+    def noted(what: str) -> bool:
+        return any(w.startswith(what) for _, name, w in list(sup.events) if name == "hangs")
+
+    # Unhealthy only once the supervisor has seen it healthy (else it is "not healthy after
+    # ready_timeout", another path), healthy again only once the supervisor acted on the three
+    # failures: fixed pauses here were races with a supervisor thread starved of CPU.
+    while not noted("healthy") and time.monotonic() < deadline:
+        time.sleep(0.02)
     flag.unlink()  # stops answering health checks
-    time.sleep(0.5)
+    while not noted("failed 3 health checks") and time.monotonic() < deadline:
+        time.sleep(0.02)
     flag.touch()
     while (sup.pid("hangs") in (None, first)) and time.monotonic() < deadline:
         time.sleep(0.02)
