@@ -317,13 +317,13 @@ def test_a_waiting_submission_records_and_replays_to_the_same_frame(tmp_path):
 
     from cpu_host.gpu_client.client import GpuClient
     from cpu_host.gpu_client.shaders import GlslSource
-    from gpu_guest import COLOR_FS, COLOR_VS, start_gpu, stop_gpu
+    from gpu_guest import COLOR_FS, COLOR_VS, start_gpu, attach, stop_gpu
 
     rec = tmp_path / "run.nxgpu"
     proc, d = start_gpu(args=["--record", str(rec)])
     try:
         c = GpuClient(d, ring_capacity=1 << 20)
-        c.connect(timeout=30)
+        attach(c, proc)
         pool = c.create_pool(1, 1 << 20)
         c.register_program(1, GlslSource(COLOR_VS, COLOR_FS))
         c.register(TextureDesc(5, 0, 0, W, H, "RGBA8", render_target=True))
