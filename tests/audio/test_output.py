@@ -294,6 +294,50 @@ def test_stuck_device_never_holds_up_the_renderer() -> None:
     assert host.frames == len(dev.chunks) and 0 <= host.frames - len(events) <= 3
 
 
+class DrainingDevice(Capture):
+    """A device that plays in real time: its queue drains at 48000 sample frames a second."""
+
+    target_frames = 1440
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t0, self.written = time.monotonic(), 0
+
+    def _played(self) -> int:
+        return int((time.monotonic() - self.t0) * 48000)
+
+    def queued_frames(self) -> int:
+        return max(0, self.written - self._played())
+
+    def write(self, pcm: np.ndarray) -> None:
+        super().write(pcm)
+        self.written = max(self.written, self._played()) + len(pcm)
+
+
+def test_a_starved_clock_counts_the_frames_it_skips() -> None:
+    """The clock thread starved of CPU for 0.5 s (held off here by the host's lock, as a loaded
+    machine holds it off the CPU) while a device drains its queue: the frames it jumps over to
+    catch up are counted as late, so rendered + late frames still match the wall clock (the
+    count the device-path test relies on; before, the device-wants-more path skipped silently)."""
+    from cpu_host.horizon.audio.host import AudioHost
+
+    host = AudioHost(DrainingDevice, "wall")
+    out = host.open_audio_out(2)
+    out.start()
+    time.sleep(0.3)
+    with host.lock:
+        time.sleep(0.5)
+    time.sleep(0.3)
+    took = time.monotonic() - host.clock_started
+    host.close()
+    produced = host.frames + host.late_frames
+    assert host.late_frames >= 0.4 * 200 and abs(produced - took * 200) < 0.15 * took * 200 + 10, (
+        host.frames,
+        host.late_frames,
+        took,
+    )
+
+
 def test_bad_settings_are_named(tmp_path, monkeypatch) -> None:
     from cpu_host.horizon.audio.host import AudioHost
     from nxrecomp.common.errors import NxError

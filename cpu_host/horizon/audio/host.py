@@ -244,6 +244,13 @@ class AudioHost:
                 slack = self.sink.target_frames / RATE
                 if queued < self.sink.target_frames:  # the device wants more: now, whatever the wall says
                     self.tick()
+                    # a thread that ran late (starved of CPU) jumps to the wall clock: the frames
+                    # jumped over are skipped, and counted so, as in the wall-clock path below
+                    late = (now - slack) - (due + PERIOD)
+                    if late >= PERIOD:
+                        skipped = int(late / PERIOD)
+                        self.late_frames += skipped
+                        due += skipped * PERIOD
                     due = max(due + PERIOD, now - slack)
                     continue
             if now - due > slack + MAX_CATCH_UP * PERIOD:
