@@ -99,34 +99,43 @@ class LegitProbe:
         self.a, self.b, self.rate, self.channel = a, b, rate, channel
         self.sent = 0
         self.latency: dict[int, float] = {}
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=f, daemon=True) for f in (self._send, self._recv)]
+        self._stop_send, self._stop_recv = threading.Event(), threading.Event()
+        self._sender = threading.Thread(target=self._send, daemon=True)
+        self._receiver = threading.Thread(target=self._recv, daemon=True)
 
     def _send(self) -> None:
         nxt = time.monotonic()
-        while not self._stop.is_set() and self.sent < self.rate * 60:
+        while not self._stop_send.is_set() and self.sent < self.rate * 60:
             self.a.send(self.b.slot, self.channel, struct.pack("<Id", self.sent, time.monotonic()))
             self.sent += 1
             nxt += 1.0 / self.rate
             time.sleep(max(0.0, nxt - time.monotonic()))
 
     def _recv(self) -> None:
-        while not self._stop.is_set():
+        while not self._stop_recv.is_set():
             m = self.b.recv(timeout=0.05)
             if m and m.channel == self.channel and len(m.payload) == 12:
                 k, t0 = struct.unpack("<Id", m.payload)
                 self.latency[k] = time.monotonic() - t0
 
     def __enter__(self) -> Self:
-        for t in self._threads:
-            t.start()
+        self._sender.start()
+        self._receiver.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        time.sleep(0.3)  # what is in flight arrives
-        self._stop.set()
-        for t in self._threads:
-            t.join(timeout=5)
+        # Stop sending, then receive until the last message sent has arrived (what was in flight
+        # with it has too: one path, in order), for at most 5 s in case that one was lost.  A
+        # fixed pause here left late messages (a loaded machine) in b's queue for the next reader
+        # and counted them lost.
+        self._stop_send.set()
+        self._sender.join(timeout=5)
+        deadline = time.monotonic() + 5
+        while self.sent and self.sent - 1 not in self.latency and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)  # a message overtaken by the last one (rare on loopback) still counts
+        self._stop_recv.set()
+        self._receiver.join(timeout=5)
 
     def result(self) -> tuple[float, float]:
         """(loss fraction, latency p99 in ms) over what was sent."""
