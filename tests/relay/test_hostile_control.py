@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from relaytest import SECRET, LegitProbe, report, wait_for
+from relaytest import SECRET, LegitProbe, report, wait_for, wait_read
 from test_hostile import assert_room_works, raw_socket, replies, room_of_two
 
 from cpu_host.coop import CoopClient, CoopError
@@ -310,6 +310,7 @@ def test_kernel_drops_exported(make_relay):
     time.sleep(0.1)
     s.sendto(pkt, relay.address)  # the count rides on the next datagram read
     wait_for(lambda: relay.scrape()[("relay_kernel_dropped_packets_total", ())] >= kernel, what="kernel drops metric")
+    wait_read(relay)  # every datagram left in the queue read too, before the counts are compared
     metric = relay.scrape()[("relay_kernel_dropped_packets_total", ())]
     assert metric == _proc_udp_drops(relay.address[1])
     received = relay.server.fast.counters()["rx_packets"]
