@@ -20,8 +20,9 @@ Two clocks (setting ``cpu_host.audio_clock``):
   rendered whenever less than the sink's target is queued (the device's clock never drifts
   from ours: no underrun, no overflow), and at the latest one latency bound after its wall
   time, so a slow or stopped device only drops frames (counted by the sink) and the renderer's
-  events go on at 200 Hz for the game.  A thread kept off the CPU longer than the device's queue
-  lasts (a loaded machine) lets the device run dry: each such stall is counted (``stalls``).
+  events go on at 200 Hz for the game.  A thread kept off the CPU for half the time the device's
+  queue lasts or more (a loaded machine) may let the device, which pulls in chunks, run dry:
+  each such stall is counted (``stalls``); the thread never waits that long by itself.
 - ``frames``: the program's presented frames are the clock, 800 samples (1/60 s) per present,
   rendered in the present call: the WAV a headless run writes is the same on every run, and its
   length is the presented frames' (a headless game runs faster or slower than real time).  A
@@ -147,7 +148,7 @@ class AudioHost:
         self.mode = "wall"
         self.frames = 0  # 5 ms frames written to the sink
         self.late_frames = 0
-        self.stalls = 0  # resumed later than the device's queue lasts: the only way it runs dry
+        self.stalls = 0  # resumed half a device queue's time late or more: the only way it runs dry
         self.presents = 0
         self.opened_at = 0.0
         self.clock_started = 0.0  # when the clock thread began (its frames count from there)
@@ -245,7 +246,7 @@ class AudioHost:
             slack = 0.0
             if queued is not None:
                 slack = self.sink.target_frames / RATE
-                if last is not None and now - last > slack:
+                if last is not None and now - last > slack / 2:  # the device pulls in chunks
                     self.stalls += 1
                 last = now
                 if queued < self.sink.target_frames:  # the device wants more: now, whatever the wall says
