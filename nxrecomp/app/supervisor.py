@@ -339,6 +339,15 @@ class Supervisor:
                 f"{c.spec.name} crashed {len(c.crashes)} times within {pol.window_s:g}s "
                 f"(last: {_exit_text(rc)}); giving up. Logs: {self.log_path}"
             )
+        # A process that never comes up ends the run however slowly it fails: on a loaded
+        # machine each failed start took over 2 s, so max_crashes never fitted in window_s and
+        # the run went on without it (the CLI crash-loop test, under stress, exited 0).
+        if not c.healthy and c.quick + 1 >= pol.max_crashes:
+            self._note(c.spec.name, f"crash loop ({_exit_text(rc)})")
+            raise CrashLoop(
+                f"{c.spec.name} crashed {c.quick + 1} times in a row without becoming healthy "
+                f"(last: {_exit_text(rc)}); giving up. Logs: {self.log_path}"
+            )
         delay = pol.backoff[min(c.quick, len(pol.backoff) - 1)]
         if not c.healthy:
             c.quick += 1

@@ -109,8 +109,11 @@ TRAP_SCRIPTS = {
     "ignored": "trap '' HUP; kill -HUP $$; echo alive; trap; echo listed",
     "from-child": "trap 'echo usr2 from child' USR2; (kill -USR2 $$); echo after child",
     "default-death": "echo before; kill -USR1 $$; echo not reached",
-    # a trapped signal from another process ends the wait builtin with 128 + its number
-    "wait-interrupted": "trap 'echo alrm' ALRM; (sleep 0.2; kill -ALRM $$) & wait; echo wait=$?",
+    # a trapped signal from another process ends the wait builtin with 128 + its number.  The
+    # child signals every 50 ms until the shell is gone: one ALRM sent before the shell reached
+    # `wait` (a shell slowed by a loaded machine) would otherwise leave wait to return 0 when
+    # the child exits; the trap only counts, so earlier ALRMs change no output.
+    "wait-interrupted": "trap 'n=1' ALRM; (while kill -ALRM $$; do sleep 0.05; done) & wait; echo wait=$? n=$n; kill $!",
 }
 
 

@@ -14,11 +14,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 
-from cpu_host.gpu_client.client import GpuClient
+from cpu_host.gpu_client.client import GpuClient, GpuUnavailable
 from cpu_host.gpu_client.shaders import GlslSource
 from gpu_host import packets as P
 
@@ -104,6 +105,25 @@ def start_gpu(extra_env: dict | None = None, args: list[str] = ()) -> tuple[subp
     with open(Path(d) / "gpu.log", "w") as logf:
         proc = subprocess.Popen([sys.executable, "-m", "gpu_host.server", "--socket-dir", d, *args], env=env, stderr=logf)
     return proc, d
+
+
+def attach(client, proc: subprocess.Popen, timeout: float = 300.0) -> None:
+    """Connect ``client`` to the GPU process ``proc`` that was just started.  Its start-up
+    (Python, Vulkan on lavapipe, gRPC) once took over the client's 15 s on a loaded CI machine:
+    this waits as long as the process lives (bounded by ``timeout``) and fails at once, with
+    the process's log, if it exits instead."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client.connect(timeout=5)
+            return
+        except GpuUnavailable:
+            if proc.poll() is not None:
+                raise AssertionError(
+                    f"GPU process exited with {proc.returncode} before serving: {gpu_log(str(client.dir))[-2000:]}"
+                ) from None
+            if time.monotonic() > deadline:
+                raise
 
 
 def gpu_log(d: str) -> str:
@@ -203,7 +223,7 @@ class Gpu:
         self.frames_dir = Path(tempfile.mkdtemp(prefix="nxgf"))
         self.proc, self.dir = start_gpu({"NXRECOMP_GPU_HOST_FRAMES_DIR": str(self.frames_dir), **(env or {})})
         self.client = GpuClient(self.dir, ring_capacity=1 << 22)
-        self.client.connect()
+        attach(self.client, self.proc)
         self.ids = itertools.count(100)
         self.frames = itertools.count(1)
         self.pool = self.client.create_pool(1, 8 << 20)
