@@ -7,6 +7,7 @@ centres are covered is unambiguous and the expected image is plain array slicing
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -260,3 +262,56 @@ class Gpu:
         stop_gpu(self.proc)
         shutil.rmtree(self.frames_dir, ignore_errors=True)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def compute_kernels(source: str, block: int, opt: str = "O3") -> dict[tuple[int, str], tuple[bytes, int, int]]:
+    """{(isa, kernel name): (SPIR-V, bank 0 size rounded up to 16, the parameters' offset in it)} of
+    every kernel of the CUDA ``source``, built for SM86 and SM53 by the corpus tools
+    (tests/shader_svc/cuda_build.py: nvcc/ptxas from PyPI) and translated for ``block`` x 1 x 1
+    threads; skips loudly where no CUDA compiler or ptxas can be had."""
+    import pytest
+
+    tools = str(Path(__file__).resolve().parents[1] / "shader_svc")  # the corpus tools
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    import cuda_build
+    import nvtools
+
+    out = {}
+    for isa in (86, 53):
+        try:
+            built = cuda_build.build(source, isa, opt)
+        except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
+            pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
+        if isa == 86:
+            from shader_svc.sm86 import decode
+            from shader_svc.sm86.cbank import PARAMS
+            from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+        else:
+            from shader_svc.sm53 import decode
+            from shader_svc.sm53.cbank import PARAMS
+            from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
+        for name, k in built.items():  # SM53 -O3: the literals in ptxas's bank c[0x2], part of the program
+            spv = translate_compute(decode.decode_stream(k.code), ComputeSpec((block, 1, 1), k.banks))
+            out[(isa, name)] = (spv, (k.cbank0_size + 15) & ~15, PARAMS)
+    return out
+
+
+@contextlib.contextmanager
+def shader_service_env(cache_dir: Path) -> Iterator[None]:
+    """A real shader service on a loopback port, named by NXRECOMP_SHADER_SVC_LISTEN while the
+    block runs (the NVN front end's translate_shader reaches it); the variable restored after."""
+    from shader_svc import service
+
+    srv, port, t = service.start("127.0.0.1:0", cache_dir, workers=1)
+    old = os.environ.get("NXRECOMP_SHADER_SVC_LISTEN")
+    os.environ["NXRECOMP_SHADER_SVC_LISTEN"] = f"127.0.0.1:{port}"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("NXRECOMP_SHADER_SVC_LISTEN", None)
+        else:
+            os.environ["NXRECOMP_SHADER_SVC_LISTEN"] = old
+        srv.stop(grace=None)
+        t.close()

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from cpu_host.gpu_client.registry import ProgramDesc, SamplerDesc, TextureDesc
-from gpu_guest import P, Gpu, gpu_log
+from gpu_guest import P, Gpu, compute_kernels, gpu_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))  # the corpus tools
 
@@ -63,28 +63,10 @@ def values(a: np.ndarray) -> np.ndarray:
 def kernels():
     """{isa: (SPIR-V, bank size, parameters' offset)} of ``layered`` for SM86 and SM53 (O3), and
     {(isa, "volume"): ...} of ``volume``."""
-    import cuda_build
     import cuda_corpus
-    import nvtools
 
-    out = {}
-    for isa in (86, 53):
-        try:
-            built = cuda_build.build(cuda_corpus.HEADER + SRC_BODY, isa, "O3")
-        except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
-            pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
-        if isa == 86:
-            from shader_svc.sm86 import decode
-            from shader_svc.sm86.cbank import PARAMS
-            from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
-        else:
-            from shader_svc.sm53 import decode
-            from shader_svc.sm53.cbank import PARAMS
-            from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
-        for name, k in built.items():  # SM53 -O3: the literals in ptxas's bank c[0x2], part of the program
-            spv = translate_compute(decode.decode_stream(k.code), ComputeSpec((BLOCK, 1, 1), k.banks))
-            out[isa if name == "layered" else (isa, name)] = (spv, (k.cbank0_size + 15) & ~15, PARAMS)
-    return out
+    built = compute_kernels(cuda_corpus.HEADER + SRC_BODY, BLOCK)
+    return {isa if name == "layered" else (isa, name): k for (isa, name), k in built.items()}
 
 
 @pytest.fixture(scope="module")
