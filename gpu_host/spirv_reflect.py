@@ -24,7 +24,7 @@ OP_LOAD, OP_COPY_OBJECT = 61, 83
 # with a reference (Dref) and those that do not; OpImageFetch / OpImageRead take no sampler
 DREF_LOOKUPS = frozenset({89, 90, 93, 94, 97, 307, 308, 311, 312, 315})
 PLAIN_LOOKUPS = frozenset({87, 88, 91, 92, 96, 305, 306, 309, 310, 314})
-DIM_2D, DIM_CUBE = 1, 3
+DIM_2D, DIM_3D, DIM_CUBE = 1, 2, 3
 POOL_TEXTURES = 16  # set 1 binding 0: the texture pool's entries 0..15 (shader_svc's TEXTURE_POOL)
 POOL_SAMPLERS = 4  # set 1 binding 1: the sampler pool's entries 0..3 (shader_svc's SAMPLER_POOL)
 DEC_BUILTIN, DEC_LOCATION, DEC_BINDING, DEC_SET = 11, 30, 33, 34
@@ -119,7 +119,7 @@ def reflect(code: bytes, what: str) -> Reflection:
     def kind_of(vid: int) -> str:
         img = sampled_images.get(ptr_to.get(ptr_of.get(vid, -1), -1), -1)
         dim = images.get(img, (None, None))[0]
-        base = {DIM_2D: "2d", DIM_CUBE: "cube"}.get(dim)
+        base = {DIM_2D: "2d", DIM_CUBE: "cube", DIM_3D: "3d"}.get(dim)  # 3D: never arrayed
         return "other" if base is None else base + ("_array" if arrayed.get(img) else "")
 
     def pool_array(vid: int, b: int) -> None:

@@ -79,8 +79,8 @@ def _not_volume(where: str, name: str, t: Texture) -> None:
     """A volume (3D) render target is a surface of the 3D pool only (compute) and written back."""
     if t.volume:
         raise SubmissionError(
-            f"{where}: field {name} = {t.id} is a volume (3D) render target ({t.layers} slices): it is a "
-            "3D surface pool entry, written back, never sampled, drawn into, resolved or presented"
+            f"{where}: field {name} = {t.id} is a volume (3D) texture ({t.layers} slices): it is a "
+            "3D surface pool entry or a bound 3D texture, never drawn into, resolved, presented or in the texture pool"
         )
 
 
@@ -270,8 +270,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                     f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
                     "RESOLVE it into a one-sample texture to sample it"
                 )
-            _not_volume(where, "texture", t)
-            tex_slots[cmd[1]] = t
+            tex_slots[cmd[1]] = t  # a volume too: a 3D view, checked against the program at the draw
             slot_samplers[cmd[1]] = objects.samplers[cmd[3]]
             if not t.render_target:
                 uploads[t.id] = t
