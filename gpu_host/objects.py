@@ -117,6 +117,9 @@ class Sampler:
 GEOMETRY_INPUTS = {4: "points", 5: "lines", 6: "triangles", 7: "lines_adjacency", 8: "triangles_adjacency"}
 TOPOLOGY_INPUT = {0: "triangles", 1: "triangles", 2: "lines", 3: "points"}
 GEOMETRY_MODEL = 3  # SPIR-V ExecutionModel Geometry
+# gfx-layers: the SpecId of the framebuffer's layer count in a geometry module that writes Layer
+# (shader_svc/lower/gfx_geometry.py's LAYER_COUNT_SPEC_ID; the pipeline sets it to the target's layers)
+LAYER_COUNT_SPEC_ID = 0x4C41
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,12 @@ class Program:
                 f"a draw of topology {topology} needs one for {want}"
             )
         return code
+
+    @functools.cached_property
+    def writes_layer(self) -> bool:
+        """Whether the geometry stage writes Layer (declares the layer count constant): its
+        pipelines are specialised on the bound target's layer count."""
+        return any(LAYER_COUNT_SPEC_ID in r.spec_ids for r in self.geometry_refl)
 
     @functools.cached_property
     def sampler_kinds(self) -> dict[int, str]:

@@ -27,7 +27,7 @@ PLAIN_LOOKUPS = frozenset({87, 88, 91, 92, 96, 305, 306, 309, 310, 314})
 DIM_2D, DIM_3D, DIM_CUBE = 1, 2, 3
 POOL_TEXTURES = 16  # set 1 binding 0: the texture pool's entries 0..15 (shader_svc's TEXTURE_POOL)
 POOL_SAMPLERS = 4  # set 1 binding 1: the sampler pool's entries 0..3 (shader_svc's SAMPLER_POOL)
-DEC_BUILTIN, DEC_LOCATION, DEC_BINDING, DEC_SET = 11, 30, 33, 34
+DEC_SPEC_ID, DEC_BUILTIN, DEC_LOCATION, DEC_BINDING, DEC_SET = 1, 11, 30, 33, 34
 SC_UNIFORM_CONSTANT, SC_INPUT, SC_UNIFORM, SC_PUSH_CONSTANT, SC_STORAGE_BUFFER = 0, 1, 2, 9, 12
 UBO_BINDINGS = range(0, 4)
 SAMPLER_BINDINGS = range(4, 8)
@@ -50,6 +50,9 @@ class Reflection:
     # lookups compare with a reference.  A compare sampler under a plain lookup, or a plain
     # sampler under a Dref lookup, is undefined in Vulkan: the draw is refused (validate.py)
     lookups: tuple[tuple[int, str], ...] = ()
+    # the SpecIds of the module's specialisation constants (gfx-layers: a geometry module that
+    # writes Layer declares pipelines.LAYER_COUNT_SPEC_ID, the framebuffer's layer count)
+    spec_ids: frozenset[int] = frozenset()
 
 
 def reflect(code: bytes, what: str) -> Reflection:
@@ -167,6 +170,13 @@ def reflect(code: bytes, what: str) -> Reflection:
                     lookups[b] = "both" if len(u) == 2 else next(iter(u))
         elif sc == SC_INPUT and DEC_LOCATION in d and DEC_BUILTIN not in d:
             inputs.add(d[DEC_LOCATION])
+    spec_ids = frozenset(d[DEC_SPEC_ID] for d in deco.values() if DEC_SPEC_ID in d)
     return Reflection(
-        models[0], frozenset(inputs), frozenset(bindings), pools, tuple(sorted(kinds.items())), tuple(sorted(lookups.items()))
+        models[0],
+        frozenset(inputs),
+        frozenset(bindings),
+        pools,
+        tuple(sorted(kinds.items())),
+        tuple(sorted(lookups.items())),
+        spec_ids,
     )

@@ -601,3 +601,8 @@ OPS.update(
         )
     }
 )
+# --- gfx-layers (issue 31/32): a geometry program's render target layer --------------------------
+# - ``StoreLayer``: AST of a[0x64] (the render target array index): the argument's 32 bits kept
+#   for the vertices emitted from now on (lower/gfx_geometry.py: a Private variable, copied to
+#   the ``Layer`` output at each EmitVertex where it is below the framebuffer's layer count).
+OPS.update({d.name: d for d in (OpDef("StoreLayer", None, (U32,)),)})
