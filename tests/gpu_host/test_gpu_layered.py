@@ -210,3 +210,43 @@ def test_the_layer_count_constant_is_the_one_both_sides_name():
     assert gpu_side == shader_side
     r = reflect(modules(86, LAYER86, LAYER_HDR)[0][1], "geometry")
     assert r.spec_ids == {gpu_side}
+
+
+def test_whole_pipelines_are_specialised_on_the_layer_count_too():
+    """Without graphics pipeline libraries (``gpu_host.pipeline_library = off``) the whole
+    pipeline carries the geometry stage's layer count: the same layers."""
+    g = Gpu({"NXRECOMP_GPU_HOST_PIPELINE_LIBRARY": "off"})
+    try:
+        prog = g.id()
+        vs, fs = spirv("vertex", VS_PASS, VS_PASS_HDR), spirv("fragment", FS_QUAD, FS_QUAD_HDR)
+        g.client.register(ProgramDesc(prog, vs, fs, geometry=modules(86, LAYER86, LAYER_HDR)))
+        cols = np.random.default_rng(3).uniform(0.1, 0.9, (len(PTS), 2))
+        img = draw(g, prog, layered_target(g), PTS, cols, LAYER_OF, 0.2)
+        for k in range(LAYERS):
+            check_layer(img[k], PTS[LAYER_OF == k], cols[LAYER_OF == k], 0.2)
+        assert (img[:, 15, 15] == 0).all() and (img[:, 12, 12] == 0).all()
+    finally:
+        g.close()
+
+
+# --- through the NVN front end: nvnProgramSetShaders with a geometry stage writing Layer -------------
+from test_gpu_geometry import monkeypatch_module, nvn, set_shaders  # noqa: E402, F401  (fixtures)
+
+
+def test_nvn_program_writing_layer_draws_each_layer(gpu, nvn):  # noqa: F811  (the imported fixture)
+    """The front end translates the SM86 geometry program with ``AST a[0x64]`` for every input
+    primitive (its vertex and fragment programs beside it) and registers them; the draw into a
+    layered target is the same as above."""
+    from quad_draw import program
+
+    stages = [
+        (2, 86, program("vertex", VS_PASS, VS_PASS_HDR)),
+        (3, 86, program("fragment", FS_QUAD, FS_QUAD_HDR)),
+        (4, 86, code(86, LAYER86, LAYER_HDR)),
+    ]
+    assert set_shaders(nvn, 30, stages) == 1
+    pid = nvn.mem[30]
+    cols = np.random.default_rng(30).uniform(0.1, 0.9, (len(PTS), 2))
+    img = draw(gpu, pid, layered_target(gpu), PTS, cols, LAYER_OF, 0.2)
+    for k in range(LAYERS):
+        check_layer(img[k], PTS[LAYER_OF == k], cols[LAYER_OF == k], 0.2)
