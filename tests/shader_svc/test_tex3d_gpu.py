@@ -6,7 +6,7 @@ samples (TEX 3D, nearest) it; every pixel equals what numpy reads from the volum
 name: a volume where the program samples 2D, a 2D texture where it samples 3D, a volume in the
 texture pool, a compressed or multisampled volume.  The NVN front end registers an
 NVN_TEXTURE_TARGET_3D texture without the render-target flag as such a volume and it draws the
-same.  (Linear filtering is not checked here: nearest only, which is exact.)"""
+same.  Linear filtering (trilinear across two slices) equals the reference within 2/255."""
 
 from __future__ import annotations
 
@@ -214,3 +214,62 @@ def test_nvn_front_end_registers_a_sampled_3d_texture(gproc, monkeypatch):
     s.builders[builder].update(flags=FLAG_DISPLAY)
     with pytest.raises(GuestError, match="a 3D texture is an uncompressed colour texture, not display"):
         g.call(s.texture_initialize, g.at(23), builder)
+
+
+def trilinear(vol: np.ndarray, u: float, v: float, w: float) -> np.ndarray:
+    """Vulkan's LINEAR filtering of ``vol`` (slices, rows, texels, 4) at normalised (u, v, w) with
+    CLAMP_TO_EDGE, in floats (unorm8 texels as /255)."""
+    d, h, wd, _ = vol.shape
+    out = np.zeros(4)
+    idx, wts = [], []
+    for c, n in ((u, wd), (v, h), (w, d)):
+        x = c * n - 0.5
+        i0 = int(np.floor(x))
+        a = x - i0
+        idx.append((min(max(i0, 0), n - 1), min(max(i0 + 1, 0), n - 1)))
+        wts.append((1 - a, a))
+    for k in range(2):
+        for j in range(2):
+            for i in range(2):
+                out += wts[2][k] * wts[1][j] * wts[0][i] * vol[idx[2][k], idx[1][j], idx[0][i]] / 255
+    return out
+
+
+def test_sm86_samples_a_volume_with_linear_filtering_within_a_bound(gproc):
+    """TEX 3D with a LINEAR sampler at w a quarter texel past slice (y & 3)'s centre (so every
+    pixel blends two slices, the last clamped) and u, v between texel centres: equal to the
+    trilinear reference within 2/255.  The bound: Vulkan computes the filter weights with
+    subTexelPrecisionBits (lavapipe 8) bits, and the frame rounds to unorm8."""
+    from test_tex_short_dims import FS86_TEX_3D
+
+    vol = np.random.default_rng(12).integers(0, 256, (D, TS, TS, 4), dtype=np.uint8)
+    tex = register_volume(gproc, vol, True, 0, 1)
+    smp = gproc.id()
+    gproc.client.register(SamplerDesc(smp, linear=True))
+    text = FS86_TEX_3D.format(lod=".LZ").replace("FADD R2, R2, 0.5", "FADD R2, R2, 0.75")
+    assert text != FS86_TEX_3D.format(lod=".LZ")
+    prog = program(gproc, spirv("fragment", text, FS_HDR))
+    t = gproc.id()
+    gproc.client.register(TextureDesc(t, 0, 0, W, H, "RGBA8", render_target=True))
+    sc = Scene(gproc.pool, 0)
+    n = next(gproc.frames)
+    cmds = [
+        (P.OP_TARGET, t),
+        (P.OP_PROGRAM, prog),
+        (P.OP_VERTEX_LAYOUT, 64, 0, [[i, 4, 16 * i] for i in range(4)]),
+        (P.OP_VERTEX, *sc.put(quad().tobytes())),
+        (P.OP_TEXTURE, 0, tex, smp),
+        (P.OP_DRAW, 6, 1, 0, 0),
+        (P.OP_PRESENT, n, t),
+    ]
+    gproc.client.wait(gproc.client.submit(cmds))
+    img = frame_image(gproc.client, n).astype(int)
+    want = np.zeros((H, W, 4))
+    for y in range(H):
+        for x in range(W):
+            u, v = uv(x, y)
+            want[y, x] = trilinear(vol, u, v, ((y & 3) + 0.75) / 4)
+    diff = np.abs(img - want * 255)
+    assert diff.max() <= 2, (diff.max(), np.unravel_index(diff.argmax(), diff.shape))
+    # and it is not nearest sampling: the blend differs from every texel somewhere
+    assert (np.abs(img - want_fetch86(vol)).max(axis=2) > 8).mean() > 0.5
