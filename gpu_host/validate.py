@@ -303,10 +303,10 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 t = objects.textures.get(tid)
                 if t is None:
                     raise SubmissionError(f"{where}: field textures[{j}] = {tid} is not a registered texture")
-                _not_volume(where, f"textures[{j}]", t)
-                if t.view_kind != "2d":
+                if t.view_kind not in ("2d", "2d_array", "3d"):  # 2D array and 3D: kernels' pools (gfx-layers)
                     raise SubmissionError(
-                        f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; the texture pool holds 2D textures"
+                        f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; the texture pool holds "
+                        "2D, 2D array and 3D textures"
                     )
                 if t.samples > 1:
                     raise SubmissionError(

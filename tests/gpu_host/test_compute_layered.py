@@ -273,11 +273,9 @@ def test_volume_targets_are_surfaces_only_named_where_sampled_drawn_or_misdeclar
 
     cmds = register(env, 86, kernels, 450, 550, volume=True)
     volume = "is a volume (3D) texture (3 slices): it is a 3D surface pool entry or a bound 3D texture"
-    pools = (P.OP_POOLS, [550] + [P.EMPTY] * (P.POOL_TEXTURES - 1), [P.EMPTY] * P.POOL_SAMPLERS)
     cases = [
         ([(P.OP_TARGET, 550)], f"field texture = 550 {volume}"),
         ([(P.OP_PRESENT, 1, 550)], f"field texture = 550 {volume}"),
-        ([pools], f"field textures[0] = 550 {volume}"),
     ]
     env.client.register(SamplerDesc(62))
     for bad, msg in cases:

@@ -3,7 +3,7 @@ guest-uploaded volume (``TextureDesc.volume`` without ``render_target``), pitch-
 block-linear (``blocklinear.swizzle_3d`` of a random volume: the GPU process deswizzles it whole
 on upload), bound at a texture slot of an SM53 or SM86 fragment program that fetches (TLD 3D) or
 samples (TEX 3D, nearest) it; every pixel equals what numpy reads from the volume.  Refused by
-name: a volume where the program samples 2D, a 2D texture where it samples 3D, a volume in the
+name: a volume where the program samples 2D, a 2D texture where it samples 3D, a cube in the
 texture pool, a compressed or multisampled volume.  The NVN front end registers an
 NVN_TEXTURE_TARGET_3D texture without the render-target flag as such a volume and it draws the
 same.  Linear filtering (trilinear across two slices) equals the reference within 2/255."""
@@ -170,14 +170,20 @@ def test_volume_mismatches_refused_by_name(gproc):
     fetch3d = program(gproc, fs53(FS_FETCH_3D))
     _dropped_with(gproc, lambda: draw(gproc, array_prog, tex, wait=False), f"texture {tex} in slot 0 is a 3d texture; program")
     _dropped_with(gproc, lambda: draw(gproc, fetch3d, flat, wait=False), f"texture {flat} in slot 0 is a 2d texture; program")
-    pools = (P.OP_POOLS, [tex] + [P.EMPTY] * (P.POOL_TEXTURES - 1), [P.EMPTY] * P.POOL_SAMPLERS)
+    cube = gproc.id()
+    gproc.pool.write(TEX_OFF + 0x20000, bytes(6 * 4 * 4 * 4))
+    gproc.client.register(
+        TextureDesc(cube, gproc.pool.id, TEX_OFF + 0x20000, 4, 4, "RGBA8", block_linear=False, pitch=16, layers=6, cube=True)
+    )
+    pools = (P.OP_POOLS, [cube] + [P.EMPTY] * (P.POOL_TEXTURES - 1), [P.EMPTY] * P.POOL_SAMPLERS)
 
     def pool_submit() -> int:
         s = gproc.client.submit([pools])
         gproc.client.wait(s)
         return s
 
-    _dropped_with(gproc, pool_submit, f"field textures[0] = {tex} is a volume (3D) texture")
+    # (a volume is a POOLS entry now: kernels' 3D pool, tests/shader_svc/test_tex3d_compute.py)
+    _dropped_with(gproc, pool_submit, f"field textures[0] = {cube} is a cube texture; the texture pool holds 2D, 2D array and 3D")
     for bad in (dict(format="BC1"), dict(samples=4, render_target=True)):
         kw = dict(format="RGBA8", block_linear=False, pitch=64, layers=2, volume=True) | bad
         fmt = kw.pop("format")
