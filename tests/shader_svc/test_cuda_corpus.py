@@ -81,7 +81,7 @@ def built():
     def get(isa: int, opt: str, group: str = "base"):
         if (isa, opt, group) not in cache:
             try:
-                cache[isa, opt, group] = cuda_build.build(cc.group_source(group), isa, opt)
+                cache[isa, opt, group] = cuda_build.build(cc.group_source(group, isa), isa, opt)
             except cuda_build.NoCompiler as e:  # no nvcc and PyPI unreachable
                 pytest.skip(f"LOUD SKIP: {e}")
         return cache[isa, opt, group]
@@ -96,6 +96,10 @@ def test_gaps_name_real_programs():
 
 @pytest.mark.parametrize("isa,opt,case", _params())
 def test_kernel(isa, opt, case, built, compute_device, nv_tools, request):
+    if isa < case.min_sm:  # shader-assert: not applicable: the compiler refuses this ISA
+        why = cc.not_applicable(case, isa, opt)
+        assert why, f"{case.name}: sm_{isa} is under its min_sm {case.min_sm}, yet no refusal"
+        return
     if isa == 53:
         request.getfixturevalue("nvdisasm53")
     r = cc.check(compute_device, isa, opt, case, built(isa, opt, case.group)[case.name])
