@@ -585,3 +585,8 @@ OPS.update({d.name: d for d in (OpDef("AtomicSharedAddAcqRel32", U32, (SPTR, U32
 #   "Device": the device's, SR_GLOBALTIMER), read once (SPIR-V OpReadClockKHR); not pure: every
 #   read is its own.
 OPS.update({d.name: d for d in (OpDef("ReadClock", U64, (), ("scope",)),)})
+
+# - ``WarpLive`` (shader-assert): this invocation is running (``alive`` 1, at the program's entry)
+#   or has ended (0, before each return: EXIT or a trap); the emulated warp's operations count
+#   only running lanes as members (``lower/warp.py``).
+OPS.update({d.name: d for d in (OpDef("WarpLive", None, (), ("alive",)),)})

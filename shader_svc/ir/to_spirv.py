@@ -394,3 +394,4 @@ LOWER.update({"AtomicSharedAddAcqRel32": lambda lw, o, a: lw.atomic_add_acq_rel(
 from shader_svc.lower import clock_read  # noqa: E402  (this block's own import, kept with it)
 
 LOWER.update({"ReadClock": lambda lw, o, a: clock_read.read_clock(lw, o.attrs["scope"])})
+LOWER.update({"WarpLive": lambda lw, o, a: lw.warp_live_spv(o.attrs["alive"])})  # shader-assert

@@ -1885,3 +1885,15 @@ SREGS.update({0x50: "SR_CLOCKLO", 0x51: "SR_CLOCKHI", 0x52: "SR_GLOBALTIMERLO", 
 # shader-ctl2: LEA's immediate form (top 0x36D0, B a 19-bit immediate with its sign at 56, as the
 # other I forms; ptxas -O3 scales a function-pointer slot with it: LEA R8.CC, R4, 0x8)
 row("LEA", op(0x36D0, 13, holes=(56,)), (Pred("pd", 48, hide_pt=True), DCC, A(neg=45), I19(), LEA_SH), (flag("X", 46),), ir="LEA")
+# --- shader-assert (issue 31): CCTLL, cache control of local memory (ptxas 12.9 compiles PTX
+# prefetch.local.L1 to 'CCTLL.PF1 [R0]', word 0xef80000000070001).  nvdisasm 11.8, bit flips of
+# that word: opcode bits 51..63, operation 0..3 (1 PF1, 2 PF1.5, 3 PF2, 4 WB, 5 IV, 7 RS, 9 RSLB;
+# 0, 6, 8 print nothing; 10..15 'INVALIDCCTLOP<n>'), the address [R8 + a signed 24-bit byte
+# offset at 20..43]; bits 4..5 name cache types nvdisasm calls invalid, left out (refused)
+row(
+    "CCTLL",
+    op(0xEF80, 13),
+    (Mem("addr", 8, 20, 24),),
+    (field("op", 0, 4, {1: ".PF1", 2: ".PF1.5", 3: ".PF2", 4: ".WB", 5: ".IV", 7: ".RS", 9: ".RSLB"}),),
+    cls="mem",
+)

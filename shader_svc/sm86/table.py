@@ -2705,3 +2705,22 @@ def _r2p_bsel(r: Row) -> Row:
 
 
 ROWS[:] = [_r2p_bsel(r) for r in ROWS]
+
+
+# --- shader-assert (issue 31): the uniform-register source (form 6, bit 91) of POPC, FLO and
+# BREV.  ptxas aggregates an atomic on one address per warp (atomicAdd(&o[0], 1): VOTEU.ANY UR6,
+# UFLO.U32 for the leader, then 'POPC R9, UR6' for the count); nvdisasm 13.5 prints opcodes
+# 0xd09 / 0xd00 / 0xd01 as 'POPC R9, UR6' (bit 63: '~UR6'), 'FLO.U32 R9, P0, UR6', 'BREV R9, UR6'.
+R(rows_for("POPC", 0x109, src_forms(1, {"b": 1}, {}, {6: "u"}, sym="~", uimm=True), pre=(D,), ir="POPC"))
+R(rows_for("BREV", 0x101, src_forms(1, {}, {}, {6: "u"}, uimm=True), pre=(D,), ir="BREV"))
+R(
+    rows_for(
+        "FLO",
+        0x100,
+        src_forms(1, {"b": 1}, {}, {6: "u"}, sym="~", uimm=True),
+        pre=(D, Pred("pd", 81, hide_pt=True)),
+        mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("SH", 74, 1, ONOFF(".SH"))),
+        base=hi(0xE0000),
+        ir="FLO",
+    )
+)
