@@ -186,7 +186,7 @@ class Warp(LowerBase):
         """``WarpReduce`` (REDUX): every lane publishes ``v``, then combines its warp's 32 slots
         (lanes past the workgroup's end are absent) with ``op`` 0 AND, 1 OR, 2 XOR, 3 SUM
         (modulo 2^32), 4 MIN, 5 MAX (``signed`` or unsigned)."""
-        u32, b_ = self.u32, self.bool
+        u32 = self.u32
         n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
         lid, _lane, base = self._publish(v)
         ident = (0xFFFFFFFF, 0, 0, 0, 0x7FFFFFFF if signed else 0xFFFFFFFF, 0x80000000 if signed else 0)[op]
@@ -258,7 +258,9 @@ class Warp(LowerBase):
             for j in range(32):
                 at = self.op("OpIAdd", self.u32, base, self.c(j))
                 inside = self.op("OpULessThan", self.bool, at, self.c(n))
-                word = self.op("OpLoad", self.u32, self.op("OpAccessChain", ptr, v, self.op("OpSelect", self.u32, inside, at, lid)))
+                word = self.op(
+                    "OpLoad", self.u32, self.op("OpAccessChain", ptr, v, self.op("OpSelect", self.u32, inside, at, lid))
+                )
                 on = self.op("OpLogicalAnd", self.bool, inside, self.op("OpINotEqual", self.bool, word, self.c(0)))
                 mask = self.op("OpBitwiseOr", self.u32, mask, self.op("OpSelect", self.u32, on, self.c(1 << j), self.c(0)))
             self.__dict__["_live_mask"] = mask

@@ -331,6 +331,10 @@ def lib_exports(libs: tuple[bytes, ...]) -> dict[str, tuple[str, int]]:
     for j, b in enumerate(libs, 1):
         elf = ELFFile(io.BytesIO(b))
         for sym in elf.get_section_by_name(".symtab").iter_symbols():
-            if sym["st_info"]["type"] == "STT_FUNC" and sym["st_info"]["bind"] == "STB_GLOBAL" and isinstance(sym["st_shndx"], int):
+            if (
+                sym["st_info"]["type"] == "STT_FUNC"
+                and sym["st_info"]["bind"] == "STB_GLOBAL"
+                and isinstance(sym["st_shndx"], int)
+            ):
                 out.setdefault(sym.name, (lib_key(j, elf.get_section(sym["st_shndx"]).name), sym["st_value"]))
     return out
