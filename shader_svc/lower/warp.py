@@ -102,10 +102,13 @@ class Warp(LowerBase):
     # activemask / vote.ballot count the active threads, and ptxas's warp-aggregated atomics
     # elect the highest lane of VOTE.ANY's mask (FLO) to add the warp's POPC.  Its slot of the
     # exchange array holds whatever it (or an earlier workgroup) wrote last, so the emulated warp
-    # keeps a second workgroup array: each invocation writes 1 into its slot as it starts and 0
-    # as it ends (``warp_live``, from the control-flow lowering's entry and every return), and a
-    # warp operation counts lane j only where that slot is 1.  Programs without warp rows (and
-    # graphics stages, which have no workgroup) keep neither.
+    # keeps one mask word per warp in workgroup memory: each invocation sets its lane's bit as it
+    # starts and clears it as it ends (atomic OR / AND, ``warp_live``, from the control-flow
+    # lowering's entry and every return), and ``_publish`` reads the word between its barriers.
+    # Only the lane's own bit is ever written, so a stale bit of an earlier workgroup is set
+    # again by its lane's entry before any barrier; bits of lanes past the workgroup's end are
+    # masked by the workgroup bound.  Programs without warp rows (and graphics stages, which
+    # have no workgroup) keep no mask.
     WARP_IRS = frozenset({"VOTE", "SHFL", "REDUX", "MATCH"})
 
     def _tracks_lanes(self) -> bool:
@@ -124,21 +127,29 @@ class Warp(LowerBase):
             b.emit("WarpLive", alive=int(alive))
             ir_spirv.emit(self, b)
 
-    def _live_var(self) -> tuple[int, int]:
+    def _live_word(self, lid: int) -> int:
+        """A pointer to the running-lanes word of invocation ``lid``'s warp."""
         if "live" not in self.vars_global:
             m, E = self.m, self.m.E
             wg = E("StorageClass", "Workgroup")
             n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-            arr = m.type("OpTypeArray", self.u32, self.c(n))
+            arr = m.type("OpTypeArray", self.u32, self.c((n + 31) // 32))
             v = m.id()
             m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
             self.vars_global["live"] = (v, m.type("OpTypePointer", wg, self.u32))
             self.interface.append(v)
-        return self.vars_global["live"]
+        v, ptr = self.vars_global["live"]
+        return self.op("OpAccessChain", ptr, v, self.op("OpShiftRightLogical", self.u32, lid, self.c(5)))
 
     def warp_live_spv(self, alive: int) -> None:
-        v, ptr = self._live_var()
-        self.do("OpStore", self.op("OpAccessChain", ptr, v, self._lid()), self.c(alive))
+        E = self.m.E
+        lid = self._lid()
+        bit = self.op("OpShiftLeftLogical", self.u32, self.c(1), self.op("OpBitwiseAnd", self.u32, lid, self.c(31)))
+        scope, sem = self.c(E("Scope", "Workgroup")), self.c(0)
+        if alive:
+            self.op("OpAtomicOr", self.u32, self._live_word(lid), scope, sem, bit)
+        else:
+            self.op("OpAtomicAnd", self.u32, self._live_word(lid), scope, sem, self.op("OpNot", self.u32, bit))
 
     def _lane_in(self, at: int, n: int, j: int | None) -> int:
         """Whether lane ``j`` of this warp (slot ``at``, a linear invocation index; ``j`` None:
@@ -243,7 +254,7 @@ class Warp(LowerBase):
     def _publish(self, value: int) -> tuple[int, int, int]:
         """Write this invocation's value for its warp: (linear id, lane, warp base).  Where the
         running lanes are kept, their mask is read between the two barriers (``_lane_in``): a
-        lane that ended before the operation wrote its 0 before the first barrier; one that
+        lane that ended before the operation cleared its bit before the first barrier; one that
         ends after it cannot do so before every lane has reached the second."""
         lid = self._lid()
         lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
@@ -252,18 +263,7 @@ class Warp(LowerBase):
         self.do("OpStore", self._xchg_ptr(lid), value)
         self.__dict__["_live_mask"] = None
         if self._tracks_lanes():
-            n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
-            v, ptr = self._live_var()
-            mask = self.c(0)
-            for j in range(32):
-                at = self.op("OpIAdd", self.u32, base, self.c(j))
-                inside = self.op("OpULessThan", self.bool, at, self.c(n))
-                word = self.op(
-                    "OpLoad", self.u32, self.op("OpAccessChain", ptr, v, self.op("OpSelect", self.u32, inside, at, lid))
-                )
-                on = self.op("OpLogicalAnd", self.bool, inside, self.op("OpINotEqual", self.bool, word, self.c(0)))
-                mask = self.op("OpBitwiseOr", self.u32, mask, self.op("OpSelect", self.u32, on, self.c(1 << j), self.c(0)))
-            self.__dict__["_live_mask"] = mask
+            self.__dict__["_live_mask"] = self.op("OpLoad", self.u32, self._live_word(lid))
         self._barrier()
         return lid, lane, base
 

@@ -86,9 +86,9 @@ class Memory86(Lower86):
         atom = inst.row.mnemonic == "ATOM"
         if not atom:
             self.require(inst, cache=1)
-            # .STRONG.GPU/.SYS (volatile): each access is done, in program order; ordering towards
+            # .STRONG.SM/.GPU/.SYS (volatile): each access is done, in program order; ordering towards
             # other invocations is not kept (MEMBAR's gap, lower/memory.py _fence)
-            if mods["order"] not in (0, 4, 7, 10):
+            if mods["order"] not in (0, 4, 5, 7, 10):  # (5 .STRONG.SM: shader-assert)
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
         wide = atom and mods.get("type", 0) in (2, 5)  # .64, .S64
         if atom and mods.get("type", 0) not in (0, 1, 3) and not wide:

@@ -2724,3 +2724,27 @@ R(
         ir="FLO",
     )
 )
+
+
+# --- shader-assert (issue 31): libcu++'s cuda::barrier at -G (nvcc 13) fences with MEMBAR.SC.CTA
+# and makes strong SM-scope accesses: 'ATOM.E.ADD.64.STRONG.SM P0, R10, [R4.64], R8',
+# 'LD.E.64.STRONG.SM R8, [R4.64]'.  nvdisasm 13.5 on every value of the fields: MEMBAR's bit 79
+# 0 = .SC, 1 = .ALL, scope 76..78 0 .CTA, 1 .SM, 2 .GPU, 3 .SYS, 5 .VC (4, 6, 7 'INVALIDn');
+# LD/ST/ATOM's memory order 77..80: 5 = .STRONG.SM besides 7 .STRONG.GPU and 10 .STRONG.SYS
+# (the others print .CONSTANT/.MMIO/.PRIVATE combinations, not added).
+def _more_orders(r: Row) -> Row:
+    def widen(m):
+        if not isinstance(m, Mod):
+            return m
+        if r.mnemonic == "MEMBAR" and m.name == "sem" and m.lo == 79:
+            return replace(m, names=((0, ".SC"), *m.names))
+        if r.mnemonic == "MEMBAR" and m.name == "scope" and m.lo == 76:
+            return replace(m, names=tuple(sorted({**dict(m.names), 3: ".SYS"}.items())))
+        if r.mnemonic in ("LD", "ST", "ATOM") and m.name in ("order", "sem") and m.lo == 77 and 7 in dict(m.names):
+            return replace(m, names=tuple(sorted({**dict(m.names), 5: ".STRONG.SM"}.items())))
+        return m
+
+    return replace(r, mods=tuple(widen(m) for m in r.mods))
+
+
+ROWS[:] = [_more_orders(r) for r in ROWS]
