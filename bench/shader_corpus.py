@@ -35,13 +35,15 @@ def main() -> None:
             codes = []
             for g in cc.GROUPS:
                 try:
-                    ks = cuda_build.build(cc.group_source(g), isa, opt)
+                    ks = cuda_build.build(cc.group_source(g, isa), isa, opt)  # (kernels under their min_sm left out)
                 except Exception as e:  # a compiler refusing a group: leave it out, say so
                     print(f"  (group {g} not built: {str(e)[:80]})")
                     continue
                 # with the constant bank 2 the corpus passes (ptxas's jump tables, c[0x2] data): without it
                 # those programs are refused and left out of both columns
-                codes += [(ks[c.name].code, getattr(ks[c.name], "cbank2", b"")) for c in cc.CASES if c.group == g]
+                codes += [
+                    (ks[c.name].code, getattr(ks[c.name], "cbank2", b"")) for c in cc.CASES if c.group == g and c.name in ks
+                ]
             # cold: the first translation of each program in this process (the decoder's tables
             # are built at import); warm: the best of --repeat further passes
             t0 = time.perf_counter()

@@ -611,3 +611,8 @@ OPS.update({d.name: d for d in (OpDef("StoreLayer", None, (U32,)),)})
 #   that dimension (lower/texture.py: set 1 bindings 7 and 8); ``lod`` as ``BindlessSample``'s
 #   (1 level 0, 3 the f32 level).
 OPS.update({d.name: d for d in (OpDef("BindlessSampleDim", TEXEL, (U32,) * 5, ("lod", "dim")),)})
+
+# - ``WarpLive`` (shader-assert): this invocation is running (``alive`` 1, at the program's entry)
+#   or has ended (0, before each return: EXIT or a trap); the emulated warp's operations count
+#   only running lanes as members (``lower/warp.py``).
+OPS.update({d.name: d for d in (OpDef("WarpLive", None, (), ("alive",)),)})

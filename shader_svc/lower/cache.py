@@ -1,4 +1,4 @@
-"""Cache control (CCTL, CCTLL on SM86; CCTL on SM53): a no-op exactly where the operation has
+"""Cache control (CCTL and CCTLL, both ISAs): a no-op exactly where the operation has
 no effect a program can observe, else refused by name.
 
 Which PTX gives which operation (ptxas 12.9, seen in the corpus kernel ``cache_hints``,
@@ -13,7 +13,7 @@ applypriority, discard") gives their meaning:
 - ``discard`` is, in the PTX ISA (9.0), a weak write of an indeterminate value over the 128
   bytes (reads may see any bit pattern until the memory is written again): the memory keeping
   its old value is one of the outcomes allowed, so nothing is emitted either;
-- CCTLL (SM86: PF1/PF2/WB of local memory): local memory is private to its thread, whose own
+- CCTLL (PF1/PF2/WB... of local memory; SM53 from shader-assert): local memory is private to its thread, whose own
   accesses stay in program order whatever its cache holds: no other thread can see the
   difference, nothing is emitted;
 - write-back and invalidation of the global caches (WB, IV, IVALL, RS, RSLB) change which

@@ -60,6 +60,13 @@ class ControlFlow(LowerBase):
     def _prologue(self) -> None:
         """Stores at the function's start (SM53: its reconvergence stack pointer, carry flag)."""
 
+    def _lanes(self, alive: bool) -> None:
+        """The emulated warp's record of running lanes (``lower/warp.py``, shader-assert): set
+        at the entry, cleared at every return (an EXIT, or a trap that ends the invocation)."""
+        live = getattr(self, "warp_live", None)
+        if live is not None:
+            live(alive)
+
     def _block_start(self, block: list[Inst]) -> None:
         """Called at the start of every basic block (its instructions), in block order."""
 
@@ -140,6 +147,7 @@ class ControlFlow(LowerBase):
         entry = self.label()
         self.put_label(entry)
         self._prologue()
+        self._lanes(True)
         if steps is not None:
             self.structured = True
             self._cond: dict[int, int | None] = {}
@@ -250,6 +258,7 @@ class ControlFlow(LowerBase):
             elif kind in ("stop", "cont", "break"):
                 self.end("OpBranch", ctx[kind])
             elif kind == "ret":
+                self._lanes(False)
                 self._epilogue()
                 self.end("OpReturn")
             else:
@@ -292,5 +301,6 @@ class ControlFlow(LowerBase):
         again = ir_spirv.emit_value(self, b, b.op("INe32", b.emit("LoadVarU32", var=blk), b.const_u32(DONE)))
         self.end("OpBranchConditional", again, header, merge)
         self.put_label(merge)
+        self._lanes(False)
         self._epilogue()
         self.end("OpReturn")

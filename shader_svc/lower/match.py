@@ -53,7 +53,7 @@ class WarpMatch(LowerBase):
         xs = []
         for j in range(32):
             at = self.op("OpIAdd", u32, base, self.c(j))
-            inside = self.op("OpULessThan", b_, at, self.c(n))
+            inside = self._lane_in(at, n, j)  # ended lanes are not members (lower/warp.py)
             xs.append((inside, self.op("OpLoad", u32, self._xchg_ptr(self.op("OpSelect", u32, inside, at, lid)))))
         his = None
         if wide:

@@ -85,9 +85,13 @@ class MBarrier(LowerBase):
 
     def atomic_add_acq_rel(self, ptr, v: int) -> int:
         """``AtomicSharedAddAcqRel32``: OpAtomicIAdd, workgroup scope, AcquireRelease |
-        WorkgroupMemory (refused on a program whose shared memory is 64-bit words)."""
-        if not isinstance(ptr, int):
-            raise TranslateError("an mbarrier in a program with 64-bit shared atomics not translated")
+        WorkgroupMemory; on a program whose shared memory is 64-bit words (``Half``: it also has
+        64-bit shared atomics, as libcu++'s cuda::barrier at -G) the compare-exchange loop on
+        the whole word with the same scope and semantics (shader-assert)."""
         E = self.m.E
         sem = E("MemorySemantics", "AcquireRelease") | E("MemorySemantics", "WorkgroupMemory")
+        if not isinstance(ptr, int):
+            read = self.c(E("MemorySemantics", "Acquire") | E("MemorySemantics", "WorkgroupMemory"))
+            add = lambda old: self.op("OpIAdd", self.u32, old, v)  # noqa: E731
+            return self._atomic_loop(ptr, self.c(E("Scope", "Workgroup")), self.c(sem), add, read)
         return self.op("OpAtomicIAdd", self.u32, ptr, self.c(E("Scope", "Workgroup")), self.c(sem), v)

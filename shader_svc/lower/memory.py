@@ -233,11 +233,13 @@ class Memory(LowerBase):
         name = {"IAdd": "OpIAdd", "And": "OpBitwiseAnd", "Or": "OpBitwiseOr", "Xor": "OpBitwiseXor"}[op]
         return lambda old: self.op(name, u32, old, b)
 
-    def _atomic_loop(self, ptr: "int | Half", scope: int, sem: int, fn: Callable[[int], int]) -> int:
+    def _atomic_loop(self, ptr: "int | Half", scope: int, sem: int, fn: Callable[[int], int], read_sem: int | None = None) -> int:
         """An atomic read-modify-write SPIR-V has no instruction for (INC/DEC with their wrap
         limit, float add/min/max): a compare-exchange loop on the 32-bit word, ``fn(old) ->
         new``; returns the old value the exchange saw.  On half a 64-bit shared word (``Half``)
-        the loop exchanges the whole u64, the other half kept as it was."""
+        the loop exchanges the whole u64, the other half kept as it was.  ``read_sem``: the
+        semantics of the loads and of the exchange's unequal case where ``sem`` has a release
+        part, which Vulkan forbids there (shader-assert; default ``sem``)."""
         if isinstance(ptr, Half):
             u32, u64 = self.u32, self.u64
             low = self.op("OpIEqual", self.bool, ptr.shift, self.c64(0))
@@ -248,11 +250,11 @@ class Memory(LowerBase):
                 put = self.op("OpShiftLeftLogical", u64, self.op("OpUConvert", u64, fn(half)), ptr.shift)
                 return self.op("OpBitwiseOr", u64, self.op("OpBitwiseAnd", u64, old64, keep), put)
 
-            got = self._cas_loop(ptr.ptr, u64, scope, sem, fn64)
+            got = self._cas_loop(ptr.ptr, u64, scope, sem, fn64, read_sem)
             return self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, got, ptr.shift))
-        return self._cas_loop(ptr, self.u32, scope, sem, fn)
+        return self._cas_loop(ptr, self.u32, scope, sem, fn, read_sem)
 
-    def _cas_loop(self, ptr: int, ty: int, scope: int, sem: int, fn: Callable[[int], int]) -> int:
+    def _cas_loop(self, ptr: int, ty: int, scope: int, sem: int, fn: Callable[[int], int], read_sem: int | None = None) -> int:
         """``_atomic_loop``'s compare-exchange loop on a word of type ``ty`` (u32, u64)."""
         b_ = self.bool
         head, body, cont, merge = (self.label() for _ in range(4))
@@ -261,7 +263,8 @@ class Memory(LowerBase):
         # left the loop in an earlier iteration than the last one (their later stores were not
         # done: tests/shader_svc/cuda_corpus_more.py atom_incdec_wrap); inside a selection, as
         # -G code has it, every invocation carries on after the loop
-        first = self.op("OpAtomicLoad", ty, ptr, scope, sem)
+        rsem = sem if read_sem is None else read_sem
+        first = self.op("OpAtomicLoad", ty, ptr, scope, rsem)
         sel_in, sel_merge = self.label(), self.label()
         one = self.c(1) if ty == self.u32 else self.c64(1)
         always = self.op("OpINotEqual", b_, first, self.op("OpBitwiseXor", ty, first, one))
@@ -273,8 +276,8 @@ class Memory(LowerBase):
         self.do("OpLoopMerge", merge, cont, 0)
         self.do("OpBranch", body)
         self.put_label(body)
-        old = self.op("OpAtomicLoad", ty, ptr, scope, sem)
-        got = self.op("OpAtomicCompareExchange", ty, ptr, scope, sem, sem, fn(old), old)
+        old = self.op("OpAtomicLoad", ty, ptr, scope, rsem)
+        got = self.op("OpAtomicCompareExchange", ty, ptr, scope, sem, rsem, fn(old), old)
         self.do("OpBranchConditional", self.op("OpIEqual", b_, got, old), merge, cont)
         self.put_label(cont)
         self.do("OpBranch", head)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.fence import device_fence
@@ -96,6 +97,75 @@ class Warp(LowerBase):
         v, ptr = self.vars_global["xchg"]
         return self.op("OpAccessChain", ptr, v, idx)
 
+    # --- which lanes are still running (shader-assert) ----------------------------------------
+    # A lane that has ended (EXIT, or a trap) is not a member of its warp any more: PTX's
+    # activemask / vote.ballot count the active threads, and ptxas's warp-aggregated atomics
+    # elect the highest lane of VOTE.ANY's mask (FLO) to add the warp's POPC.  Its slot of the
+    # exchange array holds whatever it (or an earlier workgroup) wrote last, so the emulated warp
+    # keeps one mask word per warp in workgroup memory: each invocation sets its lane's bit as it
+    # starts and clears it as it ends (atomic OR / AND, ``warp_live``, from the control-flow
+    # lowering's entry and every return), and ``_publish`` reads the word between its barriers.
+    # Only the lane's own bit is ever written, so a stale bit of an earlier workgroup is set
+    # again by its lane's entry before any barrier; bits of lanes past the workgroup's end are
+    # masked by the workgroup bound.  Programs without warp rows (and graphics stages, which
+    # have no workgroup) keep no mask.
+    WARP_IRS = frozenset({"VOTE", "SHFL", "REDUX", "MATCH"})
+
+    def _tracks_lanes(self) -> bool:
+        got = self.__dict__.get("_lanes_tracked")
+        if got is None:
+            compute = getattr(getattr(self, "spec", None), "local_size", None) is not None
+            got = compute and any(i.row.ir in self.WARP_IRS for i in getattr(self, "insts", ()))
+            self.__dict__["_lanes_tracked"] = got
+        return got
+
+    def warp_live(self, alive: bool) -> None:
+        """Mark this invocation running (at its start) or ended (before each return): the IR
+        row ``WarpLive``, written as SPIR-V by ``warp_live_spv``."""
+        if self._tracks_lanes():
+            b = Block()
+            b.emit("WarpLive", alive=int(alive))
+            ir_spirv.emit(self, b)
+
+    def _live_word(self, lid: int) -> int:
+        """A pointer to the running-lanes word of invocation ``lid``'s warp."""
+        if "live" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
+            arr = m.type("OpTypeArray", self.u32, self.c((n + 31) // 32))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["live"] = (v, m.type("OpTypePointer", wg, self.u32))
+            self.interface.append(v)
+        v, ptr = self.vars_global["live"]
+        return self.op("OpAccessChain", ptr, v, self.op("OpShiftRightLogical", self.u32, lid, self.c(5)))
+
+    def warp_live_spv(self, alive: int) -> None:
+        E = self.m.E
+        lid = self._lid()
+        bit = self.op("OpShiftLeftLogical", self.u32, self.c(1), self.op("OpBitwiseAnd", self.u32, lid, self.c(31)))
+        scope, sem = self.c(E("Scope", "Workgroup")), self.c(0)
+        if alive:
+            self.op("OpAtomicOr", self.u32, self._live_word(lid), scope, sem, bit)
+        else:
+            self.op("OpAtomicAnd", self.u32, self._live_word(lid), scope, sem, self.op("OpNot", self.u32, bit))
+
+    def _lane_in(self, at: int, n: int, j: int | None) -> int:
+        """Whether lane ``j`` of this warp (slot ``at``, a linear invocation index; ``j`` None:
+        a run-time lane, ``at``'s low five bits) is a lane of the workgroup still running at the
+        last ``_publish`` (its live mask, where kept)."""
+        inside = self.op("OpULessThan", self.bool, at, self.c(n))
+        mask = self.__dict__.get("_live_mask")
+        if mask is None:
+            return inside
+        if j is None:
+            bit = self.op("OpShiftRightLogical", self.u32, mask, self.op("OpBitwiseAnd", self.u32, at, self.c(31)))
+            bit = self.op("OpBitwiseAnd", self.u32, bit, self.c(1))
+        else:
+            bit = self.op("OpBitwiseAnd", self.u32, mask, self.c(1 << j))
+        return self.op("OpLogicalAnd", self.bool, inside, self.op("OpINotEqual", self.bool, bit, self.c(0)))
+
     def _warp_aux(self) -> dict[int, Any]:
         """The second results of warp operations (SHFL's in-range predicate, a ballot's member
         mask), by the SPIR-V id of the first, for ``ShflInRange`` / ``WarpVote``."""
@@ -115,7 +185,7 @@ class Warp(LowerBase):
         ballot, members = self.c(0), self.c(0)
         for j in range(32):
             at = self.op("OpIAdd", self.u32, base, self.c(j))
-            inside = self.op("OpULessThan", self.bool, at, self.c(n))
+            inside = self._lane_in(at, n, j)
             v = self.op("OpLoad", self.u32, self._xchg_ptr(self.op("OpSelect", self.u32, inside, at, lid)))
             v = self.op("OpSelect", self.u32, inside, v, self.c(0))
             ballot = self.op("OpBitwiseOr", self.u32, ballot, self.op("OpShiftLeftLogical", self.u32, v, self.c(j)))
@@ -127,7 +197,7 @@ class Warp(LowerBase):
         """``WarpReduce`` (REDUX): every lane publishes ``v``, then combines its warp's 32 slots
         (lanes past the workgroup's end are absent) with ``op`` 0 AND, 1 OR, 2 XOR, 3 SUM
         (modulo 2^32), 4 MIN, 5 MAX (``signed`` or unsigned)."""
-        u32, b_ = self.u32, self.bool
+        u32 = self.u32
         n = self.spec.local_size[0] * self.spec.local_size[1] * self.spec.local_size[2]
         lid, _lane, base = self._publish(v)
         ident = (0xFFFFFFFF, 0, 0, 0, 0x7FFFFFFF if signed else 0xFFFFFFFF, 0x80000000 if signed else 0)[op]
@@ -135,7 +205,7 @@ class Warp(LowerBase):
         acc = self.c(ident)
         for j in range(32):
             at = self.op("OpIAdd", u32, base, self.c(j))
-            inside = self.op("OpULessThan", b_, at, self.c(n))
+            inside = self._lane_in(at, n, j)
             x = self.op("OpLoad", u32, self._xchg_ptr(self.op("OpSelect", u32, inside, at, lid)))
             x = self.op("OpSelect", u32, inside, x, self.c(ident))
             if op < 4:
@@ -175,20 +245,27 @@ class Warp(LowerBase):
             j = self.op(source, u32, lane, b)
         ok = self.op(bound, b_, j, max_lane)
         at = self.op("OpIAdd", u32, base, self.op("OpBitwiseAnd", u32, j, c(31)))
-        take = self.op("OpLogicalAnd", b_, ok, self.op("OpULessThan", b_, at, c(n)))
+        take = self.op("OpLogicalAnd", b_, ok, self._lane_in(at, n, None))
         at = self.op("OpSelect", u32, take, at, lid)
         val = self.op("OpLoad", u32, self._xchg_ptr(at))
         self._warp_aux()[val] = ("ShflInRange", take)
         return val
 
     def _publish(self, value: int) -> tuple[int, int, int]:
-        """Write this invocation's value for its warp: (linear id, lane, warp base)."""
+        """Write this invocation's value for its warp: (linear id, lane, warp base).  Where the
+        running lanes are kept, their mask is read between the two barriers (``_lane_in``): a
+        lane that ended before the operation cleared its bit before the first barrier; one that
+        ends after it cannot do so before every lane has reached the second."""
         lid = self._lid()
+        lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
+        base = self.op("OpISub", self.u32, lid, lane)
         self._barrier()  # earlier readers of the array are done
         self.do("OpStore", self._xchg_ptr(lid), value)
+        self.__dict__["_live_mask"] = None
+        if self._tracks_lanes():
+            self.__dict__["_live_mask"] = self.op("OpLoad", self.u32, self._live_word(lid))
         self._barrier()
-        lane = self.op("OpBitwiseAnd", self.u32, lid, self.c(31))
-        return lid, lane, self.op("OpISub", self.u32, lid, lane)
+        return lid, lane, base
 
     # --- barrier reductions (shader-ctl) -----------------------------------------------------
     def _bar_red_ptr(self) -> int:

@@ -1889,3 +1889,15 @@ row("LEA", op(0x36D0, 13, holes=(56,)), (Pred("pd", 48, hide_pt=True), DCC, A(ne
 # --- gfx-geom (issue 31): the geometry stage's system registers (lower/gfx_geometry.py) ----------
 # nvdisasm 11.8 prints S2R's operand 0x10 SR_PRIM_TYPE, 0x11 SR_INVOCATION_ID, 0x1d SR_INVOCATION_INFO
 SREGS.update({0x10: "SR_PRIM_TYPE", 0x11: "SR_INVOCATION_ID", 0x1D: "SR_INVOCATION_INFO"})
+# --- shader-assert (issue 31): CCTLL, cache control of local memory (ptxas 12.9 compiles PTX
+# prefetch.local.L1 to 'CCTLL.PF1 [R0]', word 0xef80000000070001).  nvdisasm 11.8, bit flips of
+# that word: opcode bits 51..63, operation 0..3 (1 PF1, 2 PF1.5, 3 PF2, 4 WB, 5 IV, 7 RS, 9 RSLB;
+# 0, 6, 8 print nothing; 10..15 'INVALIDCCTLOP<n>'), the address [R8 + a signed 24-bit byte
+# offset at 20..43]; bits 4..5 name cache types nvdisasm calls invalid, left out (refused)
+row(
+    "CCTLL",
+    op(0xEF80, 13),
+    (Mem("addr", 8, 20, 24),),
+    (field("op", 0, 4, {1: ".PF1", 2: ".PF1.5", 3: ".PF2", 4: ".WB", 5: ".IV", 7: ".RS", 9: ".RSLB"}),),
+    cls="mem",
+)

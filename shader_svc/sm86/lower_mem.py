@@ -11,7 +11,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value, global_words_ir
 from shader_svc.lower.base import TranslateError
-from shader_svc.lower.warp import shfl_ir, vote_ir
+from shader_svc.lower.warp import shfl_ir
 from shader_svc.lower.memory import (
     FLOAT_ATOMIC_OPS,
     SIZES,
@@ -86,9 +86,9 @@ class Memory86(Lower86):
         atom = inst.row.mnemonic == "ATOM"
         if not atom:
             self.require(inst, cache=1)
-            # .STRONG.GPU/.SYS (volatile): each access is done, in program order; ordering towards
+            # .STRONG.SM/.GPU/.SYS (volatile): each access is done, in program order; ordering towards
             # other invocations is not kept (MEMBAR's gap, lower/memory.py _fence)
-            if mods["order"] not in (0, 4, 7, 10):
+            if mods["order"] not in (0, 4, 5, 7, 10):  # (5 .STRONG.SM: shader-assert)
                 raise TranslateError(f"{inst.text()}: memory order not translated", offset=inst.addr)
         wide = atom and mods.get("type", 0) in (2, 5)  # .64, .S64
         if atom and mods.get("type", 0) not in (0, 1, 3) and not wide:
@@ -302,9 +302,17 @@ class Memory86(Lower86):
         ir_spirv.emit(self, b)
 
     def op_vote(self, inst: Inst) -> None:
+        """VOTE / VOTEU: the ballot into d and the vote into p, each in its row's register file
+        (shader-assert: VOTEU's are a uniform register and predicate, 'VOTEU.ANY UR6, UPT, PT'
+        of ptxas's warp-aggregated atomics; written as R6 / P, the ballot clobbered R6)."""
+        from shader_svc.sm86.lower_uniform import pred_out
+
         b = Block()
         pp = inst.ops["pp"]
-        vote_ir(b, inst, b.get_pred(pp["pred"], pp["not"]), "p")
+        ballot = b.op("WarpBallot", b.get_pred(pp["pred"], pp["not"]))
+        vote = b.emit("WarpVote", ballot, mode=inst.mods["mode"])
+        self.put_ir(b, inst, ballot)
+        pred_out(self, b, inst, "p", vote)
         ir_spirv.emit(self, b)
 
     def op_redux(self, inst: Inst) -> None:

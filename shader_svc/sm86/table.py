@@ -2717,3 +2717,44 @@ ROWS[:] = [_r2p_bsel(r) for r in ROWS]
 # --- gfx-geom (issue 31): the geometry stage's system registers (lower/gfx_geometry.py) ----------
 # nvdisasm 13.5 prints S2R's operand 0x10 SR_PRIM_TYPE, 0x11 SR_INVOCATION_ID, 0x1d SR_INVOCATION_INFO
 SREGS.update({0x10: "SR_PRIM_TYPE", 0x1D: "SR_INVOCATION_INFO"})
+# --- shader-assert (issue 31): the uniform-register source (form 6, bit 91) of POPC, FLO and
+# BREV.  ptxas aggregates an atomic on one address per warp (atomicAdd(&o[0], 1): VOTEU.ANY UR6,
+# UFLO.U32 for the leader, then 'POPC R9, UR6' for the count); nvdisasm 13.5 prints opcodes
+# 0xd09 / 0xd00 / 0xd01 as 'POPC R9, UR6' (bit 63: '~UR6'), 'FLO.U32 R9, P0, UR6', 'BREV R9, UR6'.
+R(rows_for("POPC", 0x109, src_forms(1, {"b": 1}, {}, {6: "u"}, sym="~", uimm=True), pre=(D,), ir="POPC"))
+R(rows_for("BREV", 0x101, src_forms(1, {}, {}, {6: "u"}, uimm=True), pre=(D,), ir="BREV"))
+R(
+    rows_for(
+        "FLO",
+        0x100,
+        src_forms(1, {"b": 1}, {}, {6: "u"}, sym="~", uimm=True),
+        pre=(D, Pred("pd", 81, hide_pt=True)),
+        mods=(Mod("U32", 73, 1, ((0, ".U32"), (1, ""))), Mod("SH", 74, 1, ONOFF(".SH"))),
+        base=hi(0xE0000),
+        ir="FLO",
+    )
+)
+
+
+# --- shader-assert (issue 31): libcu++'s cuda::barrier at -G (nvcc 13) fences with MEMBAR.SC.CTA
+# and makes strong SM-scope accesses: 'ATOM.E.ADD.64.STRONG.SM P0, R10, [R4.64], R8',
+# 'LD.E.64.STRONG.SM R8, [R4.64]'.  nvdisasm 13.5 on every value of the fields: MEMBAR's bit 79
+# 0 = .SC, 1 = .ALL, scope 76..78 0 .CTA, 1 .SM, 2 .GPU, 3 .SYS, 5 .VC (4, 6, 7 'INVALIDn');
+# LD/ST/ATOM's memory order 77..80: 5 = .STRONG.SM besides 7 .STRONG.GPU and 10 .STRONG.SYS
+# (the others print .CONSTANT/.MMIO/.PRIVATE combinations, not added).
+def _more_orders(r: Row) -> Row:
+    def widen(m):
+        if not isinstance(m, Mod):
+            return m
+        if r.mnemonic == "MEMBAR" and m.name == "sem" and m.lo == 79:
+            return replace(m, names=((0, ".SC"), *m.names))
+        if r.mnemonic == "MEMBAR" and m.name == "scope" and m.lo == 76:
+            return replace(m, names=tuple(sorted({**dict(m.names), 3: ".SYS"}.items())))
+        if r.mnemonic in ("LD", "ST", "ATOM") and m.name in ("order", "sem") and m.lo == 77 and 7 in dict(m.names):
+            return replace(m, names=tuple(sorted({**dict(m.names), 5: ".STRONG.SM"}.items())))
+        return m
+
+    return replace(r, mods=tuple(widen(m) for m in r.mods))
+
+
+ROWS[:] = [_more_orders(r) for r in ROWS]

@@ -187,8 +187,10 @@ def build(source: str, isa: int, opt: str) -> dict:
     names = [n for n in ks if f"K({n})" in source]
     import cuda_globals
 
-    if cuda_globals.has_globals(cub):  # shader-ctl2: linked against globals placed at address 0
-        # (decode checks); run: cuda_globals.place at the region's device address
+    if cuda_globals.has_globals(cub) or cuda_globals.runtime_libs(cub, isa):
+        # shader-ctl2: linked against globals placed at address 0 (decode checks); run:
+        # cuda_globals.place at the region's device address (shader-assert: also a program that
+        # calls the assert runtime, whose log is global data)
         return {n: replace(ks[n], code=cuda_globals.place(cub, n, isa, 0).code, globals_cubin=cub) for n in names}
     return {n: replace(ks[n], code=link(cub, n, isa)) for n in names}
 
@@ -206,45 +208,70 @@ def build(source: str, isa: int, opt: str) -> dict:
 # control word and three instructions), Ampere's on 16 bytes.
 
 
-def link(cubin: bytes, kernel: str, isa: int = 86, data_addr=None, roots=(), with_offsets: bool = False):
+def link(
+    cubin: bytes,
+    kernel: str,
+    isa: int = 86,
+    data_addr=None,
+    roots=(),
+    with_offsets: bool = False,
+    libs: tuple[bytes, ...] = (),
+    lib_data_addr=None,
+):
     """The linked blob (module comment above); shader-ctl2: ``data_addr(symbol)`` gives the
     address of a ``__device__`` global's symbol (None: not a data symbol; ``cuda_globals.py``),
     ``roots`` are more sections to place (functions the global data points at), and
-    ``with_offsets`` returns (blob, {section: offset in the blob})."""
+    ``with_offsets`` returns (blob, {section: offset in the blob}).
+
+    shader-assert: a function the cubin leaves undefined (``__assertfail``) is taken from the
+    relocatable cubins ``libs`` (``cuda_build_assert.runtime_cubin``), as the driver supplies
+    it: its section joins the blob under the key ``lib<j>:<section>`` (``lib_key``) and its own
+    relocations are applied, ``lib_data_addr(j, symbol)`` giving its data symbols' addresses.
+    Relocations 68/69 against no symbol in ptxas -c code mark a ``YIELD`` (nvdisasm prints
+    ``RELOCATOR OPCODE,YIELD,280`` on it): a scheduling hint, kept as compiled."""
     import io
     import struct as st
 
     from elftools.elf.elffile import ELFFile
-    from elftools.elf.relocation import RelocationSection
 
-    elf = ELFFile(io.BytesIO(cubin))
-    secs = {s.name: s for s in elf.iter_sections()}
-    symtab = elf.get_section_by_name(".symtab")
+    objs = [ELFFile(io.BytesIO(cubin))] + [ELFFile(io.BytesIO(b)) for b in libs]
+    exports = lib_exports(libs)
     order, at, blob = [f".text.{kernel}", *(r for r in roots if r != f".text.{kernel}")], {}, bytearray()
     relocs: list[tuple[str, int, int, str, int]] = []
     i = 0
     while i < len(order):
-        name = order[i]
+        key = order[i]
         i += 1
-        at[name] = len(blob)
-        blob += secs[name].data()
+        j, name = _split_key(key)
+        elf = objs[j]
+        sec = elf.get_section_by_name(name)
+        if sec is None:
+            raise RuntimeError(f"section {key} not in the cubin")
+        at[key] = len(blob)
+        blob += sec.data()
         blob += b"\0" * (-len(blob) % (16 if isa == 86 else 32))
-        for rname in (".rel" + name, ".rela" + name):
-            rs = secs.get(rname)
-            if not isinstance(rs, RelocationSection):
+        symtab = elf.get_section_by_name(".symtab")
+        for r in _section_relocs(elf, name):
+            sym = symtab.get_symbol(r["r_info_sym"])
+            add = r.entry.get("r_addend", 0)
+            if j and r["r_info_sym"] == 0 and r["r_info_type"] in (68, 69):  # the YIELD marks (above)
                 continue
-            for r in rs.iter_relocations():
-                sym = symtab.get_symbol(r["r_info_sym"])
+            if j:
+                da = lib_data_addr(j, sym) if lib_data_addr is not None else None
+            else:
                 da = data_addr(sym) if data_addr is not None else None
-                if da is not None:  # shader-ctl2: a global's address (S + A, S from its placement)
-                    relocs.append((name, r["r_offset"], r["r_info_type"], "", da + r.entry.get("r_addend", 0)))
-                    continue
-                if not isinstance(sym["st_shndx"], int):  # shader-ctl2: outside the cubin
-                    raise RuntimeError(f"relocation against the undefined {sym.name} in {name}+{r['r_offset']:#x}")
-                target = elf.get_section(sym["st_shndx"]).name
-                if target not in order:
-                    order.append(target)
-                relocs.append((name, r["r_offset"], r["r_info_type"], target, sym["st_value"] + r.entry.get("r_addend", 0)))
+            if da is not None:  # shader-ctl2: a global's address (S + A, S from its placement)
+                relocs.append((key, r["r_offset"], r["r_info_type"], "", da + add))
+                continue
+            if not isinstance(sym["st_shndx"], int):  # shader-ctl2: outside the cubin
+                if sym.name not in exports:
+                    raise RuntimeError(f"relocation against the undefined {sym.name} in {key}+{r['r_offset']:#x}")
+                target, value = exports[sym.name]
+            else:
+                target, value = lib_key(j, elf.get_section(sym["st_shndx"]).name), sym["st_value"]
+            if target not in order:
+                order.append(target)
+            relocs.append((key, r["r_offset"], r["r_info_type"], target, value + add))
     for sec, off, typ, target, add in relocs:
         pos = at[sec] + off
         s_a = at[target] + add if target else add
@@ -268,3 +295,46 @@ def link(cubin: bytes, kernel: str, isa: int = 86, data_addr=None, roots=(), wit
             raise RuntimeError(f"relocation type {typ} in {sec}+{off:#x} not handled")
         st.pack_into("<QQ", blob, pos, w & (2**64 - 1), w >> 64)
     return (bytes(blob), at) if with_offsets else bytes(blob)
+
+
+def lib_key(j: int, section: str) -> str:
+    """The blob key of a section: the program's own (j = 0) by name, library j's as lib<j>:name."""
+    return section if j == 0 else f"lib{j}:{section}"
+
+
+def _split_key(key: str) -> tuple[int, str]:
+    if key.startswith("lib") and ":" in key:
+        j, name = key.split(":", 1)
+        return int(j[3:]), name
+    return 0, key
+
+
+def _section_relocs(elf, name: str) -> list:
+    from elftools.elf.relocation import RelocationSection
+
+    out = []
+    for rname in (".rel" + name, ".rela" + name):
+        rs = elf.get_section_by_name(rname)
+        if isinstance(rs, RelocationSection):
+            out += list(rs.iter_relocations())
+    return out
+
+
+def lib_exports(libs: tuple[bytes, ...]) -> dict[str, tuple[str, int]]:
+    """{function name: (blob key of its section, its offset there)} of the libraries' global
+    functions (the first library defining a name wins)."""
+    import io
+
+    from elftools.elf.elffile import ELFFile
+
+    out: dict[str, tuple[str, int]] = {}
+    for j, b in enumerate(libs, 1):
+        elf = ELFFile(io.BytesIO(b))
+        for sym in elf.get_section_by_name(".symtab").iter_symbols():
+            if (
+                sym["st_info"]["type"] == "STT_FUNC"
+                and sym["st_info"]["bind"] == "STB_GLOBAL"
+                and isinstance(sym["st_shndx"], int)
+            ):
+                out.setdefault(sym.name, (lib_key(j, elf.get_section(sym["st_shndx"]).name), sym["st_value"]))
+    return out

@@ -69,6 +69,14 @@ class Case:
     ulps: int = 0  # allowed distance for f32/f64 outputs
     heavy: bool = False  # left out of CI's slice
     group: str = "base"  # compiled together (one nvcc/ptxas run per group)
+    # shader-assert: the lowest sm_XX the kernel is for (as CUDA code guards with __CUDA_ARCH__):
+    # below it the ISA pair is not built, and the summary says "not applicable" with ptxas's
+    # refusal (which the test checks)
+    min_sm: int = 0
+    # shader-assert: the global thread indices whose assert(...) fails (None: none may), and
+    # the assertion's text as nvcc passes it
+    asserts: Callable[[Inputs], set] | None = None
+    assert_text: str = ""
 
 
 CASES: list[Case] = []
@@ -451,11 +459,38 @@ import cuda_corpus_globals  # noqa: E402  (shader-ctl2: __device__ globals, virt
 cuda_corpus_globals.define(case, Inputs)  # shader-ctl2: .nv.global(.init) through bank 4 (cuda_globals.py)
 cuda_corpus_globals.define_clock(case, Inputs)  # shader-ctl2: SR_CLOCK / SR_GLOBALTIMER (lower/clock.py)
 cuda_corpus_globals.define_cuda_barrier(case, Inputs)  # shader-ctl2: cuda::barrier arrive_and_wait (heavy)
+import cuda_corpus_assert  # noqa: E402  (shader-assert: device asserts, the rows never executed)
+
+cuda_corpus_assert.define(case, Inputs)  # shader-assert: assert that holds / fails (the assert runtime)
+cuda_corpus_assert.define_rows(case, Inputs)  # shader-assert: kernels for rows translated but never run
+# shader-assert: the kernels' minimum architectures (what CUDA code guards with __CUDA_ARCH__):
+# ptxas refuses their PTX below (match.sync needs sm_70, and nvcc 13's libcu++ barrier uses
+# match and scoped atomics, sm_70 / sm_60), so those ISA pairs are "not applicable", not gaps
+for _c in CASES:
+    _c.min_sm = {"warp_match": 70, "g2_cuda_barrier": 70}.get(_c.name, _c.min_sm)
 GROUPS = sorted({c.group for c in CASES})
 
 
-def group_source(group: str) -> str:
-    return source([c for c in CASES if c.group == group])
+def group_source(group: str, isa: int = 86) -> str:
+    """The group's CUDA text for sm_``isa``: its kernels whose ``min_sm`` the ISA meets."""
+    return source([c for c in CASES if c.group == group and isa >= c.min_sm])
+
+
+def not_applicable(c: Case, isa: int, opt: str) -> str:
+    """Why ``c`` is not built for sm_``isa`` (shader-assert): the compiler's own refusal of the
+    kernel alone (ptxas's message, e.g. "match.sync requires sm_70"), "" where the ISA meets
+    ``min_sm``.  A kernel under its ``min_sm`` that the compiler accepts is a wrong ``min_sm``:
+    an error."""
+    import cuda_build
+
+    if isa >= c.min_sm:
+        return ""
+    try:
+        cuda_build.compile_cubin(source([c]), isa, opt)
+    except RuntimeError as e:
+        msgs = [ln.split("error   :", 1)[1].strip() for ln in str(e).splitlines() if "error   :" in ln]
+        return msgs[0] if msgs else str(e).strip().splitlines()[-1]
+    raise RuntimeError(f"{c.name}: min_sm {c.min_sm}, but the compiler builds it for sm_{isa}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -591,7 +626,50 @@ def ulp_distance(got: np.ndarray, want: np.ndarray, kind: str) -> np.ndarray:
     return np.where(gn & wn, 0, np.where(gn | wn, 2**40, d))
 
 
-def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1, keep=()) -> tuple[bool, str]:
+def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1, keep=(), log=None) -> tuple[bool, str]:
+    """Dispatch and compare with the reference.  ``log`` = (global region buffer, its device
+    address, the assert log's offset in it) where the program calls the assert runtime
+    (shader-assert): a failed assertion is reported as ``cuda_build_assert.DeviceAssert``
+    (cudaErrorAssert), which a case expecting it (``Case.asserts``) checks instead."""
+    try:
+        ok, why = _run(dev, isa, k, c, spv, seed, log)
+        if c.asserts is not None and c.asserts(c.inputs(np.random.default_rng(seed))):
+            return False, "no cudaErrorAssert, though the assertion fails for some threads" + (" (no log)" if log is None else "")
+        return ok, why
+    except Exception as e:
+        import cuda_build_assert
+
+        if not isinstance(e, cuda_build_assert.DeviceAssert) or c.asserts is None:
+            raise
+        return _check_asserts(c, e, isa, seed)
+
+
+def _check_asserts(c: Case, e, isa: int, seed: int) -> tuple[bool, str]:
+    """A case whose assertion fails for some threads (shader-assert): the named error's records
+    must be exactly those threads (block and thread index), at the ``assert(`` line of the
+    kernel's source as compiled, with the expression's text and the file read back from the
+    program's global data; every other thread's output words as numpy's."""
+    x = c.inputs(np.random.default_rng(seed))
+    want = sorted(c.asserts(x))  # global thread indices whose assertion fails
+    src = group_source(c.group, isa).splitlines()
+    first = next(i for i, ln in enumerate(src) if f"K({c.name})" in ln)
+    line = next(i + 1 for i in range(first, len(src)) if "assert(" in src[i])
+    got = [(r.block[0] * BLOCK + r.thread[0], r.line) for r in e.records]
+    if e.count != len(want) or got != [(t, line) for t in want[: len(got)]] or len(got) != min(len(want), 32):
+        return False, f"asserts {got[:6]} (count {e.count}) != threads {want[:6]} at line {line}: {e}"
+    bad_text = [r for r in e.records if r.message != c.assert_text or not (r.file or "").endswith("k.cu")]
+    if bad_text:
+        return False, f"assert record text {bad_text[0]} (want {c.assert_text!r} in k.cu)"
+    ref, got = np.asarray(c.ref(x), np.uint32), e.outputs
+    keep = np.ones(len(ref), bool)
+    keep[[t for t in want if t < len(ref)]] = False  # a failing thread's word is undefined (the kernel stops)
+    bad = np.nonzero((got != ref) & keep)[0]
+    if len(bad):
+        return False, f"{len(bad)} words of passing threads differ, first at {bad[0]}: {got[bad[0]]:#x} != {ref[bad[0]]:#x}"
+    return True, ""
+
+
+def _run(dev, isa: int, k, c: Case, spv: bytes, seed: int, log) -> tuple[bool, str]:
     from compute_dispatch import run_spirv, upload
     import vk_compute
     from shader_svc.sm53.to_spirv import cbank0 as cbank53
@@ -606,8 +684,15 @@ def run(dev, isa: int, k, c: Case, spv: bytes, seed: int = 1, keep=()) -> tuple[
         from compute_textures import TexturePools, make_texture
 
         tex = TexturePools(dev, [make_texture(dev, lv) for lv in x.textures])
-    (got,) = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK, images if x.surfaces else None, tex)
+    outs = [bo] if log is None else [bo, log[0]]
+    got, *region = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, outs, BLOCK, images if x.surfaces else None, tex)
     got = got[: len(x.out)]
+    if log is not None:  # shader-assert: the assert runtime's log (cudaErrorAssert where it counts any)
+        import cuda_build_assert
+
+        count, recs = cuda_build_assert.read_log(region[0].tobytes(), log[2], log[1])
+        if count:
+            raise cuda_build_assert.DeviceAssert(c.name, count, recs, got)
     if images:
         got = np.concatenate([got] + [np.frombuffer(dev.read_image(im), np.uint32) for im in images])
     if c.kind == "perm":  # the words are a permutation of 0..len-1 (atomic exchanges' old values)
@@ -644,7 +729,7 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
 
         base = 0
         if dev is not None:
-            gbuf = dev.buffer(cuda_globals.region_size(k.globals_cubin))
+            gbuf = dev.buffer(cuda_globals.region_size(k.globals_cubin, isa))
             base = gbuf.address
         placed = cuda_globals.place(k.globals_cubin, k.name, isa, base)
         if gbuf is not None:
@@ -667,7 +752,8 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
         return res
     if dev is not None:
         try:
-            ok, why = run(dev, isa, k, c, spv, keep=(gbuf,))
+            lg = (gbuf, gbuf.address, placed.log_offset) if gbuf is not None and placed.log_offset is not None else None
+            ok, why = run(dev, isa, k, c, spv, keep=(gbuf,), log=lg)
         except Exception as e:  # the reference or the dispatch failed: a failure, with its reason
             ok, why = False, f"run error: {type(e).__name__}: {e}"
         res.run = "ok" if ok else "no"
@@ -764,16 +850,21 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--group", default="")
     a = ap.parse_args(argv)
     cases = [c for c in CASES if a.k in c.name and a.group in c.group]
-    results = []
+    results, na = [], []
     ctx = open_device() if not a.no_run else None
     dev = ctx.__enter__() if ctx else None
     try:
         for isa in a.isa or [86, 53]:
             for opt in a.opt or ["O3", "G"]:
                 for g in sorted({c.group for c in cases}):
-                    gc = [c for c in cases if c.group == g]
+                    gc = [c for c in cases if c.group == g and isa >= c.min_sm]
+                    for c in (c for c in cases if c.group == g and isa < c.min_sm):  # shader-assert
+                        na.append((isa, opt, c.name))
+                        print(f"sm{isa} {opt} {c.name:18} not applicable: {not_applicable(c, isa, opt)}", flush=True)
+                    if not gc:
+                        continue
                     try:
-                        ks = cuda_build.build(group_source(g), isa, opt)
+                        ks = cuda_build.build(group_source(g, isa), isa, opt)
                     except Exception as e:  # the compiler refused the group: say so, go on
                         print(f"sm{isa} {opt} group {g}: build failed: {str(e)[-600:]}", flush=True)
                         continue
@@ -796,7 +887,8 @@ def main(argv: list[str]) -> int:
             rs = [r for r in results if r.isa == isa and r.opt == opt]
             print(
                 f"sm{isa} {opt}: {sum(r.ok for r in rs)}/{len(rs)} pass all four checks; "
-                f"{sum(r.translate == 'ok' for r in rs)} translate"
+                f"{sum(r.translate == 'ok' for r in rs)} translate; "
+                f"{sum(1 for n in na if n[:2] == (isa, opt))} not applicable (below the kernel's min_sm)"
             )
     return 0
 

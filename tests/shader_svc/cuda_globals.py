@@ -22,9 +22,12 @@ the ones ``cuobjdump -elf`` prints):
   ``shader_svc/lower/indirect.py``); no relocation, and the functions are copies inside the
   kernel's own text section (``$<kernel>$<function>`` symbols).
 
-A symbol the cubin does not define (``__assertfail``: ``assert``'s call, through a bank-4 slot
-at -O3, linker-patched immediates at -G) gets no address: its bank-4 slot holds ``UNRESOLVED``
-(the translation refuses the call by name), and -G's link is refused naming it.
+A function the cubin does not define (``__assertfail``: ``assert``'s call, through a bank-4
+slot at -O3, a relocated CALL.ABS / JCAL at -G) is the driver's: ours comes from
+``cuda_build_assert`` (shader-assert), linked after the program's functions, its diagnostic log
+placed after the program's globals (``Placed.log_offset``).  Any other undefined symbol gets no
+address: its bank-4 slot holds ``UNRESOLVED`` (the translation refuses the call by name), and a
+relocated call to it is refused naming it at link time.
 
 The driver's part, done here as a loader would: one region of global memory holding
 ``.nv.global.init`` then ``.nv.global`` (zeroed), each at its alignment; the relocations
@@ -65,6 +68,9 @@ class Placed:
     bank4: bytes
     image: bytes
     offsets: dict[str, int]
+    # shader-assert: the assert runtime's log in the region (cuda_build_assert), None where the
+    # program does not call the runtime
+    log_offset: int | None = None
 
 
 def has_globals(cubin: bytes) -> bool:
@@ -72,23 +78,37 @@ def has_globals(cubin: bytes) -> bool:
     return any(elf.get_section_by_name(n) is not None for n in (*GLOBAL_SECTIONS, ".nv.constant4"))
 
 
-def layout(elf: ELFFile) -> tuple[dict[str, int], int]:
-    """Each global section's offset in the region (in section order, each at its alignment, at
-    least 16) and the region's size."""
+def layout(elf: ELFFile, libs: tuple[ELFFile, ...] = ()) -> tuple[dict[str, int], int]:
+    """Each global section's offset in the region (the program's in section order, then each
+    library's (``cuda_build.lib_key``), each at its alignment, at least 16) and the region's size."""
+    import cuda_build
+
     offs, size = {}, 0
-    for name in GLOBAL_SECTIONS:
-        s = elf.get_section_by_name(name)
-        if s is None:
-            continue
-        al = max(16, s["sh_addralign"] or 1)
-        size = -(-size // al) * al
-        offs[name] = size
-        size += s["sh_size"]
+    for j, e in enumerate((elf, *libs)):
+        for name in GLOBAL_SECTIONS:
+            s = e.get_section_by_name(name)
+            if s is None:
+                continue
+            al = max(16, s["sh_addralign"] or 1)
+            size = -(-size // al) * al
+            offs[cuda_build.lib_key(j, name)] = size
+            size += s["sh_size"]
     return offs, max(size, 16)
 
 
-def region_size(cubin: bytes) -> int:
-    return layout(ELFFile(io.BytesIO(cubin)))[1]
+def runtime_libs(cubin: bytes, isa: int) -> tuple[bytes, ...]:
+    """The runtime cubins a program needs: the assert runtime where the cubin leaves one of its
+    functions undefined (shader-assert)."""
+    import cuda_build_assert
+
+    symtab = ELFFile(io.BytesIO(cubin)).get_section_by_name(".symtab")
+    undefined = {s.name for s in symtab.iter_symbols() if s["st_shndx"] == "SHN_UNDEF" and s.name}
+    return (cuda_build_assert.runtime_cubin(isa),) if undefined & set(cuda_build_assert.FUNCTIONS) else ()
+
+
+def region_size(cubin: bytes, isa: int = 86) -> int:
+    libs = tuple(ELFFile(io.BytesIO(b)) for b in runtime_libs(cubin, isa))
+    return layout(ELFFile(io.BytesIO(cubin)), libs)[1]
 
 
 def _apply(buf: bytearray, where: str, off: int, typ: int, value: int) -> None:
@@ -114,29 +134,48 @@ def place(cubin: bytes, kernel: str, isa: int, base: int) -> Placed:
     """Link ``kernel`` (``cuda_build.link``: the kernel, the functions it reaches and those the
     global data points at) with its globals at device address ``base``."""
     import cuda_build
+    import cuda_build_assert
 
     elf = ELFFile(io.BytesIO(cubin))
-    offs, size = layout(elf)
+    lib_bytes = runtime_libs(cubin, isa)
+    libs = tuple(ELFFile(io.BytesIO(b)) for b in lib_bytes)
+    offs, size = layout(elf, libs)
     symtab = elf.get_section_by_name(".symtab")
+    exports = cuda_build.lib_exports(lib_bytes)
 
     def data_addr(sym) -> int | None:
         name = elf.get_section(sym["st_shndx"]).name if isinstance(sym["st_shndx"], int) else ""
         return base + offs[name] + sym["st_value"] if name in offs else None
 
-    # the code addresses the global data holds: their functions join the linked blob
+    def lib_data_addr(j: int, sym) -> int | None:
+        e = libs[j - 1]
+        name = e.get_section(sym["st_shndx"]).name if isinstance(sym["st_shndx"], int) else ""
+        key = cuda_build.lib_key(j, name)
+        return base + offs[key] + sym["st_value"] if key in offs else None
+
+    # the code addresses the global data holds: their functions join the linked blob; so do
+    # the runtime's functions a bank-4 slot holds (-O3's __assertfail)
     init_rel = _relocs(elf, ".nv.global.init")
     roots = []
     for r in init_rel:
         sym = symtab.get_symbol(r["r_info_sym"])
         if data_addr(sym) is None:
             roots.append(elf.get_section(sym["st_shndx"]).name)
-    code, at = cuda_build.link(cubin, kernel, isa, data_addr=data_addr, roots=roots, with_offsets=True)
+    for r in _relocs(elf, ".nv.constant4"):
+        sym = symtab.get_symbol(r["r_info_sym"])
+        if not isinstance(sym["st_shndx"], int) and sym.name in exports:
+            roots.append(exports[sym.name][0])
+    code, at = cuda_build.link(
+        cubin, kernel, isa, data_addr=data_addr, roots=roots, with_offsets=True, libs=lib_bytes, lib_data_addr=lib_data_addr
+    )
 
     def addr(sym, where: str) -> int:
         a = data_addr(sym)
         if a is not None:
             return a
-        if not isinstance(sym["st_shndx"], int):  # undefined here (__assertfail): no address
+        if not isinstance(sym["st_shndx"], int):  # undefined here: the runtime's, else no address
+            if sym.name in exports and exports[sym.name][0] in at:
+                return at[exports[sym.name][0]] + exports[sym.name][1]
             return UNRESOLVED
         sec = elf.get_section(sym["st_shndx"]).name
         if sec not in at:
@@ -165,4 +204,9 @@ def place(cubin: bytes, kernel: str, isa: int, base: int) -> Placed:
             sym = symtab.get_symbol(r["r_info_sym"])
             _apply(b4, ".nv.constant4", r["r_offset"], r["r_info_type"], addr(sym, ".nv.constant4") + r.entry.get("r_addend", 0))
         bank4 = bytes(b4)
-    return Placed(code, bank4, bytes(image), offs)
+    log = None
+    for j, e in enumerate(libs, 1):  # the assert runtime's log symbol
+        for sym in e.get_section_by_name(".symtab").iter_symbols():
+            if sym.name == cuda_build_assert.LOG_SYMBOL:
+                log = lib_data_addr(j, sym) - base
+    return Placed(code, bank4, bytes(image), offs, log)

@@ -43,6 +43,10 @@ CI_CTL |= {"sync_reduce", "bar_red_count"}  # shader-ctl: BAR.RED + B2R.RESULT (
 CI_CTL |= {"call_fnptr", "call_recursive"}  # shader-ctl: calls through function pointers (the ctl_call group)
 CI_VIDEO = {"video_add", "video_mad"}  # shader-video (cuda_corpus_video.py): VADD/VSUB, VMAD on SM53
 CI_CTL |= {"g2_device_data", "g2_virtual"}  # shader-ctl2: __device__ globals, virtual calls (ctl2_globals)
+# shader-assert: device asserts through our __assertfail (one that holds, one reported as
+# cudaErrorAssert naming threads and line), and ptxas's warp-aggregated atomic on a partial warp
+# (VOTEU / VOTE + FLO + POPC, the emulated warp's running lanes): the assert and rows groups
+CI_ASSERT = {"assert_holds", "assert_fails", "row_voteu"}
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -64,7 +68,7 @@ def _params():
         for opt in ("O3", "G"):
             for c in cc.CASES:
                 ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
-                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA | CI_CTL | CI_VIDEO
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA | CI_CTL | CI_VIDEO | CI_ASSERT
                 )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))
@@ -81,7 +85,7 @@ def built():
     def get(isa: int, opt: str, group: str = "base"):
         if (isa, opt, group) not in cache:
             try:
-                cache[isa, opt, group] = cuda_build.build(cc.group_source(group), isa, opt)
+                cache[isa, opt, group] = cuda_build.build(cc.group_source(group, isa), isa, opt)
             except cuda_build.NoCompiler as e:  # no nvcc and PyPI unreachable
                 pytest.skip(f"LOUD SKIP: {e}")
         return cache[isa, opt, group]
@@ -96,6 +100,10 @@ def test_gaps_name_real_programs():
 
 @pytest.mark.parametrize("isa,opt,case", _params())
 def test_kernel(isa, opt, case, built, compute_device, nv_tools, request):
+    if isa < case.min_sm:  # shader-assert: not applicable: the compiler refuses this ISA
+        why = cc.not_applicable(case, isa, opt)
+        assert why, f"{case.name}: sm_{isa} is under its min_sm {case.min_sm}, yet no refusal"
+        return
     if isa == 53:
         request.getfixturevalue("nvdisasm53")
     r = cc.check(compute_device, isa, opt, case, built(isa, opt, case.group)[case.name])
@@ -135,3 +143,26 @@ def test_linked_jcal_resolve(built, nvdisasm53):
     calls = [int(t[2].split()[-1], 16) for t in texts if t[2].startswith("JCAL")]
     assert calls and all(0 < c < len(k.code) and c % 32 == 0 for c in calls)
     assert all(t[1] == t[2] for t in texts)
+
+
+def test_failed_assert_is_named(built, compute_device, nv_tools):
+    """shader-assert: a kernel whose assert fails, run as if nobody expected it, is reported as
+    cudaErrorAssert naming the block, the thread, the file and line (of the CUDA source as
+    compiled) and the expression, read back from the assert runtime's log and the program's
+    own strings; the threads are exactly those numpy finds failing."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    c = next(c for c in cc.CASES if c.name == "assert_fails")
+    k = built(86, "O3", "assert")["assert_fails"]
+    r = cc.check(compute_device, 86, "O3", replace(c, asserts=None), k)
+    assert r.translate == "ok" and r.run == "no", r.line()
+    src = cc.group_source("assert", 86).splitlines()
+    start = next(i for i, ln in enumerate(src) if "K(assert_fails)" in ln)
+    line = next(i + 1 for i in range(start, len(src)) if "assert(" in src[i])
+    failing = sorted(c.asserts(c.inputs(np.random.default_rng(1))))
+    assert r.detail.startswith("run error: DeviceAssert: cudaErrorAssert (710)"), r.detail
+    assert f"{len(failing)} failed assertion(s)" in r.detail, r.detail
+    t = failing[0]
+    assert f"k.cu:{line}: block ({t // 64}, 0, 0) thread ({t % 64}, 0, 0): Assertion `x % 5u != 2u` failed." in r.detail
