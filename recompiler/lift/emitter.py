@@ -408,26 +408,6 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             self.shared_blocks.append("\n".join(lines))
         return self.shared[key]
 
-    def table_falls_back(self, label: str) -> bool:
-        """Whether the general fallback of the table ``label`` (its shared block's
-        ``STORE_INDIRECT`` and ``nx_jump``: a target in no slot of its label array) may run.
-        It may not where the table has a label array, every BR site of it is complete
-        (``FunctionPlan.complete_tables``: each site's miss is ``nx_table_miss``, a fatal error
-        that reads no register) and no direct table entry of it leads out of the function (a
-        ``JD_`` entry jumps to the shared block).  Such a table is then no exit of the function
-        (``facts._chunk``): as one, it made the function opaque, so that every return stored
-        X19-X29 back and every save of them stayed (QuickJS's JS_CallInternal, whose opcode
-        dispatch is complete, saved, restored and stored back ten registers at each call)."""
-        if label not in self.dense_gotos:
-            return True
-        for rec in self.records:
-            if label in rec.tables and rec.addr not in self.plan.complete_tables:
-                return True
-        for (lab, d), _name in self.direct_tabs.items():
-            if lab == label and any(a is not None and a not in self.addrs for a in d.targets):
-                return True
-        return False
-
     def direct_goto(self, label: str, d: DirectTable) -> str:
         """The C of a BR through ``d``: where its guards hold, one indirect jump through a
         label array indexed by the masked register (the guest's load of the target and the
@@ -593,7 +573,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         for j, rec in enumerate(self.records):
             rec.stop = self.records[j + 1].start if j + 1 < len(self.records) else len(self.body)
         self.cur = None
-        self.falls_back = {label: self.table_falls_back(label) for label in self.shared_targets}
+        self.falls_back = {label: table_falls_back(self, label) for label in self.shared_targets}
         if any(self.falls_back.values()):
             self.full_exit = True
         if self.live:
@@ -639,3 +619,24 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.out(self.goto(addr + 4))
         if not (self.live and self.cur.call is not None):
             self.falls.pop(addr, None)
+
+
+def table_falls_back(em: "FunctionEmitter", label: str) -> bool:
+    """Whether the general fallback of ``em``'s table ``label`` (its shared block's
+    ``STORE_INDIRECT`` and ``nx_jump``: a target in no slot of its label array) may run.  It may
+    not where the table has a label array, every BR site of it is complete
+    (``FunctionPlan.complete_tables``: each site's miss is ``nx_table_miss``, a fatal error that
+    reads no register) and no direct table entry of it leads out of the function (a ``JD_``
+    entry jumps to the shared block).  Such a table is then no exit of the function
+    (``facts._chunk``): as one, it made the function opaque, so that every return stored
+    X19-X29 back and every save of them stayed (QuickJS's JS_CallInternal, whose opcode
+    dispatch is complete, saved, restored and stored back ten registers at each call)."""
+    if label not in em.dense_gotos:
+        return True
+    for rec in em.records:
+        if label in rec.tables and rec.addr not in em.plan.complete_tables:
+            return True
+    for (lab, d), _name in em.direct_tabs.items():
+        if lab == label and any(a is not None and a not in em.addrs for a in d.targets):
+            return True
+    return False

@@ -1,4 +1,4 @@
-"""A complete jump table is no exit of its function (``FunctionEmitter.table_falls_back``).
+"""A complete jump table is no exit of its function (``emitter.table_falls_back``).
 
 A BR through a table of ``SHARED_TABLE`` or more targets dispatches through a host label array
 whose shared block falls back to ``nx_jump`` after storing every local.  Where the table is
