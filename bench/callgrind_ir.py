@@ -2,14 +2,16 @@
 with the share of each that loads or stores the host stack (spills): the load-independent
 measure issue 29's speed work decides by (on the shared 2-core VM wall time is noise).
 
-    .venv/bin/python bench/callgrind_ir.py [--prog qjs] [--top 12] [-- ARGS...]
+    .venv/bin/python bench/callgrind_ir.py [--prog qjs] [--top 12] [--bundle B] [--keep DIR] [-- ARGS...]
 
 Both ways run under ``valgrind --tool=callgrind --dump-instr=yes`` on the same arguments
 (default: QuickJS on ``QJS_WORKLOAD``, a fixed script of calls, allocations, array, string,
 float and closure work whose output is printed and compared).  The bundle is recompiled here with
 the tree's lifter (``nxrecomp recompile``; cached objects are reused) and its launch file's
 ``brk_reserve`` lowered to 32 MB: the default 1 GB reservation from the guest's program break
-collides with valgrind's own mappings.  Per instruction address, the counts are joined with
+collides with valgrind's own mappings.  ``--bundle`` measures an existing bundle instead (an A/B of
+two lifters: build each with ``nxrecomp recompile``, then this once per bundle; its ``src`` is
+not copied); ``--keep`` keeps both callgrind outputs for a closer look.  Per instruction address, the counts are joined with
 ``objdump -d`` of game.so (ours) and of the native program: per function, the instructions and
 those whose operand is ``(%rsp)``-relative.  A lifted function ``F_<addr>`` is named by the
 aarch64 program's symbol at that address.  Prints the totals (native/ours is the ratio the
