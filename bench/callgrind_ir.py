@@ -2,14 +2,16 @@
 with the share of each that loads or stores the host stack (spills): the load-independent
 measure issue 29's speed work decides by (on the shared 2-core VM wall time is noise).
 
-    .venv/bin/python bench/callgrind_ir.py [--prog qjs] [--top 12] [-- ARGS...]
+    .venv/bin/python bench/callgrind_ir.py [--prog qjs] [--top 12] [--bundle B] [--keep DIR] [-- ARGS...]
 
 Both ways run under ``valgrind --tool=callgrind --dump-instr=yes`` on the same arguments
 (default: QuickJS on ``QJS_WORKLOAD``, a fixed script of calls, allocations, array, string,
 float and closure work whose output is printed and compared).  The bundle is recompiled here with
 the tree's lifter (``nxrecomp recompile``; cached objects are reused) and its launch file's
 ``brk_reserve`` lowered to 32 MB: the default 1 GB reservation from the guest's program break
-collides with valgrind's own mappings.  Per instruction address, the counts are joined with
+collides with valgrind's own mappings.  ``--bundle`` measures an existing bundle instead (an A/B of
+two lifters: build each with ``nxrecomp recompile``, then this once per bundle; its ``src`` is
+not copied); ``--keep`` keeps both callgrind outputs for a closer look.  Per instruction address, the counts are joined with
 ``objdump -d`` of game.so (ours) and of the native program: per function, the instructions and
 those whose operand is ``(%rsp)``-relative.  A lifted function ``F_<addr>`` is named by the
 aarch64 program's symbol at that address.  Prints the totals (native/ours is the ratio the
@@ -133,6 +135,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--prog", default="qjs", help="a program of tests/realprogs/sources.py")
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--bundle", type=Path, help="an existing bundle of the program (default: recompile one here)")
+    ap.add_argument("--keep", type=Path, help="keep the callgrind outputs (cg.native, cg.ours) in this folder")
     ap.add_argument("args", nargs="*", help="the program's arguments (default for qjs: the workload script)")
     a = ap.parse_args()
     if not shutil.which("valgrind"):
@@ -146,11 +150,14 @@ def main() -> None:
         (tmp / "work.js").write_text(QJS_WORKLOAD)
         args = ["work.js"]
     bundle = tmp / "bundle"
-    r = subprocess.run(
-        [sys.executable, "-m", "nxrecomp", "recompile", str(arm), "-o", str(bundle)], capture_output=True, text=True
-    )
-    if r.returncode:
-        raise SystemExit(r.stderr[-2000:])
+    if a.bundle:
+        shutil.copytree(a.bundle, bundle, ignore=shutil.ignore_patterns("src"))
+    else:
+        r = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "recompile", str(arm), "-o", str(bundle)], capture_output=True, text=True
+        )
+        if r.returncode:
+            raise SystemExit(r.stderr[-2000:])
     launch = bundle / "launch.txt"
     launch.write_text(re.sub(r"(?m)^brk_reserve .*$", f"brk_reserve {_BRK_RESERVE:#x}", launch.read_text()))
     out_n = callgrind([str(nat), *args], tmp / "cg.native", tmp)
@@ -172,6 +179,10 @@ def main() -> None:
         ratio = f"{n / c:.2f}" if n else "-"
         ns = f"{100 * sn.get(name, 0) / n:.1f}" if n else "-"
         print(f"{name[:36]:36} {c / 1e6:9.1f} {100 * so.get(fn, 0) / c:8.1f} {n / 1e6:9.1f} {ns:>8} {ratio:>12}")
+    if a.keep:
+        a.keep.mkdir(parents=True, exist_ok=True)
+        for n in ("cg.native", "cg.ours"):
+            shutil.copy(tmp / n, a.keep / n)
     shutil.rmtree(tmp, ignore_errors=True)
 
 

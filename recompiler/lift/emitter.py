@@ -181,6 +181,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.events: set[int] = set()  # instructions that set _c (result.Lifted.overwrites_nxcpu)
         self.shared_targets: dict[str, list[int] | None] = {}  # JT label -> its targets
         self.in_shared = False  # writing a table's shared block (goto)
+        self.falls_back: dict[str, bool] = {}  # JT label -> table_falls_back (once all is lifted)
         self.saves: dict[int, int] = {}  # save instruction -> registers (_elided_saves)
         # write-through points (interproc.write_through): instruction -> the caller-saved
         # registers it writes, and those some instruction writes on its way out (a branch)
@@ -400,7 +401,8 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
                 lines.append(f"  switch (_jt) {{ {cases} default: break; }}")
                 self.other_cases[label] = lines[-1]
             lines.append(f"  {{ STORE_INDIRECT; s->pc = _jt; MUSTTAIL return nx_jump{ARGS}; }}")
-            self.full_exit = True
+            # (full_exit: only where that fallback can run, ``table_falls_back``, known once
+            # every site of the table is lifted)
             if not lines[0].startswith(f" {label}:"):
                 lines[0] = f" {label}:" + lines[0][1:]
             self.shared_blocks.append("\n".join(lines))
@@ -571,6 +573,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         for j, rec in enumerate(self.records):
             rec.stop = self.records[j + 1].start if j + 1 < len(self.records) else len(self.body)
         self.cur = None
+        self.falls_back = {label: table_falls_back(self, label) for label in self.shared_targets}
+        if any(self.falls_back.values()):
+            self.full_exit = True
         if self.live:
             self._liveness()
         for k, text, d in self.loaded_sites:  # keep a loaded-index path only where it holds
@@ -614,3 +619,24 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.out(self.goto(addr + 4))
         if not (self.live and self.cur.call is not None):
             self.falls.pop(addr, None)
+
+
+def table_falls_back(em: "FunctionEmitter", label: str) -> bool:
+    """Whether the general fallback of ``em``'s table ``label`` (its shared block's
+    ``STORE_INDIRECT`` and ``nx_jump``: a target in no slot of its label array) may run.  It may
+    not where the table has a label array, every BR site of it is complete
+    (``FunctionPlan.complete_tables``: each site's miss is ``nx_table_miss``, a fatal error that
+    reads no register) and no direct table entry of it leads out of the function (a ``JD_``
+    entry jumps to the shared block).  Such a table is then no exit of the function
+    (``facts._chunk``): as one, it made the function opaque, so that every return stored
+    X19-X29 back and every save of them stayed (QuickJS's JS_CallInternal, whose opcode
+    dispatch is complete, saved, restored and stored back ten registers at each call)."""
+    if label not in em.dense_gotos:
+        return True
+    for rec in em.records:
+        if label in rec.tables and rec.addr not in em.plan.complete_tables:
+            return True
+    for (lab, d), _name in em.direct_tabs.items():
+        if lab == label and any(a is not None and a not in em.addrs for a in d.targets):
+            return True
+    return False

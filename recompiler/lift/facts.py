@@ -209,6 +209,8 @@ class FunctionFacts:
         for label in rec.tables:
             targets = self.shared_targets[label]
             succs += targets or []
+            if targets is not None and not self.falls_back.get(label, True):
+                continue  # a complete table of this function's labels: no exit (its miss is fatal)
             miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
             cases = self._table_cases(label) if targets is None else None
             if cases is not None:
