@@ -261,12 +261,12 @@ void nx_linux_add_mapping(uint64_t addr, uint64_t len) {
 /* Transparent huge pages for the guest's heap: the break's area past its first 2-4 MiB, and
  * anonymous writable mmaps of 2 MiB or more.  NXRECOMP_CPU_HOST_HUGE_PAGES (setting
  * cpu_host.huge_pages): 1 marks them (MADV_HUGEPAGE), 0 never; unset or "auto", they are marked
- * where the kernel's THP mode is "madvise" (it gives huge pages only to memory marked so: Ubuntu's
- * default, this project's dev VM) and not where it is "always" (Debian's default kernel: the
+ * where the kernel's THP mode is "madvise" (it gives huge pages only to memory marked so:
+ * this project's dev VM) and not where it is "always" (Debian 12's kernel config: the
  * kernel gives them to the break's area unasked, the reservation being one mapping, and a mark
  * would add the compaction at the fault of defrag mode "madvise") or "never".  Measured on the
  * dev VM (docs/PERFORMANCE.md): Brotli -q 5 1.11-1.3x faster (24 MB of its tables on 2 MiB pages,
- * 25,006 -> 9,791 faults), busybox sort 1.06x; SQLite unchanged (its allocator maps 64 KiB
+ * 25,006 -> 9,791 faults), busybox sort 1.21x; SQLite unchanged (its allocator maps 64 KiB
  * chunks, none marked).  The break's first 2-4 MiB stay on small pages: a short-lived program
  * (a shell's applet) does not pay to clear a whole huge page for a small heap. */
 static int parse_onoff(const char *e) {   /* 1, 0, or -1: neither (auto) */
