@@ -3,7 +3,7 @@ aarch64 build vs the same sources built natively for x86-64 (zig's clang, -O2, s
 the same flags) vs qemu-aarch64 on the aarch64 build, in one run.
 
     .venv/bin/python bench/corpus.py [--scale 1.0] [--reps 3] [--no-qemu] [--only sqlite3,brotli,qjs]
-                                     [--cpu] [--ab-define NAME]
+                                     [--cpu] [--ab-define NAME] [--ab-env NAME=VALUE]
     .venv/bin/python bench/corpus.py --recompile-only [--only ...]
 
 ``--cpu`` keeps each way's least user + system CPU seconds instead of its least wall time (on
@@ -12,7 +12,11 @@ second bundle of each program with ``-DNAME`` given to the C compiler (a switch 
 cpu_host/runtime/core/lifted.h, e.g. ``NX_LQ128_WHOLE``) and runs it as one more way,
 ``ours+NAME``, interleaved with the others: an A/B of a runtime-header choice in one run.  The object
 cache's key holds the compiler's whole command line (``cc.identity``), so that bundle's objects
-share the cache without ever being taken for the other's.
+share the cache without ever being taken for the other's.  ``--ab-env NAME=VALUE`` is the same for
+a run-time choice (a setting the runtime or the launcher reads from the environment, e.g.
+``NXRECOMP_CPU_HOST_HUGE_PAGES=1``): no second bundle, the same one run once more with that
+variable set, as the way ``ours+NAME=VALUE`` (both ways start through ``env``, so that neither
+pays for a process the other does not).
 
 ``--recompile-only`` times each program's recompile cold (empty object cache and empty zig
 cache, zig's libc stubs made first, untimed, as bench/busybox.py does) and prints wall and CPU
@@ -145,7 +149,12 @@ def main() -> None:
     ap.add_argument("--recompile-only", action="store_true", help="time cold recompiles only")
     ap.add_argument("--cpu", action="store_true", help="least user+system CPU seconds instead of wall")
     ap.add_argument("--ab-define", metavar="NAME", help="also a bundle built with -DNAME, as the way ours+NAME")
+    ap.add_argument("--ab-env", metavar="NAME=VALUE", help="also the same bundle run with NAME=VALUE set, as ours+NAME=VALUE")
     a = ap.parse_args()
+    if a.ab_define and a.ab_env:
+        raise SystemExit("--ab-define and --ab-env: one A/B at a time")
+    if a.ab_env and ("=" not in a.ab_env or not a.ab_env.split("=", 1)[0]):
+        raise SystemExit(f"--ab-env {a.ab_env!r}: expected NAME=VALUE")
     only = [p for p in a.only.split(",") if p]
     if a.recompile_only:
         with tempfile.TemporaryDirectory(prefix="nxbench-corpus-cold-") as d:
@@ -158,7 +167,7 @@ def main() -> None:
     qemu = None if a.no_qemu else shutil.which("qemu-aarch64")
     tmp = Path(tempfile.mkdtemp(prefix="nxbench-corpus-"))
     arm, nat, bundles = {}, {}, {}
-    ab = f"ours+{a.ab_define}" if a.ab_define else None
+    ab = f"ours+{a.ab_define or a.ab_env}" if a.ab_define or a.ab_env else None
     for name in only:
         arm[name], nat[name] = sources.build(name, "aarch64"), sources.build(name, "x86_64")
         bundles[name] = tmp / f"{name}-bundle"
@@ -169,8 +178,11 @@ def main() -> None:
 
     def ways(prog: str) -> dict[str, list[str]]:
         w = {"native": [str(nat[prog])], "ours": [str(bundles[prog] / "nxrun"), prog]}
-        if ab:
+        if a.ab_define:
             w[ab] = [str(tmp / f"{prog}-bundle-ab" / "nxrun"), prog]
+        elif a.ab_env:
+            w["ours"] = ["env", *w["ours"]]
+            w[ab] = ["env", a.ab_env, *w["ours"][1:]]
         if qemu:
             w["qemu"] = [qemu, "-0", prog, str(arm[prog])]
         return w

@@ -75,10 +75,11 @@ def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) 
         raise NxError(why, path=str(bundle))
     image = LinkedImage.from_json(manifest["image"], bundle)  # checks image.bin against the manifest
     env = dict(env) if env is not None else dict(os.environ)
-    # the runtime reads it from its environment, unset meaning off (so that, off, the guest's
-    # environment, and so its stack, is the one it was given: the lockstep tests compare SP)
-    if settings.get("cpu_host", "huge_pages"):
-        env["NXRECOMP_CPU_HOST_HUGE_PAGES"] = os.environ["NXRECOMP_CPU_HOST_HUGE_PAGES"] = "1"
+    # the runtime reads it from its environment, unset meaning auto (so that, by default, the
+    # guest's environment, and so its stack, is the one it was given: the lockstep tests compare SP)
+    huge = settings.get("cpu_host", "huge_pages")
+    if huge != "auto":
+        env["NXRECOMP_CPU_HOST_HUGE_PAGES"] = os.environ["NXRECOMP_CPU_HOST_HUGE_PAGES"] = "1" if huge == "on" else "0"
     lift_on_miss_env(env)
     if settings.get("cpu_host", "native_launcher"):
         # the rest of the start-up (mapping, stack, dlopen) in C; this process becomes the guest

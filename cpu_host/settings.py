@@ -12,6 +12,13 @@ def _data_default() -> str:
     return str(Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local" / "share")) / "nxrecomp" / "saves")
 
 
+def _huge_pages(text: str) -> str:
+    """auto, on or off (any boolean spelling): cpu_host.huge_pages"""
+    if text.strip().lower() == "auto":
+        return "auto"
+    return "on" if parse_bool(text) else "off"
+
+
 def _recorder(text: str) -> str:
     if text not in ("native", "python"):
         raise ValueError(f"not native or python: {text!r}")
@@ -66,11 +73,12 @@ SETTINGS = [
     Setting(
         "cpu_host",
         "huge_pages",
-        False,
-        "ask the kernel for transparent huge pages for the guest's heap (the "
-        "brk area, anonymous mmaps of 2 MiB or more; with THP defrag 'madvise' a fault may then compact "
-        "memory first); read by the runtime as NXRECOMP_CPU_HOST_HUGE_PAGES",
-        parse_bool,
+        "auto",
+        "mark the guest's heap for transparent huge pages (the brk area past its first 2-4 MiB, "
+        "anonymous mmaps of 2 MiB or more): on, off, or auto (on where the kernel's THP mode is "
+        "'madvise', off where it is 'always' or 'never'); read by the runtime as "
+        "NXRECOMP_CPU_HOST_HUGE_PAGES",
+        _huge_pages,
     ),
     Setting(
         "cpu_host", "audio_out", "", "write the game's audio to this WAV file (headless; --audio-out); empty: play through SDL3"
