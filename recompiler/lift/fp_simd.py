@@ -114,7 +114,7 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
         return
     if op == 3:
         T = "S" if ft[0] == "f" else "D"
-        _fset_dn(em, d, ft, f"FPR_{T}(__builtin_sqrt{suffix}({a}), {a}, 0, 0, 1)")
+        _fset_dn(em, d, ft, f"FPR_{T}(NX_SQRT{'D' if T == 'D' else 'F'}({a}), {a}, 0, 0, 1)")
         return
     if op in (4, 5):  # FCVT between single and double
         dst = _FT[0] if op == 4 else _FT[1]  # (to its own precision: reserved, isa.py)
@@ -732,7 +732,7 @@ def h_fp_two_reg(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None
     elif key == (1, 1, 15):
         e, view = f"a.{iw}[i] ^ {sign}", iw
     elif key == (1, 1, 31):
-        e, view = f"FPRD_{T}(__builtin_sqrt{suf}({A}), {A}, 0, 0, 1, s->fpcr)", w
+        e, view = f"FPRD_{T}(NX_SQRT{'D' if T == 'D' else 'F'}({A}), {A}, 0, 0, 1, s->fpcr)", w
     elif key in zcmp:
         e, view = f"({A} {zcmp[key]} 0) ? ({ut})-1 : 0", iw
     elif key in _FRINT:

@@ -444,4 +444,18 @@ NXFP u32 NX_HCMP(u16 a, u16 b, u64 fpcr) {
     double x = NX_HVAL(a, fpcr), y = NX_HVAL(b, fpcr);
     return x == y ? 6 : x < y ? 8 : 2;
 }
+/* FSQRT as the one host instruction.  __builtin_sqrt is libm's sqrt, which sets errno: unless
+ * built with -fno-math-errno clang guards every square root with a compare against zero and a
+ * call of sqrt() for negative inputs (three more instructions on the path).  The elementwise
+ * builtin has no errno.  The empty asm keeps the square root computed on every path: without
+ * it clang folds FPR's NaN test of the result into "x < 0" and computes the root only where it
+ * is a number, so a negative input would no longer raise Invalid Operation in MXCSR (FPSR.IOC,
+ * tests/recompiler/test_fp_fpsr.py). */
+#if defined(__has_builtin) && __has_builtin(__builtin_elementwise_sqrt)
+NXI double NX_SQRTD(double x) { double r = __builtin_elementwise_sqrt(x); NX_FP_OPAQUE(r); return r; }
+NXI float NX_SQRTF(float x) { float r = __builtin_elementwise_sqrt(x); NX_FP_OPAQUE(r); return r; }
+#else
+NXI double NX_SQRTD(double x) { return __builtin_sqrt(x); }
+NXI float NX_SQRTF(float x) { return __builtin_sqrtf(x); }
+#endif
 #endif
