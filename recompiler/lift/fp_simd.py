@@ -83,18 +83,23 @@ def h_fp_int(em: FunctionEmitter, i: Insn) -> None:
         return
     if op in (0, 1):  # FCVT[NPMZ][SU]: rounding by rmode (N=0 ties-even, P=1, M=2, Z=3)
         # N is ties-to-even whatever FPCR.RMode says (rint would follow the host's MXCSR)
-        rnd = ["__builtin_roundeven", "__builtin_ceil", "__builtin_floor", "__builtin_trunc"][rmode]
-        if ft[0] == "f":
+        rnd = ["__builtin_roundeven", "__builtin_ceil", "__builtin_floor", None][rmode]
+        if rnd and ft[0] == "f":
             rnd += "f"
-        signed = op == 0
-        bits = 64 if sf else 32
-        fn = f"FCVT_{'S' if signed else 'U'}{bits}"
-        em.setx(d, f"{fn}((double){rnd}({_fget(n, ft)}))", sf)
+        em.setx(d, to_int(op == 0, 64 if sf else 32, ft[0] == "f", rnd, _fget(n, ft)), sf)
         return
     # rmode 00, opcode 10x: FCVTA[SU], ties away (the FP_INT rows take no other rmode/opcode)
-    signed = op == 4
-    bits = 64 if sf else 32
-    em.setx(d, f"FCVT_{'S' if signed else 'U'}{bits}((double)NX_ROUND({_fget(n, ft)}))", sf)
+    em.setx(d, to_int(op == 4, 64 if sf else 32, False, "NX_ROUND", _fget(n, ft)), sf)
+
+
+def to_int(signed: bool, bits: int, single: bool, rnd: str | None, x: str) -> str:
+    """The C of FCVT[NPMZA][SU] to a ``bits``-bit integer: ``x`` (a C float when ``single``, else
+    a double; a float given with ``single`` False is widened, exactly) rounded by the C function
+    ``rnd`` of its type (None: towards zero, which the host conversion does itself), then
+    converted with saturation, NaN -> 0 (lifted_fp.h's ``NX_FCVT_*``: one host conversion and a
+    range test, FCVT_* for the rest)."""
+    r = x if rnd is None else f"{rnd}({x})"
+    return f"NX_FCVT_{'S' if signed else 'U'}{bits}{'F' if single else 'D'}({r})"
 
 
 def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
@@ -114,7 +119,7 @@ def h_fp_dp1(em: FunctionEmitter, i: Insn) -> None:
         return
     if op == 3:
         T = "S" if ft[0] == "f" else "D"
-        _fset_dn(em, d, ft, f"FPR_{T}(__builtin_sqrt{suffix}({a}), {a}, 0, 0, 1)")
+        _fset_dn(em, d, ft, f"FPR_{T}(NX_SQRT{'D' if T == 'D' else 'F'}({a}), {a}, 0, 0, 1)")
         return
     if op in (4, 5):  # FCVT between single and double
         dst = _FT[0] if op == 4 else _FT[1]  # (to its own precision: reserved, isa.py)
@@ -592,7 +597,8 @@ def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
     n, d = f["Rn"], f["Rd"]
     if (op, o2) in _SCALAR_FCVT:  # FCVT[NPMZA][SU] (scalar, to an integer in a SIMD register)
         src = f"v{n}.fd[0]" if sz else f"(double)v{n}.f[0]"
-        cvt = f"FCVT_{'U' if U else 'S'}{64 if sz else 32}({_SCALAR_FCVT[(op, o2)]}({src}))"
+        rnd = _SCALAR_FCVT[(op, o2)]
+        cvt = to_int(not U, 64 if sz else 32, False, None if rnd == "__builtin_trunc" else rnd, src)
         em.out(f"{{ u64 _r = {cvt}; {vector.low(em, d, '_r')} }}")
         return
     if op == 29 and o2 == 0:  # SCVTF / UCVTF (scalar, integer in a SIMD register)
@@ -712,7 +718,7 @@ def h_fp_two_reg(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None
     elif key == (1, 1, 15):
         e, view = f"a.{iw}[i] ^ {sign}", iw
     elif key == (1, 1, 31):
-        e, view = f"FPRD_{T}(__builtin_sqrt{suf}({A}), {A}, 0, 0, 1, s->fpcr)", w
+        e, view = f"FPRD_{T}(NX_SQRT{'D' if T == 'D' else 'F'}({A}), {A}, 0, 0, 1, s->fpcr)", w
     elif key in zcmp:
         e, view = f"({A} {zcmp[key]} 0) ? ({ut})-1 : 0", iw
     elif key in _FRINT:
@@ -725,7 +731,7 @@ def h_fp_two_reg(em: FunctionEmitter, f: dict, lanes: int | None = None) -> None
         view = w
     else:  # op in _FCVTI and (a_bit == 0 or _FCVTI[op][1]); the rows take no other encoding
         rnd = _FCVTI[op][a_bit]
-        e, view = f"FCVT_{'U' if U else 'S'}{bits}((double){rnd}{suf}({A}))", iw
+        e, view = to_int(not U, bits, T == "S", None if rnd == "__builtin_trunc" else f"{rnd}{suf}", A), iw
     _fp_loop(em, d, L, view, e, {"a": n})
 
 

@@ -85,6 +85,15 @@ GAP_OPS = {
     "fmaxnm h0, h1, h2": 0x1EE26820,
     "scvtf h0, w1": 0x1EE20020,
 }
+# FP -> integer conversions (encodings checked with capstone's disassembly)
+CVT_OPS = {
+    "fcvtzs w0, d1": 0x1E780020,
+    "fcvtzs x0, d1": 0x9E780020,
+    "fcvtzu x0, s1": 0x9E390020,
+    "fcvtms w0, d1": 0x1E700020,
+    "fcvtzu v0.4s, v1.4s": 0x6EA1B820,
+    "fcvtzs v0.2d, v1.2d": 0x4EE1B820,
+}
 GAP_FPCRS = [f | (x << 19) | (x << 26) for f in FPCRS for x in (0, 1)]
 
 F32 = [
@@ -108,6 +117,12 @@ F32 = [
     0xDF000000,
     0x4B400001,
     0x33800000,
+    # FP -> integer boundaries (lifted_fp.h NX_FCVT_*: where one host conversion hands over to
+    # the saturating path): -2^31, 2^32, 2^64, -0.5
+    0xCF000000,
+    0x4F800000,
+    0x5F800000,
+    0xBF000000,
 ]
 F64 = [
     0x0000000000000000,
@@ -133,6 +148,16 @@ F64 = [
     0x380FFFFFF0000000,
     0x36A8000000000000,
     0x3FF0000030000000,
+    # FP -> integer boundaries: 2^31, -2^31, -2^31 - 1, 2^31 - 0.5, 2^32 - 0.5, 2^32, -0.5, -1, 2^64
+    0x41E0000000000000,
+    0xC1E0000000000000,
+    0xC1E0000000200000,
+    0x41DFFFFFFFE00000,
+    0x41EFFFFFFFF00000,
+    0x41F0000000000000,
+    0xBFE0000000000000,
+    0xBFF0000000000000,
+    0x43F0000000000000,
 ]
 F16 = [
     0x0000,
@@ -244,6 +269,13 @@ def test_msr_fpcr_then_fp_instruction(tmp_path):
 @pytest.mark.heavy
 def test_msr_fpcr_then_fp_instruction_heavy(tmp_path):
     _check(60, tmp_path)
+
+
+def test_fp_to_integer_conversions_at_their_boundaries(tmp_path):
+    """FCVT[ZM][SU] on the special and boundary values (NaN, infinities, +-2^31, 2^32, 2^63,
+    2^64, -0.5, -1 ...), scalar and vector: the one-conversion path and the saturating one
+    (lifted_fp.h ``NX_FCVT_*``) meet at these values."""
+    _check(6, tmp_path, CVT_OPS, FPCRS[:4])
 
 
 def test_msr_fpcr_then_fp_gap_instruction(tmp_path):

@@ -444,4 +444,44 @@ NXFP u32 NX_HCMP(u16 a, u16 b, u64 fpcr) {
     double x = NX_HVAL(a, fpcr), y = NX_HVAL(b, fpcr);
     return x == y ? 6 : x < y ? 8 : 2;
 }
+/* FSQRT as the one host instruction.  __builtin_sqrt is libm's sqrt, which sets errno: unless
+ * built with -fno-math-errno clang guards every square root with a compare against zero and a
+ * call of sqrt() for negative inputs (three more instructions on the path).  The elementwise
+ * builtin has no errno.  The empty asm keeps the square root computed on every path: without
+ * it clang folds FPR's NaN test of the result into "x < 0" and computes the root only where it
+ * is a number, so a negative input would no longer raise Invalid Operation in MXCSR (FPSR.IOC,
+ * tests/recompiler/test_fp_fpsr.py). */
+#if defined(__has_builtin) && __has_builtin(__builtin_elementwise_sqrt)
+NXI double NX_SQRTD(double x) { double r = __builtin_elementwise_sqrt(x); NX_FP_OPAQUE(r); return r; }
+NXI float NX_SQRTF(float x) { float r = __builtin_elementwise_sqrt(x); NX_FP_OPAQUE(r); return r; }
+#else
+NXI double NX_SQRTD(double x) { return __builtin_sqrt(x); }
+NXI float NX_SQRTF(float x) { return __builtin_sqrtf(x); }
+#endif
+/* FP -> integer (FCVT[NPMZA][SU]: FPToFixed, saturating, NaN -> 0), the common case in one host
+ * conversion.  x86's cvttsd2si/cvttss2si to 64 bits give the "integer indefinite" INT64_MIN for
+ * a NaN or an out-of-range input, so a range test of the 64-bit result picks every value the
+ * conversion got right (an integral ``r`` after the instruction's own rounding, or any value for
+ * round towards zero, which the conversion does itself); NaNs, saturation and a true INT64_MIN
+ * go to FCVT_* (lifted.h) on the same ``r``, as before.  FCVT_* truncates a non-integral input
+ * the same way cvtt does, so passing the unrounded value in RZ mode changes no result.  Before:
+ * a rounding, three compares and their branches and the conversion (11 instructions for
+ * FCVTZS Wd, Dn); now the conversion, a sign extension, a compare and a branch. */
+#if defined(__x86_64__)
+NXI i64 NX_CVTT_D(double r) { return __builtin_ia32_cvttsd2si64((NxV2f64){ r, 0.0 }); }
+NXI i64 NX_CVTT_F(float r) { return __builtin_ia32_cvttss2si64((NxV4f32){ r, 0.0f, 0.0f, 0.0f }); }
+#define NX_FCVT_FAST(SUF, F, CVT)                                                                 \
+NXI u64 NX_FCVT_S32##SUF(F r) { i64 v = CVT(r); if (LIKELY(v == (i64)(i32)v)) return (u32)v; return FCVT_S32((double)r); } \
+NXI u64 NX_FCVT_U32##SUF(F r) { i64 v = CVT(r); if (LIKELY((u64)v <= 0xffffffffull)) return (u64)v; return FCVT_U32((double)r); } \
+NXI u64 NX_FCVT_S64##SUF(F r) { i64 v = CVT(r); if (LIKELY(v != INT64_MIN)) return (u64)v; return FCVT_S64((double)r); } \
+NXI u64 NX_FCVT_U64##SUF(F r) { i64 v = CVT(r); if (LIKELY(v >= 0)) return (u64)v; return FCVT_U64((double)r); }
+NX_FCVT_FAST(D, double, NX_CVTT_D)
+NX_FCVT_FAST(F, float, NX_CVTT_F)
+#else
+#define NX_FCVT_SLOW(SUF, F) \
+NXI u64 NX_FCVT_S32##SUF(F r) { return FCVT_S32((double)r); } NXI u64 NX_FCVT_U32##SUF(F r) { return FCVT_U32((double)r); } \
+NXI u64 NX_FCVT_S64##SUF(F r) { return FCVT_S64((double)r); } NXI u64 NX_FCVT_U64##SUF(F r) { return FCVT_U64((double)r); }
+NX_FCVT_SLOW(D, double)
+NX_FCVT_SLOW(F, float)
+#endif
 #endif
