@@ -288,6 +288,17 @@ TEXTURE_RULES53["TEXS"] = "op_texs_compute53"
 # TEXS's 2D targets in a kernel: target -> (TexSample's lod mode, Ra's roles, Rb's roles), as
 # sm53/gfx_tex.py's TEXS_FORMS reads ptxas's packing (1 implicit, 2 .LZ, 3 .LL)
 TEXS2D = {1: (0, ("x",), ("y",)), 2: (1, ("x",), ("y",)), 3: (3, ("x", "y"), ("lod",))}
+# tex-kernels: TEXS's 3D and 2D array targets in a kernel (TEXS_FORMS' rows 10, 11, 7, 8):
+# target -> (lod mode, dimension, Ra's roles, Rb's roles); ptxas 12.9 writes ``TEXS.P RZ, R4, R4,
+# R10, 0x50, 3D, RA`` for a bound tex3D<float4> (x, y in R4, R5, z in R10)
+TEXS_DIMS = {
+    10: (0, "3d", ("x", "y"), ("z",)),
+    11: (1, "3d", ("x", "y"), ("z",)),
+    7: (0, "2d_array", ("layer", "x"), ("y",)),
+    8: (1, "2d_array", ("layer", "x"), ("y",)),
+}
+# SM53's TEX dimension codes (sm53/table.py TEX_DIM) with a pool of their own
+POOL_DIMS53 = {4: "3d", 3: "2d_array"}
 
 
 class ComputeTextures53(ComputeTextures):
@@ -306,8 +317,9 @@ class ComputeTextures53(ComputeTextures):
         ir, ops, mods = inst.row.ir, inst.ops, inst.mods
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
-        if kind != "TXQ" and ops["dim"]["sym"] != 2:
-            self._tex_refuse(inst, "a texture other than 2D")
+        dim = POOL_DIMS53.get(ops["dim"]["sym"]) if kind == "TEX" else None
+        if kind != "TXQ" and ops["dim"]["sym"] != 2 and dim is None:
+            self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
         if mods.get("DC") or mods.get("LC") or mods.get("NDV"):
             self._tex_refuse(inst, ".DC/.LC/.NDV")
         if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
@@ -336,7 +348,11 @@ class ComputeTextures53(ComputeTextures):
             if lod not in (0, 1, 3):
                 self._tex_refuse(inst, "this level-of-detail mode in a kernel")
             level = (reg(b, 1) if bindless else reg(b, 0)) if lod == 3 else None
-            vec = blk.emit("BindlessSample", handle, val(reg(a, 0)), val(reg(a, 1)), val(level), lod=lod)
+            if dim is not None:  # (tex-kernels) the three coordinates in Ra.., bound or .B
+                coords = [val(reg(a, k)) for k in range(3)]
+                vec = blk.emit("BindlessSampleDim", handle, *coords, val(level), lod=lod, dim=dim)
+            else:
+                vec = blk.emit("BindlessSample", handle, val(reg(a, 0)), val(reg(a, 1)), val(level), lod=lod)
             fl = True
         elif kind == "TXD":
             vec = self._txd_ir(blk, inst, handle, a, b, first, val)
@@ -362,18 +378,29 @@ class ComputeTextures53(ComputeTextures):
         components to the pair d then the pair d2, as in the graphics stages."""
         self._tex_types()
         ops = inst.ops
-        form = TEXS2D.get(inst.mods["target"])
+        target = inst.mods["target"]
+        form = TEXS2D.get(target) or TEXS_DIMS.get(target)
         if form is None or inst.mods.get("f16"):
             self._tex_refuse(inst, "this TEXS target (or .F16) in a kernel")
-        lod, ra_roles, rb_roles = form
+        dim = None
+        if target in TEXS_DIMS:
+            lod, dim, ra_roles, rb_roles = form
+        else:
+            lod, ra_roles, rb_roles = form
         blk = Block()
         regs = {}
         for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
             for i, role in enumerate(roles):
                 regs[role] = None if r == 255 else r + i
-        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "lod")}
+        roles = ("x", "y", "z", "layer", "lod")
+        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in roles}
         handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
-        vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
+        if dim == "3d":
+            vec = blk.emit("BindlessSampleDim", handle, val["x"], val["y"], val["z"], val["lod"], lod=lod, dim=dim)
+        elif dim == "2d_array":
+            vec = blk.emit("BindlessSampleDim", handle, val["layer"], val["x"], val["y"], val["lod"], lod=lod, dim=dim)
+        else:
+            vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
         d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
         dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
         set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)

@@ -55,24 +55,35 @@ def built():
     import nvtools
 
     try:
-        return cuda_build.build(cuda_corpus.HEADER + SRC, 86, "O3")
+        return {isa: cuda_build.build(cuda_corpus.HEADER + SRC, isa, "O3") for isa in (86, 53)}
     except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
         pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
 
 
-def translated(k) -> bytes:
-    from shader_svc.sm86 import decode
-    from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+def _isa(isa: int):
+    """(decode, to_spirv, cbank) of ``isa``."""
+    if isa == 53:
+        from shader_svc.sm53 import cbank, decode, to_spirv
+    else:
+        from shader_svc.sm86 import cbank, decode, to_spirv
+    return decode, to_spirv, cbank
 
-    return translate_compute(decode.decode_stream(k.code), ComputeSpec((BLOCK, 1, 1), ()))
+
+def disassembly(k, isa: int = 86) -> str:
+    return "\n".join(i.text() for i in _isa(isa)[0].decode_stream(k.code))
 
 
-def dispatch(env, k, prog: int, pool_tex: list[int]) -> None:
+def translated(k, isa: int = 86) -> bytes:
+    decode, to_spirv, _ = _isa(isa)
+    return to_spirv.translate_compute(decode.decode_stream(k.code), to_spirv.ComputeSpec((BLOCK, 1, 1), ()))
+
+
+def dispatch(env, k, prog: int, pool_tex: list[int], isa: int = 86) -> None:
     from cpu_host.horizon.hle.nvn.compute import ComputeInfo, driver_words
-    from shader_svc.sm86.cbank import PARAMS
 
+    PARAMS = _isa(isa)[2].PARAMS
     bank = (k.cbank0_size + 15) & ~15
-    consts = [(P.OP_COMPUTE_CONST, at, v) for at, v in driver_words(ComputeInfo(86, (BLOCK, 1, 1), bank), (N // BLOCK, 1, 1))]
+    consts = [(P.OP_COMPUTE_CONST, at, v) for at, v in driver_words(ComputeInfo(isa, (BLOCK, 1, 1), bank), (N // BLOCK, 1, 1))]
     samplers = [P.EMPTY] * P.POOL_SAMPLERS
     samplers[SAMPLER_SLOT] = 62  # env's nearest, clamped sampler
     cmds = [
@@ -97,18 +108,19 @@ def want_words(texels: np.ndarray) -> np.ndarray:
     return (px[:, 0] - np.float32(2) * px[:, 3]).astype(np.float32).view(np.uint32)
 
 
+@pytest.mark.parametrize("isa", [86, 53])
 @pytest.mark.parametrize("name", ["tex3r", "texar"])
-def test_kernel_samples_a_3d_or_layered_texture_of_its_pool(env, built, name):
-    k = built[name]
-    from shader_svc.sm86 import decode
-
-    text = "\n".join(i.text() for i in decode.decode_stream(k.code))
+def test_kernel_samples_a_3d_or_layered_texture_of_its_pool(env, built, name, isa):
+    """SM86 TEX.B.LL and (tex-kernels) SM53 TEX.B.P, 3D and ARRAY_2D: on the old SM53 code the
+    translation refused "a texture other than 2D"."""
+    k = built[isa][name]
+    text = disassembly(k, isa)
     assert ("3D" if name == "tex3r" else "ARRAY_2D") in text and "TEX.B" in text, text
-    prog = 700 + (name == "texar")
-    env.client.register(ProgramDesc(prog, translated(k), b""))
+    prog = 700 + (name == "texar") + 2 * (isa == 53)
+    env.client.register(ProgramDesc(prog, translated(k, isa), b""))
     r = np.random.default_rng(len(name))
     texels = (r.integers(-1000, 1000, (4, 4, 4, 4)) / 8).astype(np.float32)
-    tid, did = 720 + (name == "texar"), 730
+    tid, did = 720 + (name == "texar") + 2 * (isa == 53), 730 + (isa == 53)
     if name == "tex3r":  # a block-linear volume, two slices a block (two slabs)
         env.pool.write(TEX_OFF, blocklinear.swizzle_3d(texels.view(np.uint8).reshape(4, 4, 64), 0, 1))
         env.client.register(TextureDesc(tid, 1, TEX_OFF, 4, 4, "RGBA32F", layers=4, volume=True, block_depth_log2=1))
@@ -120,18 +132,18 @@ def test_kernel_samples_a_3d_or_layered_texture_of_its_pool(env, built, name):
     env.client.register(TextureDesc(did, 1, DECOY_OFF, 4, 4, "RGBA32F", block_linear=False, pitch=64))
     pool = [P.EMPTY] * P.POOL_TEXTURES
     pool[TEX_SLOT], pool[TEX_SLOT - 1] = tid, did
-    dispatch(env, k, prog, pool)
+    dispatch(env, k, prog, pool, isa)
     assert np.array_equal(words(env, O_OFF), want_words(texels))
     # the texture in another entry: this entry reads the dummy (0), not the texture
     pool[TEX_SLOT], pool[TEX_SLOT + 1] = P.EMPTY, tid
-    dispatch(env, k, prog, pool)
+    dispatch(env, k, prog, pool, isa)
     assert not np.array_equal(words(env, O_OFF), want_words(texels))
 
 
 def test_wrong_image_types_at_the_dimension_pools_refused_by_name(env, built):
     from nxrecomp.common.errors import NxError
 
-    spv = translated(built["tex3r"])
+    spv = translated(built[86]["tex3r"])
     with pytest.raises(
         NxError,
         match=r"set 1 binding 7 is the 2D ARRAY texture pool: sampled images \(Dim, Arrayed, Sampled\) = "
