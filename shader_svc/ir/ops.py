@@ -611,3 +611,7 @@ OPS.update({d.name: d for d in (OpDef("StoreLayer", None, (U32,)),)})
 #   that dimension (lower/texture.py: set 1 bindings 7 and 8); ``lod`` as ``BindlessSample``'s
 #   (1 level 0, 3 the f32 level).
 OPS.update({d.name: d for d in (OpDef("BindlessSampleDim", TEXEL, (U32,) * 5, ("lod", "dim")),)})
+# - ``BindlessFetchDim`` (handle, a, b, c, level) (tex-kernels): a kernel's TLD.B on a 3D (x, y, z)
+#   or 2D array (layer, x, y) texture of the pool of that dimension, integer texel coordinates
+#   and level (lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessFetchDim", TEXEL, (U32,) * 5, ("dim",)),)})

@@ -56,6 +56,7 @@ TEXTURE_RULES = {
     "TXD.B": "op_tex_compute",
     "TXQ": "op_tex_compute",
     "TXQ.B": "op_tex_compute",
+    "TLD.B": "op_tex_compute",  # (tex-kernels) 3D and 2D array textures only
 }
 
 
@@ -125,9 +126,11 @@ class ComputeTextures(LowerBase):
         ir, ops, mods = inst.row.ir, inst.ops, inst.mods
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
-        dim = POOL_DIMS.get(ops["dim"]["sym"]) if kind == "TEX" else None
+        dim = POOL_DIMS.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
         if kind != "TXQ" and ops["dim"]["sym"] != 1 and dim is None:
             self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
+        if kind == "TLD" and (dim is None or mods["lod"] != 1):
+            self._tex_refuse(inst, "TLD other than .LZ on a 3D or 2D array texture")
         if mods.get("DC") or mods.get("LC"):
             self._tex_refuse(inst, ".DC/.LC")
         if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
@@ -140,7 +143,9 @@ class ComputeTextures(LowerBase):
             return None if r == 255 else r + k
 
         blk = Block()
-        if bindless:
+        if kind == "TLD":  # (tex-kernels) TLD.B: two coordinates in Ra, the third in Rb, the handle Rb+1
+            handle = blk.get_reg(b + 1)
+        elif bindless:
             handle_reg = b if kind == "TEX" else a
             handle = blk.get_reg(handle_reg)
             first = 0 if kind == "TEX" else 1  # the point after the handle in Ra's tuple
@@ -173,6 +178,10 @@ class ComputeTextures(LowerBase):
                 args = (val(reg(a, 0)), val(reg(a, 1)), val(level))
                 vec = blk.emit("BindlessSample", handle, *args, lod=lod)
             fl = True
+        elif kind == "TLD":
+            coords = [val(reg(a, 0)), val(reg(a, 1)), val(reg(b, 0))]
+            vec = blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
+            fl = True
         elif kind == "TXD":
             vec = self._txd_ir(blk, inst, handle, a, b, first, val)
             fl = True
@@ -190,6 +199,34 @@ class ComputeTextures(LowerBase):
     def bindless_sample_dim(self, dim: str, lod: int, handle: int, a: int, b: int, c: int, lv: int) -> int:
         """``BindlessSampleDim``: OpImageSampleExplicitLod on the pool of ``dim`` (a 2D array's
         layer converted to f32: Vulkan rounds and clamps it to the layers)."""
+        m, E = self.m, self.m.E
+        v3f = m.type("OpTypeVector", self.f32, 3)
+        f = [self.op("OpBitcast", self.f32, x) for x in (a, b, c)]
+        if dim == "2d_array":  # (layer, x, y) -> (x, y, layer)
+            f = [f[1], f[2], self.op("OpConvertUToF", self.f32, a)]
+        coord = self.op("OpCompositeConstruct", v3f, *f)
+        level = self.op("OpBitcast", self.f32, lv) if lod == 3 else m.const(self.f32, 0)
+        return self._on_dim_pool(
+            dim,
+            handle,
+            True,
+            lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), level),
+        )
+
+    def bindless_fetch_dim(self, dim: str, handle: int, a: int, b: int, c: int, lv: int) -> int:
+        """``BindlessFetchDim`` (tex-kernels): OpImageFetch of the integer texel on the pool of
+        ``dim`` (a 2D array's (layer, x, y) reordered to (x, y, layer)); outside the image Vulkan
+        leaves the result undefined (robustImageAccess gives 0), as CUDA's border is not modelled."""
+        m = self.m
+        v3u, v3i = m.type("OpTypeVector", self.u32, 3), m.type("OpTypeVector", m.type("OpTypeInt", 32, 1), 3)
+        xyz = (b, c, a) if dim == "2d_array" else (a, b, c)
+        coord = self.op("OpBitcast", v3i, self.op("OpCompositeConstruct", v3u, *xyz))
+        lod = m.E("ImageOperands", "Lod")
+        return self._on_dim_pool(dim, handle, False, lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, lod, lv))
+
+    def _on_dim_pool(self, dim: str, handle: int, with_sampler: bool, leaf) -> int:
+        """The 2D pool's switch over the entries (``GraphicsLowering.bindless``) on the pool of
+        ``dim`` (set 1 binding 7 or 8, declared at first use)."""
         m, E = self.m, self.m.E
         self.pool_vars()  # the 2D pool, the sampler pool and the ImageQuery capability first
         pools = getattr(self, "_dim_pools", None)
@@ -213,23 +250,12 @@ class ComputeTextures(LowerBase):
             )
             pools[dim] = (var, img, m.type("OpTypeSampledImage", img))
         var, img_t, si_t = pools[dim]
-        v3f = m.type("OpTypeVector", self.f32, 3)
-        f = [self.op("OpBitcast", self.f32, x) for x in (a, b, c)]
-        if dim == "2d_array":  # (layer, x, y) -> (x, y, layer)
-            f = [f[1], f[2], self.op("OpConvertUToF", self.f32, a)]
-        coord = self.op("OpCompositeConstruct", v3f, *f)
-        level = self.op("OpBitcast", self.f32, lv) if lod == 3 else m.const(self.f32, 0)
         # the 2D pool's switch (GraphicsLowering.bindless) on this pool: its fields swapped in for
         # the call (it reads the texture pool and its types from them)
         saved = (self._pools, self.pool_img_t, self.pool_sampled_t)
         self._pools, self.pool_img_t, self.pool_sampled_t = (var, saved[0][1]), img_t, si_t
         try:
-            return self.bindless(
-                handle,
-                True,
-                self.v4f,
-                lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), level),
-            )
+            return self.bindless(handle, with_sampler, self.v4f, leaf)
         finally:
             self._pools, self.pool_img_t, self.pool_sampled_t = saved
 
@@ -283,7 +309,7 @@ class ComputeTextures(LowerBase):
         )
 
 
-TEXTURE_RULES53 = {k: "op_tex_compute53" for k in ("TEX", "TEX.B", "TXD", "TXD.B", "TXQ", "TXQ.B")}
+TEXTURE_RULES53 = {k: "op_tex_compute53" for k in ("TEX", "TEX.B", "TXD", "TXD.B", "TXQ", "TXQ.B", "TLD.B")}
 TEXTURE_RULES53["TEXS"] = "op_texs_compute53"
 # TEXS's 2D targets in a kernel: target -> (TexSample's lod mode, Ra's roles, Rb's roles), as
 # sm53/gfx_tex.py's TEXS_FORMS reads ptxas's packing (1 implicit, 2 .LZ, 3 .LL)
@@ -317,9 +343,11 @@ class ComputeTextures53(ComputeTextures):
         ir, ops, mods = inst.row.ir, inst.ops, inst.mods
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
-        dim = POOL_DIMS53.get(ops["dim"]["sym"]) if kind == "TEX" else None
+        dim = POOL_DIMS53.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
         if kind != "TXQ" and ops["dim"]["sym"] != 2 and dim is None:
             self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
+        if kind == "TLD" and (dim is None or mods["lod"] != 0):
+            self._tex_refuse(inst, "TLD other than .LZ on a 3D or 2D array texture")
         if mods.get("DC") or mods.get("LC") or mods.get("NDV"):
             self._tex_refuse(inst, ".DC/.LC/.NDV")
         if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
@@ -337,8 +365,9 @@ class ComputeTextures53(ComputeTextures):
             return blk.const_u32(0) if r is None else blk.get_reg(r)
 
         if bindless:
-            handle = blk.get_reg(b if kind == "TEX" else a) if (b if kind == "TEX" else a) != 255 else blk.const_u32(0)
-            first = 0 if kind == "TEX" else 1
+            hreg = b if kind in ("TEX", "TLD") else a
+            handle = blk.get_reg(hreg) if hreg != 255 else blk.const_u32(0)
+            first = 0 if kind in ("TEX", "TLD") else 1
         else:
             handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
             first = 0
@@ -353,6 +382,10 @@ class ComputeTextures53(ComputeTextures):
                 vec = blk.emit("BindlessSampleDim", handle, *coords, val(level), lod=lod, dim=dim)
             else:
                 vec = blk.emit("BindlessSample", handle, val(reg(a, 0)), val(reg(a, 1)), val(level), lod=lod)
+            fl = True
+        elif kind == "TLD":  # (tex-kernels) TLD.B.LZ: the three coordinates in Ra.., the handle Rb
+            coords = [val(reg(a, k)) for k in range(3)]
+            vec = blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
             fl = True
         elif kind == "TXD":
             vec = self._txd_ir(blk, inst, handle, a, b, first, val)

@@ -2717,3 +2717,23 @@ ROWS[:] = [_r2p_bsel(r) for r in ROWS]
 # --- gfx-geom (issue 31): the geometry stage's system registers (lower/gfx_geometry.py) ----------
 # nvdisasm 13.5 prints S2R's operand 0x10 SR_PRIM_TYPE, 0x11 SR_INVOCATION_ID, 0x1d SR_INVOCATION_INFO
 SREGS.update({0x10: "SR_PRIM_TYPE", 0x1D: "SR_INVOCATION_INFO"})
+
+
+# --- tex-kernels: TLD.B with bit 60 (nvdisasm 13.5 prints "TLD.SCR.B.LZ RZ, R6, R8, R6, 3D, 0x9"):
+# what ptxas 13 writes for an integer-coordinate tex.3d / tex.a2d (.s32) on a texture object in a
+# kernel; TLD.B's layout (Ra = the first two coordinates, Rb = the third, Rb+1 the handle)
+R(
+    [
+        Row(
+            "TLD",
+            0x367,
+            TEX_DSTS + (Reg("b", 32), TLD_DIM, TEX_MASK),
+            (TEX_SCR, TEX_B),
+            (TEXCACHE, TLD_LOD, NODEP),
+            TEX_BASE | 1 << 59 | 1 << 60 | 1 << 87,
+            refuse=(("b", 255), ("a", 255)),
+            ir="TLD.B",
+            cls="tex",
+        ),
+    ]
+)

@@ -9,6 +9,7 @@ by name at registration."""
 
 from __future__ import annotations
 
+import re
 import struct
 import sys
 from pathlib import Path
@@ -41,6 +42,22 @@ K(texar) {
   int i = TID; if (i >= n) return;
   cudaTextureObject_t t = ((const unsigned long long *)b)[0];
   float4 v = tex2DLayered<float4>(t, ((i & 3) + 0.5f) * 0.25f, (((i >> 2) & 3) + 0.5f) * 0.25f, (i >> 4) & 3);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+K(tld3) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3;
+  asm volatile("tex.3d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6,%7,%7}];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+K(tldar) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3;
+  asm volatile("tex.a2d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%7,%5,%6,%6}];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z));
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
 """
@@ -108,20 +125,26 @@ def want_words(texels: np.ndarray) -> np.ndarray:
     return (px[:, 0] - np.float32(2) * px[:, 3]).astype(np.float32).view(np.uint32)
 
 
+NAMES = ["tex3r", "texar", "tld3", "tldar"]
+
+
 @pytest.mark.parametrize("isa", [86, 53])
-@pytest.mark.parametrize("name", ["tex3r", "texar"])
+@pytest.mark.parametrize("name", NAMES)
 def test_kernel_samples_a_3d_or_layered_texture_of_its_pool(env, built, name, isa):
-    """SM86 TEX.B.LL and (tex-kernels) SM53 TEX.B.P, 3D and ARRAY_2D: on the old SM53 code the
-    translation refused "a texture other than 2D"."""
+    """SM86 TEX.B.LL and (tex-kernels) SM53 TEX.B.P, 3D and ARRAY_2D; the integer fetches
+    (``tex.3d`` / ``tex.a2d`` with .s32 coordinates: TLD.B.LZ, tex-kernels) on both ISAs read the
+    same texels.  On the old code SM53 refused "a texture other than 2D" and TLD was not lowered."""
     k = built[isa][name]
     text = disassembly(k, isa)
-    assert ("3D" if name == "tex3r" else "ARRAY_2D") in text and "TEX.B" in text, text
-    prog = 700 + (name == "texar") + 2 * (isa == 53)
+    volume = name in ("tex3r", "tld3")
+    form = r"TLD(\.SCR)?\.B\.LZ" if "tld" in name else r"TEX(\.SCR)?\.B"
+    assert ("3D" if volume else "ARRAY_2D") in text and re.search(form, text), text
+    prog = 700 + NAMES.index(name) + 10 * (isa == 53)
     env.client.register(ProgramDesc(prog, translated(k, isa), b""))
     r = np.random.default_rng(len(name))
     texels = (r.integers(-1000, 1000, (4, 4, 4, 4)) / 8).astype(np.float32)
-    tid, did = 720 + (name == "texar") + 2 * (isa == 53), 730 + (isa == 53)
-    if name == "tex3r":  # a block-linear volume, two slices a block (two slabs)
+    tid, did = 720 + NAMES.index(name) + 10 * (isa == 53), 740 + NAMES.index(name) + 10 * (isa == 53)
+    if volume:  # a block-linear volume, two slices a block (two slabs)
         env.pool.write(TEX_OFF, blocklinear.swizzle_3d(texels.view(np.uint8).reshape(4, 4, 64), 0, 1))
         env.client.register(TextureDesc(tid, 1, TEX_OFF, 4, 4, "RGBA32F", layers=4, volume=True, block_depth_log2=1))
     else:  # a pitch-linear 2D array
