@@ -61,6 +61,46 @@ K(tldar) {
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
 """
+# tex-kernels: the same texels through a texture object passed as the kernel's second parameter
+# (bound forms: the handle at c[0x0][0x148] (SM53) / c[0x0][0x168] (SM86)): ptxas 13 writes
+# TEX.SCR.LL / TEX.SCR.LZ for SM86, ptxas 12.9 TEX.LL, TEXS (3D, ARRAY_2D) and TEXS.LZ for SM53;
+# ``a`` holds zeros (level 0)
+# (BK: cuda_build.build keeps the kernels whose "K(name)" it finds)
+SRC_BOUND = r"""
+#define BK(name) extern "C" __global__ void name(const uint32_t *__restrict__ a, cudaTextureObject_t t, uint32_t *__restrict__ o, int n)
+#define XYZ ((i & 3) + 0.5f) * 0.25f, (((i >> 2) & 3) + 0.5f) * 0.25f
+BK(tex3b) {
+  int i = TID; if (i >= n) return;
+  float4 v = tex3DLod<float4>(t, XYZ, (((i >> 4) & 3) + 0.5f) * 0.25f, a[i]);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+BK(texab) {
+  int i = TID; if (i >= n) return;
+  float4 v = tex2DLayeredLod<float4>(t, XYZ, (i >> 4) & 3, a[i]);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+BK(tex3c) {
+  int i = TID; if (i >= n) return;
+  float4 v = tex3D<float4>(t, XYZ, (((i >> 4) & 3) + 0.5f) * 0.25f);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+BK(texac) {
+  int i = TID; if (i >= n) return;
+  float4 v = tex2DLayered<float4>(t, XYZ, (i >> 4) & 3);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+BK(tex3z) {
+  int i = TID; if (i >= n) return;
+  float4 v = tex3DLod<float4>(t, XYZ, (((i >> 4) & 3) + 0.5f) * 0.25f, 0.0f);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+BK(texaz) {
+  int i = TID; if (i >= n) return;
+  float4 v = tex2DLayeredLod<float4>(t, XYZ, (i >> 4) & 3, 0.0f);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+"""
+BOUND = ["tex3b", "texab", "tex3c", "texac", "tex3z", "texaz"]
 TEX_OFF, DECOY_OFF = 0x600000, 0x608000
 TEX_SLOT, SAMPLER_SLOT = 5, 1
 
@@ -72,7 +112,7 @@ def built():
     import nvtools
 
     try:
-        return {isa: cuda_build.build(cuda_corpus.HEADER + SRC, isa, "O3") for isa in (86, 53)}
+        return {isa: cuda_build.build(cuda_corpus.HEADER + SRC + SRC_BOUND, isa, "O3") for isa in (86, 53)}
     except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
         pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
 
@@ -95,7 +135,9 @@ def translated(k, isa: int = 86) -> bytes:
     return to_spirv.translate_compute(decode.decode_stream(k.code), to_spirv.ComputeSpec((BLOCK, 1, 1), ()))
 
 
-def dispatch(env, k, prog: int, pool_tex: list[int], isa: int = 86) -> None:
+def dispatch(env, k, prog: int, pool_tex: list[int], isa: int = 86, bound: bool = False) -> None:
+    """One dispatch of ``k`` on the texture pool ``pool_tex``: ``bound``, the handle is the second
+    parameter (no buffer b) and ``a`` is zeros; else b's first word is the handle."""
     from cpu_host.horizon.hle.nvn.compute import ComputeInfo, driver_words
 
     PARAMS = _isa(isa)[2].PARAMS
@@ -107,12 +149,14 @@ def dispatch(env, k, prog: int, pool_tex: list[int], isa: int = 86) -> None:
         (P.OP_POOLS, pool_tex, samplers),
         *consts,
         (P.OP_COMPUTE_BUFFER, 0, 1, A_OFF, 4 * N, PARAMS, False),
-        (P.OP_COMPUTE_BUFFER, 1, 1, B_OFF, 64, PARAMS + 8, False),
+        *([] if bound else [(P.OP_COMPUTE_BUFFER, 1, 1, B_OFF, 64, PARAMS + 8, False)]),
         (P.OP_COMPUTE_BUFFER, 2, 1, O_OFF, 4 * N, PARAMS + 16, True),
-        (P.OP_DISPATCH, prog, N // BLOCK, 1, 1, bank, 7, 1, PAR_OFF, 28, PARAMS),
+        (P.OP_DISPATCH, prog, N // BLOCK, 1, 1, bank, 5 if bound else 7, 1, PAR_OFF, 28, PARAMS),
     ]
-    env.pool.write(PAR_OFF, struct.pack("<QQQi", 0xA, 0xB, 0xC, N))
-    env.pool.write(B_OFF, struct.pack("<Q", SAMPLER_SLOT << 20 | TEX_SLOT) + bytes(56))
+    handle = SAMPLER_SLOT << 20 | TEX_SLOT
+    env.pool.write(PAR_OFF, struct.pack("<QQQi", 0xA, handle if bound else 0xB, 0xC, N))
+    env.pool.write(A_OFF, bytes(4 * N))
+    env.pool.write(B_OFF, struct.pack("<Q", handle) + bytes(56))
     env.pool.write(O_OFF, bytes(4 * N))
     before = env.client.dropped()
     env.client.wait(env.client.submit(cmds))
@@ -125,7 +169,23 @@ def want_words(texels: np.ndarray) -> np.ndarray:
     return (px[:, 0] - np.float32(2) * px[:, 3]).astype(np.float32).view(np.uint32)
 
 
-NAMES = ["tex3r", "texar", "tld3", "tldar"]
+NAMES = ["tex3r", "texar", "tld3", "tldar", *BOUND]
+# the instruction each kernel must contain (the form under test), per ISA
+FORMS = {
+    "tex3r": r"TEX(\.SCR)?\.B\b",
+    "texar": r"TEX(\.SCR)?\.B\b",
+    "tld3": r"TLD(\.SCR)?\.B\.LZ",
+    "tldar": r"TLD(\.SCR)?\.B\.LZ",
+    **{n: r"TEX\.SCR\.L[LZ] " for n in BOUND},
+}
+FORMS53 = {
+    "tex3b": r"TEX\.LL\.P ",
+    "texab": r"TEX\.LL\.P ",
+    "tex3c": r"TEXS\.P ",
+    "texac": r"TEXS\.P ",
+    "tex3z": r"TEXS\.LZ\.P ",
+    "texaz": r"TEXS\.LZ\.P ",
+}
 
 
 @pytest.mark.parametrize("isa", [86, 53])
@@ -133,17 +193,19 @@ NAMES = ["tex3r", "texar", "tld3", "tldar"]
 def test_kernel_samples_a_3d_or_layered_texture_of_its_pool(env, built, name, isa):
     """SM86 TEX.B.LL and (tex-kernels) SM53 TEX.B.P, 3D and ARRAY_2D; the integer fetches
     (``tex.3d`` / ``tex.a2d`` with .s32 coordinates: TLD.B.LZ, tex-kernels) on both ISAs read the
-    same texels.  On the old code SM53 refused "a texture other than 2D" and TLD was not lowered."""
+    same texels; so do the bound forms (the texture object a kernel parameter: SM86 TEX.SCR.LL /
+    .LZ, SM53 TEX.LL, TEXS, TEXS.LZ).  On the old code SM53 refused "a texture other than 2D"
+    (TEXS "this TEXS target") and TLD was not lowered."""
     k = built[isa][name]
     text = disassembly(k, isa)
-    volume = name in ("tex3r", "tld3")
-    form = r"TLD(\.SCR)?\.B\.LZ" if "tld" in name else r"TEX(\.SCR)?\.B"
+    volume = "3" in name
+    form = FORMS53.get(name, FORMS[name]) if isa == 53 else FORMS[name]
     assert ("3D" if volume else "ARRAY_2D") in text and re.search(form, text), text
-    prog = 700 + NAMES.index(name) + 10 * (isa == 53)
+    prog = 700 + NAMES.index(name) + 20 * (isa == 53)
     env.client.register(ProgramDesc(prog, translated(k, isa), b""))
     r = np.random.default_rng(len(name))
     texels = (r.integers(-1000, 1000, (4, 4, 4, 4)) / 8).astype(np.float32)
-    tid, did = 720 + NAMES.index(name) + 10 * (isa == 53), 740 + NAMES.index(name) + 10 * (isa == 53)
+    tid, did = 760 + NAMES.index(name) + 20 * (isa == 53), 800 + NAMES.index(name) + 20 * (isa == 53)
     if volume:  # a block-linear volume, two slices a block (two slabs)
         env.pool.write(TEX_OFF, blocklinear.swizzle_3d(texels.view(np.uint8).reshape(4, 4, 64), 0, 1))
         env.client.register(TextureDesc(tid, 1, TEX_OFF, 4, 4, "RGBA32F", layers=4, volume=True, block_depth_log2=1))
@@ -155,11 +217,11 @@ def test_kernel_samples_a_3d_or_layered_texture_of_its_pool(env, built, name, is
     env.client.register(TextureDesc(did, 1, DECOY_OFF, 4, 4, "RGBA32F", block_linear=False, pitch=64))
     pool = [P.EMPTY] * P.POOL_TEXTURES
     pool[TEX_SLOT], pool[TEX_SLOT - 1] = tid, did
-    dispatch(env, k, prog, pool, isa)
+    dispatch(env, k, prog, pool, isa, name in BOUND)
     assert np.array_equal(words(env, O_OFF), want_words(texels))
     # the texture in another entry: this entry reads the dummy (0), not the texture
     pool[TEX_SLOT], pool[TEX_SLOT + 1] = P.EMPTY, tid
-    dispatch(env, k, prog, pool, isa)
+    dispatch(env, k, prog, pool, isa, name in BOUND)
     assert not np.array_equal(words(env, O_OFF), want_words(texels))
 
 
