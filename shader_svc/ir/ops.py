@@ -615,3 +615,6 @@ OPS.update({d.name: d for d in (OpDef("BindlessSampleDim", TEXEL, (U32,) * 5, ("
 #   or 2D array (layer, x, y) texture of the pool of that dimension, integer texel coordinates
 #   and level (lower/texture.py).
 OPS.update({d.name: d for d in (OpDef("BindlessFetchDim", TEXEL, (U32,) * 5, ("dim",)),)})
+# - ``BindlessSampleGradArray`` (handle, x, y, layer, dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y)
+#   (tex-kernels): a kernel's TXD on a 2D array texture of the 2D array pool (lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleGradArray", TEXEL, (U32,) * 8),)})

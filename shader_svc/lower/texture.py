@@ -105,15 +105,22 @@ class ComputeTextures(LowerBase):
     def _tex_refuse(self, inst: Inst, what: str) -> None:
         raise TranslateError(f"{inst.text()} (word {inst.word:#x}): {what} not translated", offset=inst.addr)
 
-    def _txd_ir(self, blk: Block, inst: Inst, handle, a: int, b: int, first: int, val):
+    def _txd_ir(self, blk: Block, inst: Inst, handle, a: int, b: int, first: int, val, array: bool = False):
         """TXD of either ISA: the point at Ra + first, + 1, the gradients Rb..Rb+3, .AOFFI's
-        offsets word at Ra + first + 2 (a constant: lower/indirect.const_reg); RZ reads 0."""
+        offsets word at Ra + first + 2 (a constant: lower/indirect.const_reg); RZ reads 0.
+        ``array`` (tex-kernels): a 2D array texture, the layer (a u32) at Ra + first + 2 (ptxas
+        13 sm_86 ``TXD.B RZ, R4, R4, R8, ARRAY_2D``: R4 the handle, R5, R6 the point, R7 the layer
+        clamped to 0xffff; ptxas 12.9 sm_53 ``TXD.B.P R4, R4, R12, 0x0, ARRAY_2D`` likewise)."""
 
         def reg(r: int, k: int) -> int | None:
             return None if r == 255 else r + k
 
         point = [val(reg(a, first)), val(reg(a, first + 1))]
         grads = [val(reg(b, k)) for k in range(4)]
+        if array:
+            if inst.mods.get("AOFFI"):
+                self._tex_refuse(inst, "TXD .AOFFI on a 2D array texture")
+            return blk.emit("BindlessSampleGradArray", handle, *point, val(reg(a, first + 2)), *grads)
         if inst.mods.get("AOFFI"):
             off = reg(a, first + 2)
             known = const_reg(self.insts, self.insts.index(inst), off) if off is not None else 0
@@ -127,6 +134,8 @@ class ComputeTextures(LowerBase):
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
         dim = POOL_DIMS.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
+        if kind == "TXD" and ops["dim"]["sym"] == 5:  # (tex-kernels) TXD on a 2D array texture
+            dim = "2d_array"
         if kind != "TXQ" and ops["dim"]["sym"] != 1 and dim is None:
             self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
         if kind == "TLD" and (dim is None or mods["lod"] != 1):
@@ -183,7 +192,7 @@ class ComputeTextures(LowerBase):
             vec = blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
             fl = True
         elif kind == "TXD":
-            vec = self._txd_ir(blk, inst, handle, a, b, first, val)
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
             fl = True
         else:
             if ops["query"]["sym"] != 0:
@@ -223,6 +232,21 @@ class ComputeTextures(LowerBase):
         coord = self.op("OpBitcast", v3i, self.op("OpCompositeConstruct", v3u, *xyz))
         lod = m.E("ImageOperands", "Lod")
         return self._on_dim_pool(dim, handle, False, lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, lod, lv))
+
+    def bindless_sample_grad_array(self, handle: int, x: int, y: int, layer: int, dxx: int, dyx: int, dxy: int, dyy: int) -> int:
+        """``BindlessSampleGradArray`` (tex-kernels): OpImageSampleExplicitLod with the Grad
+        operand on the 2D array pool, the layer converted to f32 (Vulkan rounds and clamps it)."""
+        v3f = self.m.type("OpTypeVector", self.f32, 3)
+        f = [self.op("OpBitcast", self.f32, v) for v in (x, y)]
+        coord = self.op("OpCompositeConstruct", v3f, *f, self.op("OpConvertUToF", self.f32, layer))
+        dx, dy = self._coord2f(dxx, dxy), self._coord2f(dyx, dyy)
+        grad = self.m.E("ImageOperands", "Grad")
+        return self._on_dim_pool(
+            "2d_array",
+            handle,
+            True,
+            lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy),
+        )
 
     def _on_dim_pool(self, dim: str, handle: int, with_sampler: bool, leaf) -> int:
         """The 2D pool's switch over the entries (``GraphicsLowering.bindless``) on the pool of
@@ -344,6 +368,8 @@ class ComputeTextures53(ComputeTextures):
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
         dim = POOL_DIMS53.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
+        if kind == "TXD" and ops["dim"]["sym"] == 3:  # (tex-kernels) TXD on a 2D array texture
+            dim = "2d_array"
         if kind != "TXQ" and ops["dim"]["sym"] != 2 and dim is None:
             self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
         if kind == "TLD" and (dim is None or mods["lod"] != 0):
@@ -388,7 +414,7 @@ class ComputeTextures53(ComputeTextures):
             vec = blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
             fl = True
         elif kind == "TXD":
-            vec = self._txd_ir(blk, inst, handle, a, b, first, val)
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
             fl = True
         else:
             if ops["query"]["sym"] != 1:  # SM53's TEX_HEADER_DIMENSION

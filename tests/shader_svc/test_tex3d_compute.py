@@ -5,7 +5,13 @@ texture pools), and the GPU process puts the POOLS packet's volume (block-linear
 deswizzled) and layered texture in those pools; every thread's word equals numpy's texel
 arithmetic (nearest sampling, texels multiples of 1/8: exact).  A decoy 2D texture in another
 entry shows a wrong pick.  A module declaring the wrong image type at binding 7 or 8 is refused
-by name at registration."""
+by name at registration.
+
+tex-kernels: the same on SM53 (nvcc 13's PTX through ptxas 12.9, as the corpus builds sm_53), and
+on both ISAs the other forms on those dimensions: integer fetches (PTX ``tex.3d`` / ``tex.a2d``
+with .s32 coordinates: TLD.B.LZ), ``tex2DLayeredGrad`` (TXD.B ARRAY_2D; gradients of 0.01 texel
+units on a 4x4 level: magnified, level 0) and the bound forms (the texture object a kernel
+parameter: SM86 TEX.SCR.LL / .LZ, SM53 TEX.LL, TEXS, TEXS.LZ)."""
 
 from __future__ import annotations
 
@@ -42,6 +48,13 @@ K(texar) {
   int i = TID; if (i >= n) return;
   cudaTextureObject_t t = ((const unsigned long long *)b)[0];
   float4 v = tex2DLayered<float4>(t, ((i & 3) + 0.5f) * 0.25f, (((i >> 2) & 3) + 0.5f) * 0.25f, (i >> 4) & 3);
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+K(txdar) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v = tex2DLayeredGrad<float4>(t, ((i & 3) + 0.5f) * 0.25f, (((i >> 2) & 3) + 0.5f) * 0.25f, (i >> 4) & 3,
+                                      make_float2(0.01f, 0.f), make_float2(0.f, 0.01f));
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
 K(tld3) {
@@ -169,13 +182,14 @@ def want_words(texels: np.ndarray) -> np.ndarray:
     return (px[:, 0] - np.float32(2) * px[:, 3]).astype(np.float32).view(np.uint32)
 
 
-NAMES = ["tex3r", "texar", "tld3", "tldar", *BOUND]
+NAMES = ["tex3r", "texar", "tld3", "tldar", *BOUND, "txdar"]
 # the instruction each kernel must contain (the form under test), per ISA
 FORMS = {
     "tex3r": r"TEX(\.SCR)?\.B\b",
     "texar": r"TEX(\.SCR)?\.B\b",
     "tld3": r"TLD(\.SCR)?\.B\.LZ",
     "tldar": r"TLD(\.SCR)?\.B\.LZ",
+    "txdar": r"TXD\.B\b",
     **{n: r"TEX\.SCR\.L[LZ] " for n in BOUND},
 }
 FORMS53 = {
