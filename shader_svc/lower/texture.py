@@ -39,7 +39,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
-from shader_svc.lower.base import LowerBase, TranslateError
+from shader_svc.lower.base import GLSL, LowerBase, TranslateError
 from shader_svc.lower.graphics import POOL_SET, TEXTURE_POOL, TXQ_KNOWN, GraphicsLowering
 from shader_svc.lower.indirect import const_reg
 from shader_svc.lower.texel_words import set_texel_words
@@ -81,7 +81,6 @@ class ComputeTextures(LowerBase):
     bindless_ir = GraphicsLowering.bindless_ir
     _coord2f = GraphicsLowering._coord2f
     bindless_sample = GraphicsLowering.bindless_sample
-    bindless_query_dims = GraphicsLowering.bindless_query_dims
     texel_word = GraphicsLowering.texel_word
 
     def _tex_types(self) -> None:
@@ -248,7 +247,38 @@ class ComputeTextures(LowerBase):
             lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy),
         )
 
-    def _on_dim_pool(self, dim: str, handle: int, with_sampler: bool, leaf) -> int:
+    def bindless_query_dims(self, handle: int, level: int) -> int:
+        """``BindlessQueryDims`` in a kernel (tex-kernels): TXQ TEX_HEADER_DIMENSION carries no
+        dimension, so the handle's entry is queried in the three pools (2D, 3D, 2D array) and
+        the components combined by unsigned max: the GPU process puts the texture in the pool of
+        its kind and a one-texel, one-level dummy in the others, so the max is the texture's
+        (width, height, a 3D texture's depth else 1, level count).  A 2D array's z is 1 here
+        (the array size: ptxas reads it from a descriptor in memory for txq.array_size, not from
+        TXQ; TXQ's z on an array is not established).  The level is clamped to each entry's
+        levels - 1 (querying past an image's levels is undefined in Vulkan); a handle outside
+        the pools reads 0."""
+        m, u32 = self.m, self.u32
+        v4u = m.type("OpTypeVector", u32, 4)
+        glsl = lambda name, ty, *a: self.op("OpExtInst", ty, self.glsl, GLSL[name], *a)  # noqa: E731
+
+        def query(n: int, depth: bool):
+            def leaf(img: int, si) -> int:
+                levels = self.op("OpImageQueryLevels", u32, img)
+                lv = glsl("UMin", u32, level, self.op("OpISub", u32, levels, self.c(1)))
+                size = self.op("OpImageQuerySizeLod", m.type("OpTypeVector", u32, n), img, lv)
+                parts = [self.op("OpCompositeExtract", u32, size, i) for i in range(2)]
+                z = self.op("OpCompositeExtract", u32, size, 2) if depth else self.c(1)
+                return self.op("OpCompositeConstruct", v4u, *parts, z, levels)
+
+            return leaf
+
+        self.pool_vars()
+        q2d = self.bindless(handle, False, v4u, query(2, False))
+        q3d = self._on_dim_pool("3d", handle, False, query(3, True), v4u)
+        qar = self._on_dim_pool("2d_array", handle, False, query(3, False), v4u)
+        return glsl("UMax", v4u, glsl("UMax", v4u, q2d, q3d), qar)
+
+    def _on_dim_pool(self, dim: str, handle: int, with_sampler: bool, leaf, result_ty: int | None = None) -> int:
         """The 2D pool's switch over the entries (``GraphicsLowering.bindless``) on the pool of
         ``dim`` (set 1 binding 7 or 8, declared at first use)."""
         m, E = self.m, self.m.E
@@ -279,7 +309,7 @@ class ComputeTextures(LowerBase):
         saved = (self._pools, self.pool_img_t, self.pool_sampled_t)
         self._pools, self.pool_img_t, self.pool_sampled_t = (var, saved[0][1]), img_t, si_t
         try:
-            return self.bindless(handle, with_sampler, self.v4f, leaf)
+            return self.bindless(handle, with_sampler, result_ty or self.v4f, leaf)
         finally:
             self._pools, self.pool_img_t, self.pool_sampled_t = saved
 

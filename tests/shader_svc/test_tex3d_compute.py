@@ -57,6 +57,14 @@ K(txdar) {
                                       make_float2(0.01f, 0.f), make_float2(0.f, 0.01f));
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
+K(txq3) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  int w, h, d;
+  asm volatile("txq.width.b32 %0, [%3]; txq.height.b32 %1, [%3]; txq.depth.b32 %2, [%3];"
+               : "=r"(w), "=r"(h), "=r"(d) : "l"(t));
+  o[i] = w + 16 * h + 256 * d;
+}
 K(tld3) {
   int i = TID; if (i >= n) return;
   cudaTextureObject_t t = ((const unsigned long long *)b)[0];
@@ -250,3 +258,31 @@ def test_wrong_image_types_at_the_dimension_pools_refused_by_name(env, built):
     ):
         env.client.register(ProgramDesc(791, _rebind(spv, (1, 8), (1, 7)), b""))
     env.client.register(ProgramDesc(792, spv, b""))  # as translated: served
+
+
+@pytest.mark.parametrize("isa", [86, 53])
+def test_kernel_queries_the_dimensions_of_a_volume_layered_or_2d_texture(env, built, isa):
+    """(tex-kernels) PTX txq.width / .height / .depth on a texture object: TXQ.B TEX_HEADER_DIMENSION
+    components 0x1, 0x2, 0x4 on both ISAs (read off ptxas 13 / 12.9); the instruction names no
+    dimension, so the kernel must find the texture in whichever pool holds it: an 8x4x2 volume
+    gives (8, 4, 2), an 8x4 texture with 2 layers and a 2D 8x4 texture (8, 4, *) and (8, 4, 1).
+    On the old code the kernel read the 2D pool's dummy for the volume and the array (1, 1, 1)."""
+    k = built[isa]["txq3"]
+    text = disassembly(k, isa)
+    assert re.search(r"TXQ\.B.*TEX_HEADER_DIMENSION.*0x4", text), text
+    prog = 690 + (isa == 53)
+    env.client.register(ProgramDesc(prog, translated(k, isa), b""))
+    vid, aid, tid = 850 + 3 * (isa == 53), 851 + 3 * (isa == 53), 852 + 3 * (isa == 53)
+    env.pool.write(TEX_OFF, blocklinear.swizzle_3d(np.zeros((2, 4, 128), np.uint8), 0, 1))
+    env.client.register(TextureDesc(vid, 1, TEX_OFF, 8, 4, "RGBA32F", layers=2, volume=True, block_depth_log2=1))
+    env.pool.write(DECOY_OFF, bytes(2 * 4 * 128))
+    env.client.register(TextureDesc(aid, 1, DECOY_OFF, 8, 4, "RGBA32F", block_linear=False, pitch=128, layers=2))
+    env.client.register(TextureDesc(tid, 1, DECOY_OFF, 8, 4, "RGBA32F", block_linear=False, pitch=128))
+    for t, want_d in ((vid, 2), (aid, None), (tid, 1)):
+        pool = [P.EMPTY] * P.POOL_TEXTURES
+        pool[TEX_SLOT] = t
+        dispatch(env, k, prog, pool, isa)
+        got = words(env, O_OFF)
+        assert np.all(got & 0xFF == 8 + 16 * 4), (t, got[:4])
+        if want_d is not None:
+            assert np.all(got == 8 + 16 * 4 + 256 * want_d), (t, got[:4])
