@@ -32,6 +32,21 @@ in Rb+1; bound: 3D Ra = (x, y), Rb = (z, level); 2D array Ra = (layer, x), Rb = 
 .SCR (ptxas writes it for tex.level; the result is tex.level's); TXD; TXQ TEX_HEADER_DIMENSION
 (width, height, 1, the level count).  Refused by name (offset, word, form): other dimensions,
 .LB, .DC, .AOFFI, .LC, a fault predicate, other TXQ queries.
+
+tex-kernels, both ISAs, on the 3D / 2D array pools (packing read off ptxas 13 sm_86 and ptxas
+12.9 sm_53 code, nvdisasm 13.5 / 11.8):
+- SM53 TEX: the coordinates in Ra.. (3D x, y, z; 2D array the layer (I2I.U16.SAT), x, y), .B the
+  handle in Rb, the level in Rb+1; bound the level in Rb.  TEXS targets 10/11 (3D: x, y in Ra, z
+  in Rb) and 7/8 (2D array: layer, x in Ra, y in Rb), implicit / .LZ.
+- TLD.B.LZ (integer tex.3d / tex.a2d): SM86 ``TLD.SCR.B.LZ`` Ra = the first two coordinates, Rb =
+  the third, Rb+1 the handle; SM53 the three in Ra.., the handle in Rb (``BindlessFetchDim``).
+- TXD on a 2D array (tex2DLayeredGrad): Ra the handle, Ra+1, +2 the point, Ra+3 the layer (last,
+  unlike TEX), Rb..Rb+3 the gradients (``BindlessSampleGradArray``).
+- TXQ: no dimension in the instruction, so the entry is queried in all three pools and combined
+  by unsigned max (``bindless_query_dims``).
+Refused by name: TLD .LL, bound TLD, TXD .AOFFI on an array.  tex3DGrad has no TXD (neither ISA
+has a 3D TXD): ptxas emulates it with a per-quad loop of TEX.NDV, refused at decode (SM86 BMOV
+"unknown opcode 0xf55", SM53 the quad MOV with a lane mask).
 """
 
 from __future__ import annotations
@@ -387,7 +402,8 @@ class ComputeTextures53(ComputeTextures):
     level (.LL) in Rb+1; TXD.B the handle in Ra, the point in Ra+1, Ra+2, the gradients in
     Rb..Rb+3 (dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y); TXQ.B the handle in Ra, the level in Ra+1;
     bound forms the handle at c[0x0][index * 4] and no handle register.  The enabled
-    components go to d, d+1, ... in order.  (TEXS/TLDS in a kernel are not translated yet.)"""
+    components go to d, d+1, ... in order.  3D / 2D array forms: the module docstring
+    (tex-kernels).  (TLDS in a kernel is not translated yet.)"""
 
     def lowered(self, ir: str) -> bool:
         return ir in TEXTURE_RULES53 or super().lowered(ir)
