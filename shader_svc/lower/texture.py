@@ -40,11 +40,14 @@ tex-kernels, both ISAs, on the 3D / 2D array pools (packing read off ptxas 13 sm
   in Rb) and 7/8 (2D array: layer, x in Ra, y in Rb), implicit / .LZ.
 - TLD.B.LZ (integer tex.3d / tex.a2d): SM86 ``TLD.SCR.B.LZ`` Ra = the first two coordinates, Rb =
   the third, Rb+1 the handle; SM53 the three in Ra.., the handle in Rb (``BindlessFetchDim``).
+  Bound (the object a kernel parameter): SM86 ``TLD.SCR.LZ`` Ra = the first two, Rb the third;
+  SM53 TLDS targets 7 (3D: x, y in Ra, z in Rb) and 8 (2D array: the layer in Ra, x, y in Rb).
 - TXD on a 2D array (tex2DLayeredGrad): Ra the handle, Ra+1, +2 the point, Ra+3 the layer (last,
   unlike TEX), Rb..Rb+3 the gradients (``BindlessSampleGradArray``).
 - TXQ: no dimension in the instruction, so the entry is queried in all three pools and combined
   by unsigned max (``bindless_query_dims``).
-Refused by name: TLD .LL, bound TLD, TXD .AOFFI on an array.  tex3DGrad has no TXD (neither ISA
+Refused by name: TLD .LL (ptxas writes TLD.B.LL.CL for tex.level with integer coordinates: .CL
+not decoded), TXD .AOFFI on an array.  tex3DGrad has no TXD (neither ISA
 has a 3D TXD): ptxas emulates it with a per-quad loop of TEX.NDV, refused at decode (SM86 BMOV
 "unknown opcode 0xf55", SM53 the quad MOV with a lane mask).
 """
@@ -72,6 +75,7 @@ TEXTURE_RULES = {
     "TXQ": "op_tex_compute",
     "TXQ.B": "op_tex_compute",
     "TLD.B": "op_tex_compute",  # (tex-kernels) 3D and 2D array textures only
+    "TLD": "op_tex_compute",
 }
 
 
@@ -166,7 +170,7 @@ class ComputeTextures(LowerBase):
             return None if r == 255 else r + k
 
         blk = Block()
-        if kind == "TLD":  # (tex-kernels) TLD.B: two coordinates in Ra, the third in Rb, the handle Rb+1
+        if kind == "TLD" and bindless:  # (tex-kernels) TLD.B: two coordinates in Ra, the third in Rb, the handle Rb+1
             handle = blk.get_reg(b + 1)
         elif bindless:
             handle_reg = b if kind == "TEX" else a
@@ -380,6 +384,11 @@ class ComputeTextures(LowerBase):
 
 TEXTURE_RULES53 = {k: "op_tex_compute53" for k in ("TEX", "TEX.B", "TXD", "TXD.B", "TXQ", "TXQ.B", "TLD.B")}
 TEXTURE_RULES53["TEXS"] = "op_texs_compute53"
+TEXTURE_RULES53["TLDS"] = "op_tlds_compute53"
+# tex-kernels: TLDS's 3D and 2D array targets in a kernel (sm53/gfx_tex.py TLDS_FORMS' rows 7, 8:
+# .LZ): target -> (dimension, Ra's roles, Rb's roles); ptxas 12.9 writes ``TLDS.LZ.P RZ, R6, R6,
+# R0, 0x52, 3D, RA`` for an integer tex.3d on a kernel parameter
+TLDS_DIMS = {7: ("3d", ("x", "y"), ("z",)), 8: ("2d_array", ("layer",), ("x", "y"))}
 # TEXS's 2D targets in a kernel: target -> (TexSample's lod mode, Ra's roles, Rb's roles), as
 # sm53/gfx_tex.py's TEXS_FORMS reads ptxas's packing (1 implicit, 2 .LZ, 3 .LL)
 TEXS2D = {1: (0, ("x",), ("y",)), 2: (1, ("x",), ("y",)), 3: (3, ("x", "y"), ("lod",))}
@@ -403,7 +412,7 @@ class ComputeTextures53(ComputeTextures):
     Rb..Rb+3 (dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y); TXQ.B the handle in Ra, the level in Ra+1;
     bound forms the handle at c[0x0][index * 4] and no handle register.  The enabled
     components go to d, d+1, ... in order.  3D / 2D array forms: the module docstring
-    (tex-kernels).  (TLDS in a kernel is not translated yet.)"""
+    (tex-kernels).  (TLDS in a kernel: the 3D and 2D array targets only.)"""
 
     def lowered(self, ir: str) -> bool:
         return ir in TEXTURE_RULES53 or super().lowered(ir)
@@ -506,6 +515,30 @@ class ComputeTextures53(ComputeTextures):
             vec = blk.emit("BindlessSampleDim", handle, val["layer"], val["x"], val["y"], val["lod"], lod=lod, dim=dim)
         else:
             vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
+        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
+        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
+        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
+        ir_spirv.emit(self, blk)
+
+    def op_tlds_compute53(self, inst: Inst) -> None:
+        """TLDS (bound) in a kernel, the 3D and 2D array targets of ``TLDS_DIMS``: the handle at
+        c[0x0][index * 4], the integer coordinates as Ra / Rb's roles, level 0; components to
+        the pair d then the pair d2."""
+        self._tex_types()
+        ops = inst.ops
+        form = TLDS_DIMS.get(inst.mods["target"])
+        if form is None or inst.mods.get("f16"):
+            self._tex_refuse(inst, "this TLDS target (or .F16) in a kernel (3D and 2D array .LZ only)")
+        dim, ra_roles, rb_roles = form
+        blk = Block()
+        regs = {}
+        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
+            for i, role in enumerate(roles):
+                regs[role] = None if r == 255 else r + i
+        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "z", "layer")}
+        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
+        order = ("x", "y", "z") if dim == "3d" else ("layer", "x", "y")
+        vec = blk.emit("BindlessFetchDim", handle, *(val[k] for k in order), blk.const_u32(0), dim=dim)
         d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
         dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
         set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)

@@ -2737,3 +2737,20 @@ R(
         ),
     ]
 )
+# tex-kernels: bound TLD with bit 60 (nvdisasm 13.5 "TLD.SCR.LZ RZ, R6, R6, R4, 0x0, 0x5a, 3D, 0x9"):
+# ptxas 13's integer tex.3d on a texture object passed as a kernel parameter; bound TLD's layout
+R(
+    [
+        Row(
+            "TLD",
+            0xB66,
+            TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TLD_DIM, TEX_MASK),
+            (TEX_SCR,),
+            (TEXCACHE, TLD_LOD, Mod("AOFFI", 76, 1, ONOFF(".AOFFI")), NODEP),
+            TEX_BASE | 1 << 60 | 1 << 87,
+            refuse=(("a", 255),),
+            ir="TLD",
+            cls="tex",
+        ),
+    ]
+)

@@ -110,6 +110,20 @@ BK(texac) {
   float4 v = tex2DLayered<float4>(t, XYZ, (i >> 4) & 3);
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
+BK(tld3b) {
+  int i = TID; if (i >= n) return;
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3;
+  asm volatile("tex.3d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6,%7,%7}];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+BK(tldab) {
+  int i = TID; if (i >= n) return;
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3;
+  asm volatile("tex.a2d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%7,%5,%6,%6}];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
 BK(tex3z) {
   int i = TID; if (i >= n) return;
   float4 v = tex3DLod<float4>(t, XYZ, (((i >> 4) & 3) + 0.5f) * 0.25f, 0.0f);
@@ -121,7 +135,7 @@ BK(texaz) {
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
 """
-BOUND = ["tex3b", "texab", "tex3c", "texac", "tex3z", "texaz"]
+BOUND = ["tex3b", "texab", "tex3c", "texac", "tex3z", "texaz", "tld3b", "tldab"]
 TEX_OFF, DECOY_OFF = 0x600000, 0x608000
 TEX_SLOT, SAMPLER_SLOT = 5, 1
 
@@ -199,8 +213,12 @@ FORMS = {
     "tldar": r"TLD(\.SCR)?\.B\.LZ",
     "txdar": r"TXD\.B\b",
     **{n: r"TEX\.SCR\.L[LZ] " for n in BOUND},
+    "tld3b": r"TLD\.SCR\.LZ ",
+    "tldab": r"TLD\.SCR\.LZ ",
 }
 FORMS53 = {
+    "tld3b": r"TLDS\.LZ\.P ",
+    "tldab": r"TLDS\.LZ\.P ",
     "tex3b": r"TEX\.LL\.P ",
     "texab": r"TEX\.LL\.P ",
     "tex3c": r"TEXS\.P ",
