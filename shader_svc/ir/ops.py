@@ -616,3 +616,10 @@ OPS.update({d.name: d for d in (OpDef("BindlessSampleDim", TEXEL, (U32,) * 5, ("
 #   or has ended (0, before each return: EXIT or a trap); the emulated warp's operations count
 #   only running lanes as members (``lower/warp.py``).
 OPS.update({d.name: d for d in (OpDef("WarpLive", None, (), ("alive",)),)})
+# - ``BindlessFetchDim`` (handle, a, b, c, level) (tex-kernels): a kernel's TLD.B on a 3D (x, y, z)
+#   or 2D array (layer, x, y) texture of the pool of that dimension, integer texel coordinates
+#   and level (lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessFetchDim", TEXEL, (U32,) * 5, ("dim",)),)})
+# - ``BindlessSampleGradArray`` (handle, x, y, layer, dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y)
+#   (tex-kernels): a kernel's TXD on a 2D array texture of the 2D array pool (lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleGradArray", TEXEL, (U32,) * 8),)})

@@ -406,3 +406,5 @@ LOWER.update(
 LOWER.update({"StoreLayer": lambda lw, o, a: lw.store_layer(a[0])})
 LOWER.update({"BindlessSampleDim": lambda lw, o, a: lw.bindless_sample_dim(o.attrs["dim"], o.attrs["lod"], *a)})
 LOWER.update({"WarpLive": lambda lw, o, a: lw.warp_live_spv(o.attrs["alive"])})  # shader-assert
+LOWER.update({"BindlessFetchDim": lambda lw, o, a: lw.bindless_fetch_dim(o.attrs["dim"], *a)})
+LOWER.update({"BindlessSampleGradArray": lambda lw, o, a: lw.bindless_sample_grad_array(*a)})

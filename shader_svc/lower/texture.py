@@ -32,6 +32,24 @@ in Rb+1; bound: 3D Ra = (x, y), Rb = (z, level); 2D array Ra = (layer, x), Rb = 
 .SCR (ptxas writes it for tex.level; the result is tex.level's); TXD; TXQ TEX_HEADER_DIMENSION
 (width, height, 1, the level count).  Refused by name (offset, word, form): other dimensions,
 .LB, .DC, .AOFFI, .LC, a fault predicate, other TXQ queries.
+
+tex-kernels, both ISAs, on the 3D / 2D array pools (packing read off ptxas 13 sm_86 and ptxas
+12.9 sm_53 code, nvdisasm 13.5 / 11.8):
+- SM53 TEX: the coordinates in Ra.. (3D x, y, z; 2D array the layer (I2I.U16.SAT), x, y), .B the
+  handle in Rb, the level in Rb+1; bound the level in Rb.  TEXS targets 10/11 (3D: x, y in Ra, z
+  in Rb) and 7/8 (2D array: layer, x in Ra, y in Rb), implicit / .LZ.
+- TLD.B.LZ (integer tex.3d / tex.a2d): SM86 ``TLD.SCR.B.LZ`` Ra = the first two coordinates, Rb =
+  the third, Rb+1 the handle; SM53 the three in Ra.., the handle in Rb (``BindlessFetchDim``).
+  Bound (the object a kernel parameter): SM86 ``TLD.SCR.LZ`` Ra = the first two, Rb the third;
+  SM53 TLDS targets 7 (3D: x, y in Ra, z in Rb) and 8 (2D array: the layer in Ra, x, y in Rb).
+- TXD on a 2D array (tex2DLayeredGrad): Ra the handle, Ra+1, +2 the point, Ra+3 the layer (last,
+  unlike TEX), Rb..Rb+3 the gradients (``BindlessSampleGradArray``).
+- TXQ: no dimension in the instruction, so the entry is queried in all three pools and combined
+  by unsigned max (``bindless_query_dims``).
+Refused by name: TLD .LL (ptxas writes TLD.B.LL.CL for tex.level with integer coordinates: .CL
+not decoded), TXD .AOFFI on an array.  tex3DGrad has no TXD (neither ISA
+has a 3D TXD): ptxas emulates it with a per-quad loop of TEX.NDV, refused at decode (SM86 BMOV
+"unknown opcode 0xf55", SM53 the quad MOV with a lane mask).
 """
 
 from __future__ import annotations
@@ -39,7 +57,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
-from shader_svc.lower.base import LowerBase, TranslateError
+from shader_svc.lower.base import GLSL, LowerBase, TranslateError
 from shader_svc.lower.graphics import POOL_SET, TEXTURE_POOL, TXQ_KNOWN, GraphicsLowering
 from shader_svc.lower.indirect import const_reg
 from shader_svc.lower.texel_words import set_texel_words
@@ -56,6 +74,8 @@ TEXTURE_RULES = {
     "TXD.B": "op_tex_compute",
     "TXQ": "op_tex_compute",
     "TXQ.B": "op_tex_compute",
+    "TLD.B": "op_tex_compute",  # (tex-kernels) 3D and 2D array textures only
+    "TLD": "op_tex_compute",
 }
 
 
@@ -80,7 +100,6 @@ class ComputeTextures(LowerBase):
     bindless_ir = GraphicsLowering.bindless_ir
     _coord2f = GraphicsLowering._coord2f
     bindless_sample = GraphicsLowering.bindless_sample
-    bindless_query_dims = GraphicsLowering.bindless_query_dims
     texel_word = GraphicsLowering.texel_word
 
     def _tex_types(self) -> None:
@@ -104,15 +123,22 @@ class ComputeTextures(LowerBase):
     def _tex_refuse(self, inst: Inst, what: str) -> None:
         raise TranslateError(f"{inst.text()} (word {inst.word:#x}): {what} not translated", offset=inst.addr)
 
-    def _txd_ir(self, blk: Block, inst: Inst, handle, a: int, b: int, first: int, val):
+    def _txd_ir(self, blk: Block, inst: Inst, handle, a: int, b: int, first: int, val, array: bool = False):
         """TXD of either ISA: the point at Ra + first, + 1, the gradients Rb..Rb+3, .AOFFI's
-        offsets word at Ra + first + 2 (a constant: lower/indirect.const_reg); RZ reads 0."""
+        offsets word at Ra + first + 2 (a constant: lower/indirect.const_reg); RZ reads 0.
+        ``array`` (tex-kernels): a 2D array texture, the layer (a u32) at Ra + first + 2 (ptxas
+        13 sm_86 ``TXD.B RZ, R4, R4, R8, ARRAY_2D``: R4 the handle, R5, R6 the point, R7 the layer
+        clamped to 0xffff; ptxas 12.9 sm_53 ``TXD.B.P R4, R4, R12, 0x0, ARRAY_2D`` likewise)."""
 
         def reg(r: int, k: int) -> int | None:
             return None if r == 255 else r + k
 
         point = [val(reg(a, first)), val(reg(a, first + 1))]
         grads = [val(reg(b, k)) for k in range(4)]
+        if array:
+            if inst.mods.get("AOFFI"):
+                self._tex_refuse(inst, "TXD .AOFFI on a 2D array texture")
+            return blk.emit("BindlessSampleGradArray", handle, *point, val(reg(a, first + 2)), *grads)
         if inst.mods.get("AOFFI"):
             off = reg(a, first + 2)
             known = const_reg(self.insts, self.insts.index(inst), off) if off is not None else 0
@@ -125,9 +151,13 @@ class ComputeTextures(LowerBase):
         ir, ops, mods = inst.row.ir, inst.ops, inst.mods
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
-        dim = POOL_DIMS.get(ops["dim"]["sym"]) if kind == "TEX" else None
+        dim = POOL_DIMS.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
+        if kind == "TXD" and ops["dim"]["sym"] == 5:  # (tex-kernels) TXD on a 2D array texture
+            dim = "2d_array"
         if kind != "TXQ" and ops["dim"]["sym"] != 1 and dim is None:
             self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
+        if kind == "TLD" and (dim is None or mods["lod"] != 1):
+            self._tex_refuse(inst, "TLD other than .LZ on a 3D or 2D array texture")
         if mods.get("DC") or mods.get("LC"):
             self._tex_refuse(inst, ".DC/.LC")
         if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
@@ -140,7 +170,9 @@ class ComputeTextures(LowerBase):
             return None if r == 255 else r + k
 
         blk = Block()
-        if bindless:
+        if kind == "TLD" and bindless:  # (tex-kernels) TLD.B: two coordinates in Ra, the third in Rb, the handle Rb+1
+            handle = blk.get_reg(b + 1)
+        elif bindless:
             handle_reg = b if kind == "TEX" else a
             handle = blk.get_reg(handle_reg)
             first = 0 if kind == "TEX" else 1  # the point after the handle in Ra's tuple
@@ -173,8 +205,12 @@ class ComputeTextures(LowerBase):
                 args = (val(reg(a, 0)), val(reg(a, 1)), val(level))
                 vec = blk.emit("BindlessSample", handle, *args, lod=lod)
             fl = True
+        elif kind == "TLD":
+            coords = [val(reg(a, 0)), val(reg(a, 1)), val(reg(b, 0))]
+            vec = blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
+            fl = True
         elif kind == "TXD":
-            vec = self._txd_ir(blk, inst, handle, a, b, first, val)
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
             fl = True
         else:
             if ops["query"]["sym"] != 0:
@@ -190,6 +226,80 @@ class ComputeTextures(LowerBase):
     def bindless_sample_dim(self, dim: str, lod: int, handle: int, a: int, b: int, c: int, lv: int) -> int:
         """``BindlessSampleDim``: OpImageSampleExplicitLod on the pool of ``dim`` (a 2D array's
         layer converted to f32: Vulkan rounds and clamps it to the layers)."""
+        m, E = self.m, self.m.E
+        v3f = m.type("OpTypeVector", self.f32, 3)
+        f = [self.op("OpBitcast", self.f32, x) for x in (a, b, c)]
+        if dim == "2d_array":  # (layer, x, y) -> (x, y, layer)
+            f = [f[1], f[2], self.op("OpConvertUToF", self.f32, a)]
+        coord = self.op("OpCompositeConstruct", v3f, *f)
+        level = self.op("OpBitcast", self.f32, lv) if lod == 3 else m.const(self.f32, 0)
+        return self._on_dim_pool(
+            dim,
+            handle,
+            True,
+            lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), level),
+        )
+
+    def bindless_fetch_dim(self, dim: str, handle: int, a: int, b: int, c: int, lv: int) -> int:
+        """``BindlessFetchDim`` (tex-kernels): OpImageFetch of the integer texel on the pool of
+        ``dim`` (a 2D array's (layer, x, y) reordered to (x, y, layer)); outside the image Vulkan
+        leaves the result undefined (robustImageAccess gives 0), as CUDA's border is not modelled."""
+        m = self.m
+        v3u, v3i = m.type("OpTypeVector", self.u32, 3), m.type("OpTypeVector", m.type("OpTypeInt", 32, 1), 3)
+        xyz = (b, c, a) if dim == "2d_array" else (a, b, c)
+        coord = self.op("OpBitcast", v3i, self.op("OpCompositeConstruct", v3u, *xyz))
+        lod = m.E("ImageOperands", "Lod")
+        return self._on_dim_pool(dim, handle, False, lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, lod, lv))
+
+    def bindless_sample_grad_array(self, handle: int, x: int, y: int, layer: int, dxx: int, dyx: int, dxy: int, dyy: int) -> int:
+        """``BindlessSampleGradArray`` (tex-kernels): OpImageSampleExplicitLod with the Grad
+        operand on the 2D array pool, the layer converted to f32 (Vulkan rounds and clamps it)."""
+        v3f = self.m.type("OpTypeVector", self.f32, 3)
+        f = [self.op("OpBitcast", self.f32, v) for v in (x, y)]
+        coord = self.op("OpCompositeConstruct", v3f, *f, self.op("OpConvertUToF", self.f32, layer))
+        dx, dy = self._coord2f(dxx, dxy), self._coord2f(dyx, dyy)
+        grad = self.m.E("ImageOperands", "Grad")
+        return self._on_dim_pool(
+            "2d_array",
+            handle,
+            True,
+            lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy),
+        )
+
+    def bindless_query_dims(self, handle: int, level: int) -> int:
+        """``BindlessQueryDims`` in a kernel (tex-kernels): TXQ TEX_HEADER_DIMENSION carries no
+        dimension, so the handle's entry is queried in the three pools (2D, 3D, 2D array) and
+        the components combined by unsigned max: the GPU process puts the texture in the pool of
+        its kind and a one-texel, one-level dummy in the others, so the max is the texture's
+        (width, height, a 3D texture's depth else 1, level count).  A 2D array's z is 1 here
+        (the array size: ptxas reads it from a descriptor in memory for txq.array_size, not from
+        TXQ; TXQ's z on an array is not established).  The level is clamped to each entry's
+        levels - 1 (querying past an image's levels is undefined in Vulkan); a handle outside
+        the pools reads 0."""
+        m, u32 = self.m, self.u32
+        v4u = m.type("OpTypeVector", u32, 4)
+        glsl = lambda name, ty, *a: self.op("OpExtInst", ty, self.glsl, GLSL[name], *a)  # noqa: E731
+
+        def query(n: int, depth: bool):
+            def leaf(img: int, si) -> int:
+                levels = self.op("OpImageQueryLevels", u32, img)
+                lv = glsl("UMin", u32, level, self.op("OpISub", u32, levels, self.c(1)))
+                size = self.op("OpImageQuerySizeLod", m.type("OpTypeVector", u32, n), img, lv)
+                parts = [self.op("OpCompositeExtract", u32, size, i) for i in range(2)]
+                z = self.op("OpCompositeExtract", u32, size, 2) if depth else self.c(1)
+                return self.op("OpCompositeConstruct", v4u, *parts, z, levels)
+
+            return leaf
+
+        self.pool_vars()
+        q2d = self.bindless(handle, False, v4u, query(2, False))
+        q3d = self._on_dim_pool("3d", handle, False, query(3, True), v4u)
+        qar = self._on_dim_pool("2d_array", handle, False, query(3, False), v4u)
+        return glsl("UMax", v4u, glsl("UMax", v4u, q2d, q3d), qar)
+
+    def _on_dim_pool(self, dim: str, handle: int, with_sampler: bool, leaf, result_ty: int | None = None) -> int:
+        """The 2D pool's switch over the entries (``GraphicsLowering.bindless``) on the pool of
+        ``dim`` (set 1 binding 7 or 8, declared at first use)."""
         m, E = self.m, self.m.E
         self.pool_vars()  # the 2D pool, the sampler pool and the ImageQuery capability first
         pools = getattr(self, "_dim_pools", None)
@@ -213,23 +323,12 @@ class ComputeTextures(LowerBase):
             )
             pools[dim] = (var, img, m.type("OpTypeSampledImage", img))
         var, img_t, si_t = pools[dim]
-        v3f = m.type("OpTypeVector", self.f32, 3)
-        f = [self.op("OpBitcast", self.f32, x) for x in (a, b, c)]
-        if dim == "2d_array":  # (layer, x, y) -> (x, y, layer)
-            f = [f[1], f[2], self.op("OpConvertUToF", self.f32, a)]
-        coord = self.op("OpCompositeConstruct", v3f, *f)
-        level = self.op("OpBitcast", self.f32, lv) if lod == 3 else m.const(self.f32, 0)
         # the 2D pool's switch (GraphicsLowering.bindless) on this pool: its fields swapped in for
         # the call (it reads the texture pool and its types from them)
         saved = (self._pools, self.pool_img_t, self.pool_sampled_t)
         self._pools, self.pool_img_t, self.pool_sampled_t = (var, saved[0][1]), img_t, si_t
         try:
-            return self.bindless(
-                handle,
-                True,
-                self.v4f,
-                lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), level),
-            )
+            return self.bindless(handle, with_sampler, result_ty or self.v4f, leaf)
         finally:
             self._pools, self.pool_img_t, self.pool_sampled_t = saved
 
@@ -283,11 +382,27 @@ class ComputeTextures(LowerBase):
         )
 
 
-TEXTURE_RULES53 = {k: "op_tex_compute53" for k in ("TEX", "TEX.B", "TXD", "TXD.B", "TXQ", "TXQ.B")}
+TEXTURE_RULES53 = {k: "op_tex_compute53" for k in ("TEX", "TEX.B", "TXD", "TXD.B", "TXQ", "TXQ.B", "TLD.B")}
 TEXTURE_RULES53["TEXS"] = "op_texs_compute53"
+TEXTURE_RULES53["TLDS"] = "op_tlds_compute53"
+# tex-kernels: TLDS's 3D and 2D array targets in a kernel (sm53/gfx_tex.py TLDS_FORMS' rows 7, 8:
+# .LZ): target -> (dimension, Ra's roles, Rb's roles); ptxas 12.9 writes ``TLDS.LZ.P RZ, R6, R6,
+# R0, 0x52, 3D, RA`` for an integer tex.3d on a kernel parameter
+TLDS_DIMS = {7: ("3d", ("x", "y"), ("z",)), 8: ("2d_array", ("layer",), ("x", "y"))}
 # TEXS's 2D targets in a kernel: target -> (TexSample's lod mode, Ra's roles, Rb's roles), as
 # sm53/gfx_tex.py's TEXS_FORMS reads ptxas's packing (1 implicit, 2 .LZ, 3 .LL)
 TEXS2D = {1: (0, ("x",), ("y",)), 2: (1, ("x",), ("y",)), 3: (3, ("x", "y"), ("lod",))}
+# tex-kernels: TEXS's 3D and 2D array targets in a kernel (TEXS_FORMS' rows 10, 11, 7, 8):
+# target -> (lod mode, dimension, Ra's roles, Rb's roles); ptxas 12.9 writes ``TEXS.P RZ, R4, R4,
+# R10, 0x50, 3D, RA`` for a bound tex3D<float4> (x, y in R4, R5, z in R10)
+TEXS_DIMS = {
+    10: (0, "3d", ("x", "y"), ("z",)),
+    11: (1, "3d", ("x", "y"), ("z",)),
+    7: (0, "2d_array", ("layer", "x"), ("y",)),
+    8: (1, "2d_array", ("layer", "x"), ("y",)),
+}
+# SM53's TEX dimension codes (sm53/table.py TEX_DIM) with a pool of their own
+POOL_DIMS53 = {4: "3d", 3: "2d_array"}
 
 
 class ComputeTextures53(ComputeTextures):
@@ -296,7 +411,8 @@ class ComputeTextures53(ComputeTextures):
     level (.LL) in Rb+1; TXD.B the handle in Ra, the point in Ra+1, Ra+2, the gradients in
     Rb..Rb+3 (dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y); TXQ.B the handle in Ra, the level in Ra+1;
     bound forms the handle at c[0x0][index * 4] and no handle register.  The enabled
-    components go to d, d+1, ... in order.  (TEXS/TLDS in a kernel are not translated yet.)"""
+    components go to d, d+1, ... in order.  3D / 2D array forms: the module docstring
+    (tex-kernels).  (TLDS in a kernel: the 3D and 2D array targets only.)"""
 
     def lowered(self, ir: str) -> bool:
         return ir in TEXTURE_RULES53 or super().lowered(ir)
@@ -306,8 +422,13 @@ class ComputeTextures53(ComputeTextures):
         ir, ops, mods = inst.row.ir, inst.ops, inst.mods
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
-        if kind != "TXQ" and ops["dim"]["sym"] != 2:
-            self._tex_refuse(inst, "a texture other than 2D")
+        dim = POOL_DIMS53.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
+        if kind == "TXD" and ops["dim"]["sym"] == 3:  # (tex-kernels) TXD on a 2D array texture
+            dim = "2d_array"
+        if kind != "TXQ" and ops["dim"]["sym"] != 2 and dim is None:
+            self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
+        if kind == "TLD" and (dim is None or mods["lod"] != 0):
+            self._tex_refuse(inst, "TLD other than .LZ on a 3D or 2D array texture")
         if mods.get("DC") or mods.get("LC") or mods.get("NDV"):
             self._tex_refuse(inst, ".DC/.LC/.NDV")
         if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
@@ -325,8 +446,9 @@ class ComputeTextures53(ComputeTextures):
             return blk.const_u32(0) if r is None else blk.get_reg(r)
 
         if bindless:
-            handle = blk.get_reg(b if kind == "TEX" else a) if (b if kind == "TEX" else a) != 255 else blk.const_u32(0)
-            first = 0 if kind == "TEX" else 1
+            hreg = b if kind in ("TEX", "TLD") else a
+            handle = blk.get_reg(hreg) if hreg != 255 else blk.const_u32(0)
+            first = 0 if kind in ("TEX", "TLD") else 1
         else:
             handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
             first = 0
@@ -336,10 +458,18 @@ class ComputeTextures53(ComputeTextures):
             if lod not in (0, 1, 3):
                 self._tex_refuse(inst, "this level-of-detail mode in a kernel")
             level = (reg(b, 1) if bindless else reg(b, 0)) if lod == 3 else None
-            vec = blk.emit("BindlessSample", handle, val(reg(a, 0)), val(reg(a, 1)), val(level), lod=lod)
+            if dim is not None:  # (tex-kernels) the three coordinates in Ra.., bound or .B
+                coords = [val(reg(a, k)) for k in range(3)]
+                vec = blk.emit("BindlessSampleDim", handle, *coords, val(level), lod=lod, dim=dim)
+            else:
+                vec = blk.emit("BindlessSample", handle, val(reg(a, 0)), val(reg(a, 1)), val(level), lod=lod)
+            fl = True
+        elif kind == "TLD":  # (tex-kernels) TLD.B.LZ: the three coordinates in Ra.., the handle Rb
+            coords = [val(reg(a, k)) for k in range(3)]
+            vec = blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
             fl = True
         elif kind == "TXD":
-            vec = self._txd_ir(blk, inst, handle, a, b, first, val)
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
             fl = True
         else:
             if ops["query"]["sym"] != 1:  # SM53's TEX_HEADER_DIMENSION
@@ -362,18 +492,53 @@ class ComputeTextures53(ComputeTextures):
         components to the pair d then the pair d2, as in the graphics stages."""
         self._tex_types()
         ops = inst.ops
-        form = TEXS2D.get(inst.mods["target"])
+        target = inst.mods["target"]
+        form = TEXS2D.get(target) or TEXS_DIMS.get(target)
         if form is None or inst.mods.get("f16"):
             self._tex_refuse(inst, "this TEXS target (or .F16) in a kernel")
-        lod, ra_roles, rb_roles = form
+        dim = None
+        if target in TEXS_DIMS:
+            lod, dim, ra_roles, rb_roles = form
+        else:
+            lod, ra_roles, rb_roles = form
         blk = Block()
         regs = {}
         for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
             for i, role in enumerate(roles):
                 regs[role] = None if r == 255 else r + i
-        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "lod")}
+        roles = ("x", "y", "z", "layer", "lod")
+        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in roles}
         handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
-        vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
+        if dim == "3d":
+            vec = blk.emit("BindlessSampleDim", handle, val["x"], val["y"], val["z"], val["lod"], lod=lod, dim=dim)
+        elif dim == "2d_array":
+            vec = blk.emit("BindlessSampleDim", handle, val["layer"], val["x"], val["y"], val["lod"], lod=lod, dim=dim)
+        else:
+            vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
+        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
+        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
+        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
+        ir_spirv.emit(self, blk)
+
+    def op_tlds_compute53(self, inst: Inst) -> None:
+        """TLDS (bound) in a kernel, the 3D and 2D array targets of ``TLDS_DIMS``: the handle at
+        c[0x0][index * 4], the integer coordinates as Ra / Rb's roles, level 0; components to
+        the pair d then the pair d2."""
+        self._tex_types()
+        ops = inst.ops
+        form = TLDS_DIMS.get(inst.mods["target"])
+        if form is None or inst.mods.get("f16"):
+            self._tex_refuse(inst, "this TLDS target (or .F16) in a kernel (3D and 2D array .LZ only)")
+        dim, ra_roles, rb_roles = form
+        blk = Block()
+        regs = {}
+        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
+            for i, role in enumerate(roles):
+                regs[role] = None if r == 255 else r + i
+        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "z", "layer")}
+        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
+        order = ("x", "y", "z") if dim == "3d" else ("layer", "x", "y")
+        vec = blk.emit("BindlessFetchDim", handle, *(val[k] for k in order), blk.const_u32(0), dim=dim)
         d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
         dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
         set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)

@@ -2758,3 +2758,40 @@ def _more_orders(r: Row) -> Row:
 
 
 ROWS[:] = [_more_orders(r) for r in ROWS]
+
+
+# --- tex-kernels: TLD.B with bit 60 (nvdisasm 13.5 prints "TLD.SCR.B.LZ RZ, R6, R8, R6, 3D, 0x9"):
+# what ptxas 13 writes for an integer-coordinate tex.3d / tex.a2d (.s32) on a texture object in a
+# kernel; TLD.B's layout (Ra = the first two coordinates, Rb = the third, Rb+1 the handle)
+R(
+    [
+        Row(
+            "TLD",
+            0x367,
+            TEX_DSTS + (Reg("b", 32), TLD_DIM, TEX_MASK),
+            (TEX_SCR, TEX_B),
+            (TEXCACHE, TLD_LOD, NODEP),
+            TEX_BASE | 1 << 59 | 1 << 60 | 1 << 87,
+            refuse=(("b", 255), ("a", 255)),
+            ir="TLD.B",
+            cls="tex",
+        ),
+    ]
+)
+# tex-kernels: bound TLD with bit 60 (nvdisasm 13.5 "TLD.SCR.LZ RZ, R6, R6, R4, 0x0, 0x5a, 3D, 0x9"):
+# ptxas 13's integer tex.3d on a texture object passed as a kernel parameter; bound TLD's layout
+R(
+    [
+        Row(
+            "TLD",
+            0xB66,
+            TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TLD_DIM, TEX_MASK),
+            (TEX_SCR,),
+            (TEXCACHE, TLD_LOD, Mod("AOFFI", 76, 1, ONOFF(".AOFFI")), NODEP),
+            TEX_BASE | 1 << 60 | 1 << 87,
+            refuse=(("a", 255),),
+            ir="TLD",
+            cls="tex",
+        ),
+    ]
+)

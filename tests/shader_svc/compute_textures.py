@@ -31,15 +31,23 @@ class TexImage:
     staging: object
 
 
-def make_texture(dev, levels: list[np.ndarray]) -> TexImage:
+VIEW_TYPES = {"2d": vk.VK_IMAGE_VIEW_TYPE_2D, "2d_array": vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY, "3d": vk.VK_IMAGE_VIEW_TYPE_3D}
+# tex-kernels: the pools of the other dimensions a kernel reads (lower/texture.py: TEX/TLD/TXD on
+# 3D and 2D array textures, and TXQ, which queries every pool), as the GPU process binds them
+DIM_POOLS = ((7, "2d_array"), (8, "3d"))
+
+
+def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
     """A sampled float RGBA image with ``levels`` (float32 (h, w, 4) each, level 0 first),
-    uploaded at the dispatch that binds it."""
+    uploaded at the dispatch that binds it.  ``kind`` (tex-kernels): "2d", "2d_array" (a 2D
+    array view of one layer) or "3d" (a 3D image one slice deep): the dummies of the pools at
+    bindings 7 and 8."""
     d = dev.device
     h0, w0 = levels[0].shape[:2]
     fmt = vk.VK_FORMAT_R32G32B32A32_SFLOAT
     usage = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
     info = vk.VkImageCreateInfo(
-        imageType=vk.VK_IMAGE_TYPE_2D,
+        imageType=vk.VK_IMAGE_TYPE_3D if kind == "3d" else vk.VK_IMAGE_TYPE_2D,
         format=fmt,
         extent=vk.VkExtent3D(w0, h0, 1),
         mipLevels=len(levels),
@@ -57,7 +65,7 @@ def make_texture(dev, levels: list[np.ndarray]) -> TexImage:
     vk.vkBindImageMemory(d, hd, mem, 0)
     rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(levels), 0, 1)
     view = vk.vkCreateImageView(
-        d, vk.VkImageViewCreateInfo(image=hd, viewType=vk.VK_IMAGE_VIEW_TYPE_2D, format=fmt, subresourceRange=rng), None
+        d, vk.VkImageViewCreateInfo(image=hd, viewType=VIEW_TYPES[kind], format=fmt, subresourceRange=rng), None
     )
     blob, at = bytearray(), []
     for lv in levels:
@@ -83,7 +91,14 @@ class TexturePools:
         if dummy is None:
             dummy = dev._dummy_texture = make_texture(dev, [np.zeros((1, 1, 4), np.float32)])
         self.entries = [textures[k] if k < len(textures) else dummy for k in range(TEXTURE_POOL)]
-        self.uploads = list({id(t): t for t in self.entries}.values())
+        self.dim_dummies = []
+        for _, kind in DIM_POOLS:
+            d = dev.__dict__.get(f"_dummy_texture_{kind}")
+            if d is None:
+                d = make_texture(dev, [np.zeros((1, 1, 4), np.float32)], kind)
+                dev.__dict__[f"_dummy_texture_{kind}"] = d
+            self.dim_dummies.append(d)
+        self.uploads = list({id(t): t for t in self.entries + self.dim_dummies}.values())
         samplers = dev.__dict__.get("_pool_samplers")
         if samplers is None:
             clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
@@ -109,11 +124,19 @@ class TexturePools:
             vk.VkDescriptorSetLayoutBinding(
                 binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=SAMPLER_POOL, stageFlags=stage
             ),
+            *(
+                vk.VkDescriptorSetLayoutBinding(
+                    binding=b, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=TEXTURE_POOL, stageFlags=stage
+                )
+                for b, _ in DIM_POOLS
+            ),
         ]
 
     def pool_sizes(self) -> list:
         return [
-            vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=TEXTURE_POOL),
+            vk.VkDescriptorPoolSize(
+                type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=TEXTURE_POOL * (1 + len(DIM_POOLS))
+            ),
             vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=SAMPLER_POOL),
         ]
 
@@ -133,6 +156,16 @@ class TexturePools:
                 descriptorCount=SAMPLER_POOL,
                 descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
                 pImageInfo=[vk.VkDescriptorImageInfo(sampler=s) for s in self.samplers],
+            ),
+            *(
+                vk.VkWriteDescriptorSet(
+                    dstSet=ds,
+                    dstBinding=b,
+                    descriptorCount=TEXTURE_POOL,
+                    descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                    pImageInfo=[vk.VkDescriptorImageInfo(imageView=d.view, imageLayout=general)] * TEXTURE_POOL,
+                )
+                for (b, _), d in zip(DIM_POOLS, self.dim_dummies)
             ),
         ]
 
