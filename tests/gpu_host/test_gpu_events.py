@@ -25,7 +25,11 @@ from gpu_host import fdpass
 from proto import gpu_pb2
 
 W, H = 32, 24
-TIMEOUT_S = 1.0
+# The GPU process's event-wait bound.  The tests that release a wait (a CPU write 0.2-0.4 s after
+# the submit, or a registration meanwhile) need it well past that on a loaded machine: at 1 s a
+# writer thread scheduled late lets the wait time out and drops the rest of the submission.  Only
+# the time-out test waits it out.
+TIMEOUT_S = 5.0
 EV = 7 << 20  # event words live here in pool 1; scenes below it
 RED, GREEN, BLUE, BLACK = (1, 0, 0, 1), (0, 1, 0, 1), (0, 0, 1, 1), (0, 0, 0, 1)
 LAYOUT = (P.OP_VERTEX_LAYOUT, 8, 0, [[0, 2, 0]])
@@ -76,6 +80,15 @@ def logged(gpu, text: str, timeout: float = 10.0) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def until(cond, what: str, timeout: float = 60.0) -> None:
+    """Wait (bounded: a bound, not a speed check) for ``cond()``, the proof that the GPU process
+    reached a state; a clear failure naming ``what`` otherwise."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        assert time.monotonic() < deadline, f"not within {timeout:g} s: {what}"
+        time.sleep(0.005)
 
 
 def submit_ok(gpu, cmds, timeout=30.0) -> int:
@@ -134,6 +147,7 @@ def test_wait_released_by_a_cpu_write_carries_state_across_the_split(gpu):
     sc = Scene(gpu.pool, 0)
     t = target(gpu)
     put32(gpu, EV, 0)
+    put32(gpu, EV + 24, 0)
     color = sc.put(ubo(RED))
     n = next(gpu.frames)
     # Everything the draw after the wait needs is set before it: target, program, layout, the
@@ -146,6 +160,9 @@ def test_wait_released_by_a_cpu_write_carries_state_across_the_split(gpu):
         (P.OP_UNIFORM, 0, *color),
         (P.OP_SCISSOR, 0, 0, 28, H),
         *draw(sc, (2, 2, 10, 10)),
+        # written once the part before the wait ran (its snapshot, the red uniform, taken): the
+        # CPU writes the blue only after it (else a GPU process scheduled late reads the blue)
+        (P.OP_EVENT_SIGNAL, 1, EV + 24, 0, 1),
         (P.OP_EVENT_WAIT, 1, EV, 0, 1),
         *draw(sc, (16, 12, W, 20)),
         (P.OP_SIGNAL, 4, 5),
@@ -153,6 +170,7 @@ def test_wait_released_by_a_cpu_write_carries_state_across_the_split(gpu):
     ]
 
     def cpu() -> None:  # the game writes the frame's data, then signals the event
+        until(lambda: u32(gpu, EV + 24) == 1, "the part before the EVENT_WAIT ran")
         time.sleep(0.4)
         gpu.pool.write(color[1], ubo(BLUE))
         put32(gpu, EV, 1)
@@ -311,7 +329,7 @@ def test_a_waiting_submission_records_and_replays_to_the_same_frame(tmp_path):
         c.register_program(1, GlslSource(COLOR_VS, COLOR_FS))
         c.register(TextureDesc(5, 0, 0, W, H, "RGBA8", render_target=True))
         sc = Scene(pool, 0)
-        pool.write(0xF000, (0).to_bytes(4, "little"))
+        pool.write(0xF000, bytes(8))
         color = sc.put(ubo(RED))
         cmds = [
             (P.OP_TARGET, 5),
@@ -320,12 +338,13 @@ def test_a_waiting_submission_records_and_replays_to_the_same_frame(tmp_path):
             LAYOUT,
             (P.OP_UNIFORM, 0, *color),
             *draw(sc, (0, 0, 8, 8)),
+            (P.OP_EVENT_SIGNAL, 1, 0xF004, 0, 1),  # the part before the wait ran (red read)
             (P.OP_EVENT_WAIT, 1, 0xF000, 1, 1),
             *draw(sc, (8, 8, 24, 16)),
             (P.OP_PRESENT, 1, 5),
         ]
         seq = c.submit(cmds)
-        time.sleep(0.2)
+        until(lambda: pool.mm[0xF004:0xF008] == (1).to_bytes(4, "little"), "the part before the EVENT_WAIT ran")
         pool.write(color[1], ubo(GREEN))
         pool.write(0xF000, (1).to_bytes(4, "little"))
         c.wait(seq)
