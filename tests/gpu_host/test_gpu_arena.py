@@ -129,7 +129,7 @@ def test_hostile_references_are_named_and_dropped(env):  # noqa: F811
         seq = raw_ref(gpu, payload)
         c.wait(seq, timeout=20)
         assert c.dropped() == before + 1, message
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
         while message not in gpu.log() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert message in gpu.log(), (message, gpu.log()[-2000:])
@@ -249,7 +249,7 @@ def test_staged_chunks_are_used_in_place(env):  # noqa: F811
         sizes = [len(x) for x, _ in block.chunks]
         publish_stage(c.arena_mm, [(serial + 1, at, sizes[0]), (serial + 2, at + sizes[0], sizes[1])])
         os.eventfd_write(c.bell, 1)
-        time.sleep(0.1)
+        time.sleep(0.1 * 3**attempt)  # longer each try: the GPU process's stager may run late under load
         used = c.status().staged_chunks
         recs = part_records(c.seq + 1, [block], arena=c.arena)
         assert [r.tag for r in recs] == [TAG_BLOB_REF]
@@ -308,7 +308,7 @@ def test_hostile_stage_entries_are_named_and_ignored(env):  # noqa: F811
     bad = [(5, (32 << 20) - 8, 244), (6, 64, 100), (7, 8192, 0), (0, 8192, 100), (8, 8192, 2 << 20)]
     publish_stage(c.arena_mm, bad)
     os.eventfd_write(c.bell, 1)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while c.status().stage_rejected < before + len(bad) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert c.status().stage_rejected == before + len(bad)
@@ -325,7 +325,7 @@ def test_hostile_stage_entries_are_named_and_ignored(env):  # noqa: F811
         c.writer.publish()
         c.wait(c.seq, timeout=20)
         assert c.dropped() == dropped + 1
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
         while message not in gpu.log() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert message in gpu.log(), (message, gpu.log()[-2000:])

@@ -151,7 +151,7 @@ def test_blob_with_an_op_only_python_replays(env):
 def expect_dropped(gpu, seq: int, message: str, before: int) -> None:
     gpu.client.wait(seq, timeout=20)
     assert gpu.client.dropped() == before + 1, message
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while message not in gpu.log() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert message in gpu.log(), (message, gpu.log()[-2000:])

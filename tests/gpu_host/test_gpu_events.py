@@ -71,7 +71,7 @@ def paint(bg, rects) -> np.ndarray:
     return img
 
 
-def logged(gpu, text: str, timeout: float = 10.0) -> bool:
+def logged(gpu, text: str, timeout: float = 60.0) -> bool:
     """Whether the GPU process's log shows ``text`` (its log is written by a writer thread: a line
     may land a moment after the submission completed)."""
     deadline = time.monotonic() + timeout
