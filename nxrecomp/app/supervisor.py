@@ -333,12 +333,18 @@ class Supervisor:
         c.crashes.append(now)
         while c.crashes and now - c.crashes[0] > pol.window_s:
             c.crashes.popleft()
-        if len(c.crashes) >= pol.max_crashes:
+        # Crashes in a row before it ever served: a crash loop however slowly each start fails (a
+        # loaded machine can take longer than window_s for max_crashes starts, and the window
+        # alone then never fills: the restarts went on for ever).
+        in_a_row = 0 if c.healthy else c.quick + 1
+        if len(c.crashes) >= pol.max_crashes or in_a_row >= pol.max_crashes:
             self._note(c.spec.name, f"crash loop ({_exit_text(rc)})")
-            raise CrashLoop(
-                f"{c.spec.name} crashed {len(c.crashes)} times within {pol.window_s:g}s "
-                f"(last: {_exit_text(rc)}); giving up. Logs: {self.log_path}"
+            how = (
+                f"{len(c.crashes)} times within {pol.window_s:g}s"
+                if len(c.crashes) >= pol.max_crashes
+                else f"{in_a_row} times in a row before it became healthy"
             )
+            raise CrashLoop(f"{c.spec.name} crashed {how} (last: {_exit_text(rc)}); giving up. Logs: {self.log_path}")
         delay = pol.backoff[min(c.quick, len(pol.backoff) - 1)]
         if not c.healthy:
             c.quick += 1
