@@ -110,9 +110,12 @@ TRAP_SCRIPTS = {
     "from-child": "trap 'echo usr2 from child' USR2; (kill -USR2 $$); echo after child",
     "default-death": "echo before; kill -USR1 $$; echo not reached",
     # a trapped signal from another process ends the wait builtin with 128 + its number; the child
-    # sends it every 0.2 s while the shell lives, so one lands in the wait however late (a loaded
-    # machine) the shell gets there: one ALRM before the wait ran the trap and left wait=0
-    "wait-interrupted": "trap 'n=alrm' ALRM; (while kill -ALRM $$; do sleep 0.2; done) 2>/dev/null & wait; echo $n wait=$?",
+    # sends it every 0.2 s (at most 150 times) while the shell lives, so one lands in the wait
+    # however late (a loaded machine) the shell gets there: one ALRM before the wait ran the trap
+    # and left wait=0. The child keeps no output pipe open: the harness reaps the shell only once
+    # they all closed, and a kill to the unreaped shell still succeeds.
+    "wait-interrupted": "trap 'n=alrm' ALRM; (i=0; while [ $i -lt 150 ] && kill -ALRM $$; do sleep 0.2; i=$((i+1)); done)"
+    " >/dev/null 2>&1 & wait; echo $n wait=$?",
 }
 
 
