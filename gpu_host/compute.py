@@ -79,6 +79,10 @@ SURFACE_POOLS = {
     "3d": (SURFACE_3D_BINDING, STORAGE_3D, "the 3D surface pool"),
 }
 SURFACE_PAIRS = frozenset(b for b, _, _ in SURFACE_POOLS.values())
+# gfx-layers: the sampled-image pools of 2D array and 3D textures (shader_svc/lower/texture.py
+# TEXTURE_POOL_2D_ARRAY / _3D), entry k the POOLS packet's texture k where it has that view kind
+# (a dummy of the kind elsewhere); (Dim, Arrayed, Sampled) each declares
+TEXTURE_DIM_POOLS = {"2d_array": ((1, 7), (1, 1, 1)), "3d": ((1, 8), (2, 0, 1))}
 BANK_ALIGN = 256  # offsets of banks in their buffer: >= any minStorageBufferOffsetAlignment
 EMPTY = P.EMPTY
 EMPTY_POOLS = ((EMPTY,) * POOL_TEXTURES, (EMPTY,) * POOL_SAMPLERS)  # no POOLS packet in force
@@ -118,6 +122,7 @@ class Compute:
             (0, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES),
             (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS),
             *((b[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS) for b, _, _ in SURFACE_POOLS.values()),
+            *((b[1], vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES) for b, _ in TEXTURE_DIM_POOLS.values()),
         )
         self.dsl1 = dev.set_layout(set1, vk.VK_SHADER_STAGE_COMPUTE_BIT)
         self.layout = vk.vkCreatePipelineLayout(
@@ -159,15 +164,19 @@ class Compute:
             if (s, b) != BANK_BINDING and (s, b) not in SURFACE_PAIRS | POOL_BINDINGS:
                 raise ObjectError(
                     f"{what}: uses descriptor set {s} binding {b}; the GPU process binds constant bank 0 "
-                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1) and the 2D, 1D, "
-                    "1D array, 2D array and 3D surface pools (set 1 bindings 2..6) to compute programs"
+                    "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1), the 2D, 1D, "
+                    "1D array, 2D array and 3D surface pools (set 1 bindings 2..6) and the 2D array and 3D "
+                    "texture pools (set 1 bindings 7, 8) to compute programs"
                 )
         kinds = image_kinds(code)
-        for pair, want, name in SURFACE_POOLS.values():
+        dim_pools = (
+            (pair, want, f"the {k.replace('_', ' ').upper()} texture pool") for k, (pair, want) in TEXTURE_DIM_POOLS.items()
+        )
+        for pair, want, name in (*SURFACE_POOLS.values(), *dim_pools):
             if pair in pairs and kinds.get(pair) != want:
                 raise ObjectError(
-                    f"{what}: set {pair[0]} binding {pair[1]} is {name}: storage images (Dim, Arrayed, "
-                    f"Sampled) = {want}, but the module declares {kinds.get(pair, 'no image')} there"
+                    f"{what}: set {pair[0]} binding {pair[1]} is {name}: {'storage' if want[2] == 2 else 'sampled'} "
+                    f"images (Dim, Arrayed, Sampled) = {want}, but the module declares {kinds.get(pair, 'no image')} there"
                 )
         _spirv_val(code, what)
         d = self.dev.device
@@ -210,7 +219,9 @@ class Compute:
                     vk.VkDescriptorPoolSize(
                         type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=len(SURFACE_POOLS) * n * P.COMPUTE_SURFACE_SLOTS
                     ),
-                    vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=n * POOL_TEXTURES),
+                    vk.VkDescriptorPoolSize(
+                        type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=(1 + len(TEXTURE_DIM_POOLS)) * n * POOL_TEXTURES
+                    ),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=n * POOL_SAMPLERS),
                 ],
             ),
@@ -429,7 +440,7 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
             views.append(tw.view if name == kind else dummies[name].view)
     general = vk.VK_IMAGE_LAYOUT_GENERAL
     # every binding of the layout written (lavapipe reads unwritten ones); unread pools: empty entries
-    writes = pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS)
+    writes = pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS, dims=True)
     writes.append(
         vk.VkWriteDescriptorSet(
             dstSet=ds0,
@@ -477,15 +488,24 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     rec.res.dispatches = getattr(rec.res, "dispatches", 0) + 1
 
 
-def pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple) -> list:
+def pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple, dims: bool = False) -> list:
     """Set 1 bindings 0 and 1 from the POOLS packet in force (the graphics path's set 1 and a
     kernel's alike): every entry written, since the shader's handle may name any; an empty
     texture entry is the 1x1 dummy image, an empty sampler one nearest and clamped.
-    Validation (validate.plan, POOLS) has checked the ids and queued the textures' uploads."""
-    views = []
+    Validation (validate.plan, POOLS) has checked the ids and queued the textures' uploads.
+    A 2D array or 3D texture (gfx-layers) is an entry of the pool of its kind, set 1 binding 7 or 8
+    (``dims``: a kernel's set; the graphics set has bindings 0 and 1 only), the dummy elsewhere."""
+    general = vk.VK_IMAGE_LAYOUT_GENERAL
+    kinds = {"2d": [], **{k: [] for k in TEXTURE_DIM_POOLS}}
     for tid in pools[0]:
-        view = rp.dummy_img.view if tid == EMPTY else rp.image_for(objs.textures[tid]).sample_view
-        views.append(vk.VkDescriptorImageInfo(imageView=view, imageLayout=vk.VK_IMAGE_LAYOUT_GENERAL))
+        t = None if tid == EMPTY else objs.textures[tid]
+        for kind, views in kinds.items():
+            if t is not None and t.view_kind == kind:
+                view = rp.image_for(t).sample_view
+            else:
+                view = rp.dummy_img.view if kind == "2d" else rp.dummy(kind).view
+            views.append(vk.VkDescriptorImageInfo(imageView=view, imageLayout=general))
+    views = kinds["2d"]
     smps = []
     for sid in pools[1]:
         sm = None if sid == EMPTY else objs.samplers[sid]
@@ -494,7 +514,18 @@ def pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple) -> list:
                 sampler=rp.sampler(False, False) if sm is None else rp.sampler(sm.linear, sm.repeat, sm.compare)
             )
         )
-    return [
+    extra = [
+        vk.VkWriteDescriptorSet(
+            dstSet=ds,
+            dstBinding=binding[1],
+            descriptorCount=POOL_TEXTURES,
+            descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+            pImageInfo=kinds[kind],
+        )
+        for kind, (binding, _) in TEXTURE_DIM_POOLS.items()
+        if dims
+    ]
+    return extra + [
         vk.VkWriteDescriptorSet(
             dstSet=ds,
             dstBinding=0,

@@ -21,7 +21,7 @@ OP_TYPE_IMAGE, OP_TYPE_ARRAY, OP_TYPE_POINTER, OP_VARIABLE = 25, 28, 32, 59
 MODEL_GLCOMPUTE, MODE_LOCAL_SIZE = 5, 17
 DEC_BINDING, DEC_SET = 33, 34
 # set 1, bindings 0 and 1: the kernel texture and sampler pools (shader_svc TEXTURE_POOL / SAMPLER_POOL)
-POOL_BINDINGS = frozenset({(1, 0), (1, 1)})
+POOL_BINDINGS = frozenset({(1, 0), (1, 1), (1, 7), (1, 8)})  # 2D textures, samplers, 2D array and 3D textures
 
 
 def reads_pools(code: bytes) -> bool:

@@ -125,7 +125,7 @@ class NativeReplay:
             cp[i].id, cp[i].pools = pid, 1 if prog.pools else 0
             for s in range(4):
                 kind = prog.sampler_kinds.get(4 + s, "2d")
-                if prog.lookups.get(4 + s) in ("dref", "both") and kind != "other":
+                if prog.lookups.get(4 + s) in ("dref", "both") and kind not in ("other", "3d"):
                     view, smp = rp.dummy(kind, depth=True).view, rp.sampler(False, False, 1)
                 else:
                     view, smp = rp.dummy(kind).view, rp.sampler(False, False)

@@ -48,9 +48,9 @@ typedef struct {
     char message[224];
 } nx_error;
 
-enum { NX_KIND_NONE, NX_KIND_2D, NX_KIND_2D_ARRAY, NX_KIND_CUBE, NX_KIND_CUBE_ARRAY, NX_KIND_OTHER };
+enum { NX_KIND_NONE, NX_KIND_2D, NX_KIND_2D_ARRAY, NX_KIND_CUBE, NX_KIND_CUBE_ARRAY, NX_KIND_OTHER, NX_KIND_3D, NX_KINDS };
 enum { NX_LOOK_NONE, NX_LOOK_PLAIN, NX_LOOK_DREF, NX_LOOK_BOTH };
-static const char *const KIND_NAMES[] = {"none", "2d", "2d_array", "cube", "cube_array", "other"};
+static const char *const KIND_NAMES[] = {"none", "2d", "2d_array", "cube", "cube_array", "other", "3d"};
 
 #define NX_OK 0
 #define NX_BAD 1
@@ -669,7 +669,7 @@ static int visit_objects(void *ctx, int32_t idx, int op, const uint8_t *p, uint3
             uint32_t want = pr->kinds[k];
             if (want && t->kind != want && (t->kind != NX_KIND_2D || want != NX_KIND_OTHER))
                 return fail(e, idx, op, "state", "%s: texture %u in slot %d is a %s texture; program %u samples binding %d as %s",
-                            name, t->id, k, KIND_NAMES[t->kind < 6 ? t->kind : 0], pr->id, 4 + k, KIND_NAMES[want < 6 ? want : 0]);
+                            name, t->id, k, KIND_NAMES[t->kind < NX_KINDS ? t->kind : 0], pr->id, 4 + k, KIND_NAMES[want < NX_KINDS ? want : 0]);
             uint32_t use = pr->lookups[k];
             int dref = use == NX_LOOK_DREF || use == NX_LOOK_BOTH, plain = use == NX_LOOK_PLAIN || use == NX_LOOK_BOTH;
             if (dref && !(t->flags & 2))

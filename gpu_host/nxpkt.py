@@ -27,7 +27,8 @@ DECODER = HERE / "nxpkt.c"
 FLAGS = ["-O2", *clib.SHARED_FLAGS, "-Wall", "-Werror", "-ldl"]
 OK, BAD, FALLBACK = 0, 1, 2
 FORMATTED = 1  # nx_pkt_check's flag: pass 1 done already (format_body)
-KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5}
+# view kinds as nxpkt.c's NX_KIND_* ("3d": a sampled volume, gfx-layers)
+KINDS = {"2d": 1, "2d_array": 2, "cube": 3, "cube_array": 4, "other": 5, "3d": 6}
 LOOKUPS = {"plain": 1, "dref": 2, "both": 3}
 CDEF = """
 typedef struct { uint32_t id; uint32_t flags; uint64_t size; } nx_pool;

@@ -53,8 +53,10 @@ class Texture:
     # layer); draws and PRESENT refuse it (validate.py).
     # A volume (3D) render target: ``layers`` depth slices of one 3D image; pitch-linear (slices
     # ``layer_stride`` apart as layers are) or block-linear (blocks ``2**block_depth_log2`` slices
-    # deep: blocklinear.size_bytes_3d); only a surface of the 3D pool (compute) and written back;
-    # never sampled, drawn into or presented.
+    # deep: blocklinear.size_bytes_3d).  A volume render target is a surface of the 3D pool
+    # (compute), written back and sampled; a volume that is not a render target is uploaded from
+    # its pool bytes (deswizzled whole where block-linear) and sampled as a 3D texture (gfx-layers).
+    # Never drawn into or presented.
     volume: bool = False
     # A 1D render target (``one_dim``): one row (height 1), an ordinary 2D image (array) to every
     # other command; COMPUTE_SURFACE puts it in the 1D pool (one layer) or the 1D array pool.
@@ -94,11 +96,11 @@ class Texture:
 
     @property
     def view_kind(self) -> str:
-        """How shaders see it: "2d", "2d_array", "cube" or "cube_array"."""
+        """How shaders see it: "2d", "2d_array", "cube", "cube_array" or "3d"."""
         if self.cube:
             return "cube" if self.layers == 6 else "cube_array"
-        if self.volume:  # never sampled (validate.py refuses it); the native tables need a known kind
-            return "2d_array"
+        if self.volume:  # a 3D view of its ``layers`` slices (the native replay hands these to Python)
+            return "3d"
         return "2d" if self.layers == 1 else "2d_array"
 
 
@@ -115,6 +117,9 @@ class Sampler:
 GEOMETRY_INPUTS = {4: "points", 5: "lines", 6: "triangles", 7: "lines_adjacency", 8: "triangles_adjacency"}
 TOPOLOGY_INPUT = {0: "triangles", 1: "triangles", 2: "lines", 3: "points"}
 GEOMETRY_MODEL = 3  # SPIR-V ExecutionModel Geometry
+# gfx-layers: the SpecId of the framebuffer's layer count in a geometry module that writes Layer
+# (shader_svc/lower/gfx_geometry.py's LAYER_COUNT_SPEC_ID; the pipeline sets it to the target's layers)
+LAYER_COUNT_SPEC_ID = 0x4C41
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,12 @@ class Program:
                 f"a draw of topology {topology} needs one for {want}"
             )
         return code
+
+    @functools.cached_property
+    def writes_layer(self) -> bool:
+        """Whether the geometry stage writes Layer (declares the layer count constant): its
+        pipelines are specialised on the bound target's layer count."""
+        return any(LAYER_COUNT_SPEC_ID in r.spec_ids for r in self.geometry_refl)
 
     @functools.cached_property
     def sampler_kinds(self) -> dict[int, str]:
@@ -291,10 +302,11 @@ class Objects:
             raise ObjectError(f"texture {id}: field samples {samples} is not one of {SAMPLE_COUNTS}")
         if samples > 1 and not render_target:
             raise ObjectError(f"texture {id}: field samples {samples} needs a render target (only those are multisampled)")
-        if volume and not (render_target and not fmt.depth and not cube and samples in (0, 1)):
+        if volume and (fmt.depth or cube or samples not in (0, 1) or fmt.block_w != 1 or fmt.block_h != 1):
+            # a sampled volume is uploaded slice by slice (or deswizzled whole): uncompressed colour only
             raise ObjectError(
-                f"texture {id}: a volume (3D) texture is a one-sample colour render target (format {format}, "
-                f"render_target {render_target}, cube {cube}, samples {samples})"
+                f"texture {id}: a volume (3D) texture is a one-sample, uncompressed colour texture (format {format}, "
+                f"cube {cube}, samples {samples})"
             )
         if block_depth_log2 and not (volume and block_linear):
             # only a block-linear volume stacks slices in its blocks

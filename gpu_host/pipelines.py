@@ -38,7 +38,7 @@ import vulkan as vk
 from vulkan._vulkan import ffi, lib
 
 from gpu_host import packets as P
-from gpu_host.objects import TOPOLOGY_INPUT, ObjectError, Program
+from gpu_host.objects import LAYER_COUNT_SPEC_ID, TOPOLOGY_INPUT, ObjectError, Program
 from gpu_host.validate import SubmissionError
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.vkdevice import Device
@@ -87,6 +87,7 @@ class Shape:
     polygon_mode: int = 0
     samples: int = 1  # rasterizationSamples: the bound targets' sample count
     alpha_to_coverage: bool = False
+    layers: int = 1  # gfx-layers: the bound targets' layer count, for a geometry stage writing Layer
 
 
 def cache_file(dev: Device, cache_dir: str | os.PathLike) -> Path:
@@ -219,14 +220,18 @@ class Pipelines:
         polygon_mode: int = 0,
         samples: int = 1,
         alpha_to_coverage: bool = False,
+        layers: int = 1,
     ) -> tuple[tuple, "Shape"]:
         formats = vk_format if isinstance(vk_format, tuple) else (vk_format,) if vk_format else ()
         if not isinstance(blend, tuple):
             blend = P.BLEND_OVER if blend else P.BLEND_OFF
         if not blend or not isinstance(blend[0], tuple):  # one state for every attachment
             blend = (blend,) * len(formats)
+        layers = layers if prog.writes_layer else 1  # only a Layer-writing geometry stage is specialised on it
         key = (prog.digest, layout[1:], formats, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage)
-        return key, Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage)
+        key += (layers,) if layers != 1 else ()
+        shape = Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage, layers)
+        return key, shape
 
     def _make(self, prog: Program, sh: "Shape") -> Any:
         # Colour targets with different blend states are compiled whole: lavapipe (Mesa 22.3)
@@ -285,6 +290,7 @@ class Pipelines:
         polygon_mode: int = 0,
         samples: int = 1,
         alpha_to_coverage: bool = False,
+        layers: int = 1,
     ) -> Any:
         """The pipeline for this program, vertex layout, attachment formats (``vk_format``: one
         colour format, 0 for none, or a tuple of the colour targets' formats;
@@ -294,7 +300,7 @@ class Pipelines:
         are dynamic state: one pipeline serves them all.  One being made on a worker is waited
         for."""
         key, shape = self._key(
-            prog, layout, vk_format, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage
+            prog, layout, vk_format, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage, layers
         )
         p = self.cache.get(key)
         if p is not None:
@@ -345,7 +351,7 @@ class Pipelines:
         )
         vstages = [s["vstage"]] + ([s["gstage"]] if s["gstage"] is not None else [])
         pre = self._part(
-            ("pre", prog.digest, sh.polygon_mode, s["ginput"]),
+            ("pre", prog.digest, sh.polygon_mode, s["ginput"], sh.layers),
             PRE,
             stageCount=len(vstages),
             pStages=vstages,
@@ -386,14 +392,25 @@ class Pipelines:
         vstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_VERTEX_BIT, module=vmod, pName="main")
         fstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_FRAGMENT_BIT, module=fmod, pName="main")
         # gfx-geom: the geometry module made for the input primitive this topology gives
-        gstage, ginput = None, ""
+        gstage, ginput, data = None, "", None
         try:
             has_geometry = prog.geometry_for(topology) is not None
         except ObjectError as e:  # the submission is refused (named in the log), the process serves on
             raise SubmissionError(str(e)) from None
         if has_geometry:
             ginput = TOPOLOGY_INPUT[topology]
-            gstage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_GEOMETRY_BIT, module=gmods[ginput], pName="main")
+            spec = None
+            if prog.writes_layer:  # gfx-layers: vertices whose Layer is not below this are not emitted
+                data = vk.ffi.new("uint32_t[1]", [sh.layers])
+                spec = vk.VkSpecializationInfo(
+                    mapEntryCount=1,
+                    pMapEntries=[vk.VkSpecializationMapEntry(constantID=LAYER_COUNT_SPEC_ID, offset=0, size=4)],
+                    dataSize=4,
+                    pData=data,
+                )
+            gstage = vk.VkPipelineShaderStageCreateInfo(
+                stage=vk.VK_SHADER_STAGE_GEOMETRY_BIT, module=gmods[ginput], pName="main", pSpecializationInfo=spec
+            )
         vin = vk.VkPipelineVertexInputStateCreateInfo(
             vertexBindingDescriptionCount=1,
             pVertexBindingDescriptions=[
@@ -448,6 +465,7 @@ class Pipelines:
             fstage=fstage,
             gstage=gstage,
             ginput=ginput,
+            spec_data=data,  # kept alive until the pipeline is made
             vin=vin,
             ia=ia,
             vp=vp,

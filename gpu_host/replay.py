@@ -243,7 +243,9 @@ class Replayer(ReplayImages, ReplayReadback):
                 texels.append((t, None))
                 continue
             lin = (
-                np.concatenate([self._layer_texels(t, src, k) for k in range(t.layers)])
+                self._volume_texels(t, src)
+                if t.volume
+                else np.concatenate([self._layer_texels(t, src, k) for k in range(t.layers)])
                 if t.layers > 1
                 else self._layer_texels(t, src, 0)
             )
@@ -289,12 +291,12 @@ class Replayer(ReplayImages, ReplayReadback):
                         bufferRowLength=0,
                         bufferImageHeight=0,
                         imageSubresource=COLOR_LAYERS
-                        if t.layers == 1
+                        if t.layers == 1 or t.volume
                         else vk.VkImageSubresourceLayers(
                             aspectMask=vk.VK_IMAGE_ASPECT_COLOR_BIT, mipLevel=0, baseArrayLayer=0, layerCount=t.layers
                         ),
                         imageOffset=vk.VkOffset3D(0, 0, 0),
-                        imageExtent=vk.VkExtent3D(t.width, t.height, 1),
+                        imageExtent=vk.VkExtent3D(t.width, t.height, t.layers if t.volume else 1),
                     )
                 ],
             )
@@ -378,7 +380,7 @@ class Replayer(ReplayImages, ReplayReadback):
             t = texs.get(s)
             if t is None:
                 kind = program.sampler_kinds.get(4 + s, "2d")
-                if program.lookups.get(4 + s) in ("dref", "both") and kind != "other":
+                if program.lookups.get(4 + s) in ("dref", "both") and kind not in ("other", "3d"):
                     # a depth view and a compare sampler whose op is NEVER: the lookup reads 0
                     # whatever the dummy holds (a plain sampler under Dref is undefined)
                     view, smp = self.dummy(kind, depth=True).view, self.sampler(False, False, 1)

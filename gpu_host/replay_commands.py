@@ -76,6 +76,11 @@ class CommandRecording:
         t = (self.colors[0] if self.colors else self.depth)[0]
         return t.width, t.height
 
+    def layers(self) -> int:
+        """The bound targets' layer count (gfx-layers: layered colour targets are bound with all
+        their layers, one count for all and no depth target: validate.py)."""
+        return self.colors[0][0].layers if self.colors else 1
+
     def set_scissor(self) -> None:
         w, h = self.size()
         scissor = self.scissor
@@ -116,7 +121,7 @@ class CommandRecording:
             self.cb,
             vk.VkRenderingInfo(
                 renderArea=area,
-                layerCount=1,
+                layerCount=self.layers(),
                 colorAttachmentCount=len(atts),
                 pColorAttachments=atts or None,
                 pDepthAttachment=datt,
@@ -174,7 +179,7 @@ class CommandRecording:
                 )
             ],
             1,
-            [whole_rect(w, h)],
+            [whole_rect(w, h, self.layers())],
         )
 
     def clear_depth_stencil(self, i: int, cmd: tuple) -> None:
@@ -375,6 +380,7 @@ class CommandRecording:
             self.raster[3],
             samples,
             self.a2c and samples > 1,
+            self.layers(),
         )
         if p is None:
             return False
@@ -460,9 +466,9 @@ def blend_for(blends: dict[int, tuple], k: int) -> tuple:
     return b if b[1] == 0 else (b[0], 0, *b[2:])
 
 
-def whole_rect(w: int, h: int) -> Any:
+def whole_rect(w: int, h: int, layers: int = 1) -> Any:
     return vk.VkClearRect(
-        rect=vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h)), baseArrayLayer=0, layerCount=1
+        rect=vk.VkRect2D(offset=vk.VkOffset2D(0, 0), extent=vk.VkExtent2D(w, h)), baseArrayLayer=0, layerCount=layers
     )
 
 

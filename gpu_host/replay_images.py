@@ -132,8 +132,8 @@ class ReplayImages:
         usage = RT_USAGE if t.render_target else TEX_USAGE
         if t.samples > 1:
             usage = vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT
-        if t.volume:  # a 3D surface: ``layers`` depth slices, never sampled nor drawn into
-            usage = vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
+        if t.volume:  # a 3D image of ``layers`` depth slices: a surface (compute) or uploaded; sampled, never drawn into
+            usage = TEX_USAGE | (vk.VK_IMAGE_USAGE_TRANSFER_SRC_BIT if t.render_target else 0)
             img = self.dev.image(t.width, t.height, self.upload_format(t.fmt)[0], usage, depth=t.layers)
             self.images[t.id] = (t, img)
             return img
@@ -182,12 +182,26 @@ class ReplayImages:
             lin, _ = texdecode.decode(decoder, np.ascontiguousarray(lin), t.width, t.height, t.fmt.block_w, t.fmt.block_h)
         return np.ascontiguousarray(lin)
 
+    def _volume_texels(self, t: Texture, src: Any) -> np.ndarray:
+        """A volume's slices from its pool bytes, linear (slice, row, element): pitch-linear slices
+        ``layer_stride`` apart as layers are, or a block-linear volume deswizzled whole (its blocks
+        hold ``2**block_depth_log2`` slices: blocklinear.deswizzle_3d)."""
+        if not t.block_linear:
+            return np.concatenate([self._layer_texels(t, src, k) for k in range(t.layers)])
+        lin = blocklinear.deswizzle_3d(src, t.row_bytes, t.rows, t.layers, t.block_height_log2, t.block_depth_log2, t.gob)
+        decoder = self.upload_format(t.fmt)[1]
+        if decoder:  # the device lacks the format: each slice RGBA8 decoded here
+            lin = np.stack([texdecode.decode(decoder, np.ascontiguousarray(s), t.width, t.height, 1, 1)[0] for s in lin])
+        return np.ascontiguousarray(lin)
+
     def dummy(self, kind: str, depth: bool = False) -> Image:
         """A 1x1 image of view ``kind`` for a slot a shader reads that nothing is bound to;
         ``depth``: a D32F one, for a slot the shader looks up with a depth comparison (Dref
         needs a depth view)."""
         key = kind + ("_depth" if depth else "")
         img = self.dummies.get(key)
+        if img is None and kind == "3d":  # a 1x1x1 volume (a 3D slot has no depth-compare form)
+            img = self.dummies[key] = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, depth=1)
         if img is None:
             layers, cube = {"cube": (6, True), "cube_array": (12, True), "2d_array": (2, False)}.get(kind, (1, False))
             if depth:

@@ -24,10 +24,10 @@ OP_LOAD, OP_COPY_OBJECT = 61, 83
 # with a reference (Dref) and those that do not; OpImageFetch / OpImageRead take no sampler
 DREF_LOOKUPS = frozenset({89, 90, 93, 94, 97, 307, 308, 311, 312, 315})
 PLAIN_LOOKUPS = frozenset({87, 88, 91, 92, 96, 305, 306, 309, 310, 314})
-DIM_2D, DIM_CUBE = 1, 3
+DIM_2D, DIM_3D, DIM_CUBE = 1, 2, 3
 POOL_TEXTURES = 16  # set 1 binding 0: the texture pool's entries 0..15 (shader_svc's TEXTURE_POOL)
 POOL_SAMPLERS = 4  # set 1 binding 1: the sampler pool's entries 0..3 (shader_svc's SAMPLER_POOL)
-DEC_BUILTIN, DEC_LOCATION, DEC_BINDING, DEC_SET = 11, 30, 33, 34
+DEC_SPEC_ID, DEC_BUILTIN, DEC_LOCATION, DEC_BINDING, DEC_SET = 1, 11, 30, 33, 34
 SC_UNIFORM_CONSTANT, SC_INPUT, SC_UNIFORM, SC_PUSH_CONSTANT, SC_STORAGE_BUFFER = 0, 1, 2, 9, 12
 UBO_BINDINGS = range(0, 4)
 SAMPLER_BINDINGS = range(4, 8)
@@ -50,6 +50,9 @@ class Reflection:
     # lookups compare with a reference.  A compare sampler under a plain lookup, or a plain
     # sampler under a Dref lookup, is undefined in Vulkan: the draw is refused (validate.py)
     lookups: tuple[tuple[int, str], ...] = ()
+    # the SpecIds of the module's specialisation constants (gfx-layers: a geometry module that
+    # writes Layer declares pipelines.LAYER_COUNT_SPEC_ID, the framebuffer's layer count)
+    spec_ids: frozenset[int] = frozenset()
 
 
 def reflect(code: bytes, what: str) -> Reflection:
@@ -119,7 +122,7 @@ def reflect(code: bytes, what: str) -> Reflection:
     def kind_of(vid: int) -> str:
         img = sampled_images.get(ptr_to.get(ptr_of.get(vid, -1), -1), -1)
         dim = images.get(img, (None, None))[0]
-        base = {DIM_2D: "2d", DIM_CUBE: "cube"}.get(dim)
+        base = {DIM_2D: "2d", DIM_CUBE: "cube", DIM_3D: "3d"}.get(dim)  # 3D: never arrayed
         return "other" if base is None else base + ("_array" if arrayed.get(img) else "")
 
     def pool_array(vid: int, b: int) -> None:
@@ -167,6 +170,13 @@ def reflect(code: bytes, what: str) -> Reflection:
                     lookups[b] = "both" if len(u) == 2 else next(iter(u))
         elif sc == SC_INPUT and DEC_LOCATION in d and DEC_BUILTIN not in d:
             inputs.add(d[DEC_LOCATION])
+    spec_ids = frozenset(d[DEC_SPEC_ID] for d in deco.values() if DEC_SPEC_ID in d)
     return Reflection(
-        models[0], frozenset(inputs), frozenset(bindings), pools, tuple(sorted(kinds.items())), tuple(sorted(lookups.items()))
+        models[0],
+        frozenset(inputs),
+        frozenset(bindings),
+        pools,
+        tuple(sorted(kinds.items())),
+        tuple(sorted(lookups.items())),
+        spec_ids,
     )

@@ -50,12 +50,14 @@ def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None,
             raise SubmissionError(f"{where}: field color = {color.id} was not registered as a render target")
         if color.fmt.depth:
             raise SubmissionError(f"{where}: field color = {color.id} has depth format {color.fmt.name}")
-        _one_layer(where, "color", color)
+        _not_volume(where, "color", color)
     if depth is not None:
         if not depth.render_target:
             raise SubmissionError(f"{where}: field depth = {depth.id} was not registered as a render target")
         if not depth.fmt.depth:
             raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, not a depth format")
+    if color is not None and depth is not None:
+        _layers_match(where, [color], depth)
     if color is not None and depth is not None and (color.width, color.height) != (depth.width, depth.height):
         raise SubmissionError(
             f"{where}: field depth = {depth.id} is {depth.width}x{depth.height}, the colour "
@@ -64,34 +66,52 @@ def _depth_target(where: str, cmd: tuple, need_texture) -> tuple[Texture | None,
     return color, depth
 
 
-def _render_target(where: str, objects: Objects, name: str, tid: int) -> Texture:
-    """Texture ``tid`` given in field ``name``: registered, and registered as a render target."""
+def _render_target(where: str, objects: Objects, name: str, tid: int, layered: bool = False) -> Texture:
+    """Texture ``tid`` given in field ``name``: registered, and registered as a render target
+    (one layer, or ``layered``: any layers, a colour target drawn with all of them)."""
     t = objects.textures.get(tid)
     if t is None:
         raise SubmissionError(f"{where}: field {name} = {tid} is not a registered texture")
     if not t.render_target:
         raise SubmissionError(f"{where}: field {name} = {tid} was not registered as a render target")
-    _one_layer(where, name, t)
+    (_not_volume if layered else _one_layer)(where, name, t)
     return t
+
+
+def _layers_match(where: str, colors: list[Texture], depth: Texture | None) -> None:
+    """gfx-layers: the bound colour targets are drawn with all their layers (a geometry stage's
+    Layer picks one; without it layer 0), so they have one layer count, and a layered one is bound
+    without a depth target (depth targets have one layer)."""
+    counts = {t.layers for t in colors}
+    if len(counts) > 1:
+        raise SubmissionError(
+            f"{where}: the colour targets' layer counts differ ({', '.join(f'{t.id}: {t.layers}' for t in colors)}); "
+            "layered targets are drawn with all their layers, one count for all"
+        )
+    if depth is not None and colors and colors[0].layers > 1:
+        raise SubmissionError(
+            f"{where}: colour target {colors[0].id} is layered ({colors[0].layers} layers) and depth target "
+            f"{depth.id} has one layer: a layered target is drawn without a depth target"
+        )
 
 
 def _not_volume(where: str, name: str, t: Texture) -> None:
     """A volume (3D) render target is a surface of the 3D pool only (compute) and written back."""
     if t.volume:
         raise SubmissionError(
-            f"{where}: field {name} = {t.id} is a volume (3D) render target ({t.layers} slices): it is a "
-            "3D surface pool entry, written back, never sampled, drawn into, resolved or presented"
+            f"{where}: field {name} = {t.id} is a volume (3D) texture ({t.layers} slices): it is a "
+            "3D surface pool entry or a bound 3D texture, never drawn into, resolved, presented or in the texture pool"
         )
 
 
 def _one_layer(where: str, name: str, t: Texture) -> None:
-    """A layered render target is a surface (compute), sampled and written back; draws, resolves
-    and PRESENT take one-layer targets."""
+    """A layered render target is a surface (compute), sampled, drawn into (gfx-layers) and written
+    back; resolves and PRESENT take one-layer targets."""
     _not_volume(where, name, t)
     if t.layers > 1:
         raise SubmissionError(
             f"{where}: field {name} = {t.id} is a layered render target ({t.layers} layers): it is a "
-            "surface pool entry, sampled or written back, never drawn into, resolved or presented"
+            "surface pool entry, sampled, drawn into or written back, never resolved or presented"
         )
 
 
@@ -108,7 +128,7 @@ def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Text
             raise SubmissionError(
                 f"{where}: {name} is empty but a later colour target is set (colour targets are attachments 0..n-1 with no gaps)"
             )
-        t = _render_target(where, objects, f"colors[{k}]", tid)
+        t = _render_target(where, objects, f"colors[{k}]", tid, layered=True)
         if t.fmt.depth:
             raise SubmissionError(f"{where}: {name} = {tid} has depth format {t.fmt.name}; a depth target goes in field depth")
         if tid in ids[:k]:
@@ -121,6 +141,7 @@ def _render_targets(where: str, cmd: tuple, objects: Objects) -> tuple[list[Text
             raise SubmissionError(f"{where}: field depth = {depth.id} has format {depth.fmt.name}, not a depth format")
     if not colors and depth is None:
         raise SubmissionError(f"{where}: fields colors and depth are all empty")
+    _layers_match(where, colors, depth)
     first = colors[0] if colors else depth
     for name, t in [*((f"colors[{k}]", t) for k, t in enumerate(colors)), ("depth", depth)]:
         if t is not None and (t.width, t.height) != (first.width, first.height):
@@ -218,7 +239,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
             depth = None
             if not target.render_target:
                 raise SubmissionError(f"{where}: texture {cmd[1]} was not registered as a render target")
-            _one_layer(where, "texture", target)
+            _not_volume(where, "texture", target)  # a layered one: drawn with all its layers
             if target.fmt.depth:
                 raise SubmissionError(
                     f"{where}: field texture {cmd[1]} has depth format {target.fmt.name}; bind it with DEPTH_TARGET"
@@ -270,8 +291,7 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                     f"{where}: field texture {t.id} is multisampled ({t.samples} samples); "
                     "RESOLVE it into a one-sample texture to sample it"
                 )
-            _not_volume(where, "texture", t)
-            tex_slots[cmd[1]] = t
+            tex_slots[cmd[1]] = t  # a volume too: a 3D view, checked against the program at the draw
             slot_samplers[cmd[1]] = objects.samplers[cmd[3]]
             if not t.render_target:
                 uploads[t.id] = t
@@ -283,10 +303,10 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 t = objects.textures.get(tid)
                 if t is None:
                     raise SubmissionError(f"{where}: field textures[{j}] = {tid} is not a registered texture")
-                _not_volume(where, f"textures[{j}]", t)
-                if t.view_kind != "2d":
+                if t.view_kind not in ("2d", "2d_array", "3d"):  # 2D array and 3D: kernels' pools (gfx-layers)
                     raise SubmissionError(
-                        f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; the texture pool holds 2D textures"
+                        f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; the texture pool holds "
+                        "2D, 2D array and 3D textures"
                     )
                 if t.samples > 1:
                     raise SubmissionError(

@@ -52,9 +52,12 @@ model: a handler never sees an unallocated encoding): FP ftype 10 of the scalar 
 to its own precision, FMOV (general) with sf and ftype apart, the fixed-point conversions' sf 0
 with scale<5> 0 and DecodeBitMasks' UNDEFINED imms/N included (session 27).  ``test_unallocated``
 checks every clause's words (``.word`` to capstone, UNDEFINED to Unicorn), ``test_isa_bits`` that
-no word of a form is UNDEFINED to Unicorn.  What the handlers still refuse is no field value:
-LDP with Rt = Rt2 and a writeback load into its base register (CONSTRAINED UNPREDICTABLE, a
-relation between register fields; Unicorn runs them) and SYSL.
+no word of a form is UNDEFINED to Unicorn.  The forms also say which handler lifts a word:
+``lift/forms.py`` maps each form to one handler, with no predicate over the decoded instruction
+(session 28: the ``takes_*`` routing of the Advanced SIMD groups became the rows' names), and a
+form the lifter does not implement (SYSL) has a refusing row.  What a handler still refuses is
+no field value: LDP with Rt = Rt2 and a writeback load into its base register (CONSTRAINED
+UNPREDICTABLE, a relation between register fields; Unicorn runs them).
 """
 
 from __future__ import annotations

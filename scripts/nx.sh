@@ -27,6 +27,20 @@ APT_PACKAGES=(
 
 sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }
 
+# A mirror or index that hiccups once must not fail a whole CI run: every download is tried
+# 3 times, 10 s apart (apt also retries each file itself, Acquire::Retries), then fails naming
+# what could not be fetched.
+retry3() {
+  local what=$1; shift
+  local n
+  for n in 1 2 3; do
+    "$@" && return 0
+    [ "$n" = 3 ] || { echo "nx: $what failed (try $n of 3); again in 10 s" >&2; sleep 10; }
+  done
+  echo "nx: error: $what failed 3 times; see the messages above" >&2
+  return 1
+}
+
 setup_apt() {
   local missing=()
   for p in "${APT_PACKAGES[@]}"; do
@@ -34,8 +48,9 @@ setup_apt() {
   done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "nx: installing Debian packages: ${missing[*]}" >&2
-    sudo_ env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-    sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null
+    retry3 "apt-get update" sudo_ env DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Retries=3 update -q >/dev/null
+    retry3 "apt-get install ${missing[*]}" \
+      sudo_ env DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Retries=3 install -y -q "${missing[@]}" >/dev/null
   fi
 }
 
@@ -45,8 +60,8 @@ setup_venv() {
   local stamp=.venv/.nx-installed
   if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
     echo "nx: installing Python packages into .venv" >&2
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e ".[test]"
+    retry3 "pip install --upgrade pip" .venv/bin/python -m pip install -q --upgrade pip
+    retry3 "pip install -e .[test]" .venv/bin/python -m pip install -q -e ".[test]"
     touch "$stamp"
   fi
   .venv/bin/python -m proto.gen

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import struct
 import subprocess
 import time
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Iterator
 
 import numpy as np
@@ -24,21 +24,38 @@ def missing_tools() -> list[str]:
 
 @contextmanager
 def xvfb(screen: str = "640x480x24") -> Iterator[str]:
-    """A private Xvfb on the first free display number; yields ":N"."""
-    n = 90 + os.getpid() % 50
-    while Path(f"/tmp/.X{n}-lock").exists() or Path(f"/tmp/.X11-unix/X{n}").exists():
-        n += 1
-    proc = subprocess.Popen(
-        ["Xvfb", f":{n}", "-screen", "0", screen, "-nolisten", "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 10
-    while not Path(f"/tmp/.X11-unix/X{n}").exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"Xvfb :{n} did not start")
-        time.sleep(0.05)
+    """A private Xvfb; yields ":N".  The server picks the first free display number itself and
+    writes it to a pipe once it accepts connections (``-displayfd``, Xserver(1)): choosing a
+    number here and checking its lock file first raced with another xdist worker or another
+    program starting a server on the same number."""
+    r, w = os.pipe()
     try:
-        yield f":{n}"
+        proc = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(w), "-screen", "0", screen, "-nolisten", "tcp"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(w,),
+        )
+    finally:
+        os.close(w)
+    got, deadline = b"", time.monotonic() + 60  # a loaded machine starts it slowly
+    try:
+        while not got.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                raise RuntimeError("Xvfb did not say which display it serves within 60 s")
+            chunk = os.read(r, 16)
+            if not chunk:  # it exited without serving
+                raise RuntimeError(f"Xvfb exited ({proc.wait(5)}) before serving a display")
+            got += chunk
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        os.close(r)
+    try:
+        yield f":{int(got)}"
     finally:
         proc.terminate()
         proc.wait(10)

@@ -32,6 +32,7 @@ def _apt_opts(arch: str, base: Path) -> list[str]:
         f"-oDir::Cache={base}/cache",
         "-oDebug::NoLocking=1",
         "-oAPT::Sandbox::User=root",
+        "-oAcquire::Retries=3",  # a mirror's one-off failure must not skip a test (apt's own retry)
     ]
 
 

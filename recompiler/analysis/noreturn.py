@@ -1,6 +1,8 @@
-"""Functions that never return to their caller (``noreturn_functions``): no RET (none anywhere
-in the function's span of the image either), no jump out through a register, every tail call
-to another such function.  A call of one ends its path in the lifted code."""
+"""Functions that never return to their caller (``noreturn_functions``): on every path from the
+entry, no RET, no jump out through a register, every tail call to another such function (and
+no RET anywhere in the function's span of the image).  A path ends at a call of one, and at a
+call followed only by padding before the next function.  A call of one ends its path in the
+lifted code."""
 
 from __future__ import annotations
 
@@ -39,43 +41,87 @@ def _returns_in_span(mem: Memory, funcs: dict[int, FunctionPlan]) -> set[int]:
 def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None, inexact: set[int] = frozenset()) -> set[int]:
     """The functions that never return to their caller: no RET, no jump out through a register
     (a jump table's targets and an IFUNC stub's candidates count as tail calls), and every tail
-    call (a branch out, the fall into the next function) goes to such a function.  What runs
-    after a call of one is never reached by that call (a non-local exit lands elsewhere: at a
-    setjmp's return, a landing pad): the lifter ends such a call with a fatal error instead of
-    falling into the code after it, so neither liveness nor clang sees a path from the call on.
-    ``inexact``: BRs whose table rests on a guess (``analysis.tables.Recovered.exact``), which
-    may go elsewhere.  Least fixed point: mutual tail recursion with no other way out is left out; so is a
-    function with a RET anywhere in its span of the image (``_returns_in_span``)."""
-    tails: dict[int, set[int]] = {}
+    call (a branch out, the fall into the next function) goes to such a function, on every path
+    from the entry.  A path ends at a call of a function already found to be one: the code after
+    such a call is not reached from it (glibc's ``malloc_printerr`` calls ``__libc_message``,
+    which aborts, and its next word is the next function's first, into which it would otherwise
+    fall; its callers' bytes after the call are no code either).  What runs after a call of one
+    is never reached by that call (a non-local exit lands elsewhere: at a setjmp's return, a
+    landing pad): the lifter ends such a call with a fatal error instead of falling into the
+    code after it, so neither liveness nor clang sees a path from the call on.  ``inexact``:
+    BRs whose table rests on a guess (``analysis.tables.Recovered.exact``), which may go
+    elsewhere.  Least fixed point: mutual tail recursion with no other way out is left out; so
+    is a function with a RET anywhere in its span of the image (``_returns_in_span``)."""
     returning = _returns_in_span(mem, funcs) if mem is not None else set()
-    for e, plan in funcs.items():
-        if e in returning:
-            continue
-        addrs = {i.addr for i in plan.insns}
-        out: set[int] | None = set()
+    cands = [e for e in funcs if e not in returning]
+    # who may change its answer when a function is found never to return: its callers and
+    # the functions that branch or fall into it
+    users: dict[int, set[int]] = {}
+    for e in cands:
+        plan = funcs[e]
         for i in plan.insns:
-            n = i.name
-            if n == "RET" or (
-                n == "BR" and (i.addr not in plan.jump_tables or i.addr in inexact) and i.addr not in plan.ifunc_targets
-            ):
-                out = None
-                break
-            targets = [*plan.jump_tables.get(i.addr, ()), *plan.ifunc_targets.get(i.addr, ())]
-            t = branch_target(i) if n != "BL" else None
-            if t is not None:
-                targets.append(t)
-            falls = i.form is not None and n not in ENDS and not (i.group == "BCOND" and i.f["cond"] >> 1 == 7)
-            if falls and i.addr + 4 not in addrs and n not in ("BL", "BLR"):
-                targets.append(i.addr + 4)  # the fall into the next function
-            out |= {x for x in targets if x not in addrs}
-        if out is not None:
-            tails[e] = out
+            for t in (branch_target(i), *plan.jump_tables.get(i.addr, ()), *plan.ifunc_targets.get(i.addr, ())):
+                if t is not None:
+                    users.setdefault(t, set()).add(e)
+            users.setdefault(i.addr + 4, set()).add(e)
     noret: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for e, out in tails.items():
-            if e not in noret and all(x == e or x in noret for x in out):
-                noret.add(e)
-                changed = True
+    work = list(cands)
+    queued = set(work)
+    while work:
+        e = work.pop()
+        queued.discard(e)
+        if e in noret or not _never_returns(funcs[e], noret, inexact):
+            continue
+        noret.add(e)
+        for u in users.get(e, ()):
+            if u not in noret and u not in queued:
+                queued.add(u)
+                work.append(u)
     return noret
+
+
+def _never_returns(plan: FunctionPlan, noret: set[int], inexact: set[int]) -> bool:
+    """Every path from ``plan``'s entry ends in a trap, a tail call of a function in ``noret``
+    (or of itself) or a call of one; none reaches a RET, a jump through a register without an
+    exact table, or a branch or fall out of the body to any other function."""
+    at = {i.addr: i for i in plan.insns}
+    seen: set[int] = set()
+    work = [plan.entry]
+    while work:
+        a = work.pop()
+        if a in seen:
+            continue
+        i = at.get(a)
+        if i is None:  # out of the body: a tail call
+            if a != plan.entry and a not in noret:
+                return False
+            continue
+        seen.add(a)
+        n = i.name
+        if n == "RET" or (n == "BR" and (a not in plan.jump_tables or a in inexact) and a not in plan.ifunc_targets):
+            return False
+        work.extend(plan.jump_tables.get(a, ()))
+        work.extend(plan.ifunc_targets.get(a, ()))
+        if n == "BL" and branch_target(i) in noret:
+            continue  # the call does not come back: the next instruction is not reached from here
+        t = branch_target(i) if n != "BL" else None
+        if t is not None:
+            if t == plan.entry and t not in at:
+                continue
+            work.append(t)
+        if i.form is not None and n not in ENDS and not (i.group == "BCOND" and i.f["cond"] >> 1 == 7):
+            if n not in ("BL", "BLR") or _after_call(at, a) in at:
+                work.append(a + 4)
+            # else a call followed by nothing but padding before the next function: no compiler
+            # lets a call's return run on into another function, so the callee does not return
+            # from there (``malloc_printerr``'s ``__libc_message`` returns only for other
+            # arguments) and the path ends
+    return True
+
+
+def _after_call(at: dict, a: int) -> int:
+    """The first address after the call at ``a`` that is not a ``nop`` of the body ``at``."""
+    b = a + 4
+    while b in at and at[b].name == "NOP":
+        b += 4
+    return b

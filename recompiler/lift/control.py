@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 
 from recompiler.decode import Insn
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 from recompiler.lift.integer import sext
 from recompiler.lift.liveness import xbit
 
@@ -204,8 +204,6 @@ def h_axflag(em: FunctionEmitter, i: Insn) -> None:
 
 def h_sys(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
-    if f["L"]:
-        raise LiftError("SYSL")
     key = (f["op1"], f["CRn"], f["CRm"], f["op2"])
     if key == (3, 7, 4, 1):  # DC ZVA: zero the 64-byte block (DCZID_EL0 reports 64)
         em.out(f"memset((void *)({em.x(f['Rt'])} & ~63ull), 0, 64);")

@@ -3,7 +3,8 @@
 in which modules are merged.  The lifter (``lift_function``), the Unicorn differential test
 (``tests/recompiler/test_unicorn.py``) and the scan of unimplemented instructions read it
 (``HANDLERS``: form -> the one callable that lifts it); ``tests/recompiler/test_forms.py``
-checks that every decodable encoding gets exactly one handler and that none hands it on.
+checks that every decodable encoding gets exactly one handler, that none hands it on and that
+the handler a form's row names lifts every encoding of the form.
 
 A handler is ``h(em, insn)``: it writes the instruction's C through the emitter's API
 (``FunctionEmitter``) and returns False where control never goes on to the next address.  Its
@@ -11,22 +12,23 @@ effects end up in a ``result.Lifted`` record (``result.py``): the exits through 
 API, the registers, NZCV and memory it reads and writes from its form's declaration
 (``effects.EFFECTS``, one function per form, shared by the form's rows).
 
-Handlers live in files named after the Arm ARM's encoding groups.  A group whose class row had
-a chain of handlers (the vector-typed ``simd_vec``, the exact ``simd_int``, the general
-``fp_simd``) gives each of its forms only the handlers that take some of its encodings
-(``_route``): every Advanced SIMD form has one.  Every form has exactly one row (MRS/MSR's
-FPSR and FPCR accesses are forms of their own, ``MRS_fpsr`` and ``MSR_fp``), so no handler is
-chosen by a predicate at lift time and no handler calls another.  A split group's ``_unlifted``
-row (``isa.py``) is refused: ``h_unallocated``.
+Handlers live in files named after the Arm ARM's encoding groups.  Where several handlers
+lift one ``isa.py`` group (the vector-typed ``simd_vec``, the exact ``simd_int``, the general
+``fp_simd``), the group's rows name, for each handler, the forms it lifts (``_rows``): a plain
+form -> handler map, like dynarmic's table, where each form's fixed fields (``isa.py``) say
+which handler takes it; nothing is decided by a predicate over the decoded instruction, at
+import or at lift time, and no handler calls another or hands a word back.  MRS/MSR's FPSR and
+FPCR accesses are forms of their own (``MRS_fpsr``, ``MSR_fp``).  A split group's ``_unlifted``
+row (``isa.py``) is refused (``h_unallocated``), and so is SYSL, a form the lifter does not
+implement (``h_not_lifted``).
 """
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Callable
 
-from recompiler.decode import Insn, decode
+from recompiler.decode import Insn
 from recompiler.isa import GROUPS
 from recompiler.lift import (
     control,
@@ -64,35 +66,31 @@ def h_unallocated(em, insn: Insn) -> None:
     raise LiftError(f"unallocated encoding ({insn.group})")
 
 
-# fields no handler's ``takes`` reads: a shift's low bits, a by-element form's lane index
-_NOT_SELECTORS = {"immb", "L", "M", "H"}
+def h_not_lifted(em, insn: Insn) -> None:
+    """The row of a form the lifter implements no operation for: SYSL (a system instruction with
+    a result; none is lifted, so the word is a fatal trap, as an unallocated one)."""
+    raise LiftError(f"{insn.name} is not lifted")
 
 
-def _route(group: str, *chain: tuple[Handler, Callable[[Insn], bool] | None]) -> list[Row]:
-    """Rows for the forms of an ``isa.py`` group whose class row had a chain of handlers
-    (``chain``: (handler, takes) in order, the last taking the rest): each form gets only the
-    handlers that take some of its encodings, found by trying every value of its free fields
-    but the registers and lane or shift bits (``R*``, ``_NOT_SELECTORS``: no predicate reads
-    them): every form has one (a form two handlers shared would be an error here: split it in
-    ``isa.py``), and each encoding keeps the handler the class row's chain gave it."""
-    out: list[Row] = []
-    for f in GROUPS[group]:
-        if f.unlifted:  # unallocated (reserved values included), or not implemented
-            out.append(Row(f.name, h_unallocated))
-            continue
-        free = [(n, w) for n, _l, w in f.fields if not n.startswith("R") and n not in _NOT_SELECTORS]
-        used: list[int] = []
-        for vals in itertools.product(*(range(1 << w) for _n, w in free)):
-            insn = decode(f.encode(**dict(zip((n for n, _w in free), vals))), 0)
-            if insn.form is not f:  # a row before it takes the word
-                continue
-            k = next(k for k, (_h, takes) in enumerate(chain) if takes is None or takes(insn))
-            if k not in used:
-                used.append(k)
-        if len(used) > 1:
-            raise ValueError(f"form {f.name} of {group} is split between handlers {sorted(used)}")
-        out.append(Row(f.name, chain[used[0] if used else -1][0]))
-    return out
+def _rows(group: str, *by_handler: tuple[Handler, str]) -> list[Row]:
+    """One row per form of an ``isa.py`` group whose forms several handlers lift (the
+    vector-typed ``simd_vec``, the exact ``simd_int``, the general ``fp_simd``): ``by_handler``
+    names, for each handler, the forms it lifts (``isa.py`` names, space-separated).  Every form
+    of the group but its ``_unlifted`` row is named exactly once (ValueError at import
+    otherwise); the rows come out in the table's order and the ``_unlifted`` row is refused."""
+    owner: dict[str, Handler] = {}
+    for h, names in by_handler:
+        for n in names.split():
+            if n in owner:
+                raise ValueError(f"form {n} of {group} is named for two handlers")
+            owner[n] = h
+    lifted = {f.name for f in GROUPS[group] if not f.unlifted}
+    if owner.keys() != lifted:
+        raise ValueError(
+            f"rows of {group}: no handler for {sorted(lifted - owner.keys())}, "
+            f"not forms of the group {sorted(owner.keys() - lifted)}"
+        )
+    return [Row(f.name, h_unallocated if f.unlifted else owner[f.name]) for f in GROUPS[group]]
 
 
 def _each(group: str, handler: Handler) -> list[Row]:
@@ -126,7 +124,8 @@ ROWS: list[Row] = [
     Row("AXFLAG", control.h_axflag),
     Row("MSR_imm", control.h_msr_imm),
     Row("MSR_imm_unlifted", h_unallocated),
-    *_each("SYS", control.h_sys),
+    Row("SYS", control.h_sys),
+    Row("SYSL", h_not_lifted),
     Row("MRS_fpsr", fp_fpsr.h_mrs),
     Row("MRS", control.h_mrs),
     Row("MSR_fp", fp_fpsr.h_msr),
@@ -160,32 +159,14 @@ ROWS: list[Row] = [
     Row("FJCVTZS", fp_round.h_fjcvtzs),
     Row("FCVT_from_half", fp_half.h_fcvt_from_half),
     Row("FCVT_to_half", fp_half.h_fcvt_to_half),
-    *_route(
-        "FP_INT_H",
-        (fp_f16.h_fp_int_h, None),
-    ),
-    *_route(
-        "FP_DP1_H",
-        (fp_f16.h_dp1_h, None),
-    ),
-    *_route(
-        "FP_CMP_H",
-        (fp_f16.h_cmp_h, None),
-    ),
+    *_each("FP_INT_H", fp_f16.h_fp_int_h),
+    *_each("FP_DP1_H", fp_f16.h_dp1_h),
+    *_each("FP_CMP_H", fp_f16.h_cmp_h),
     Row("FMOV_imm_H", fp_f16.h_fmov_imm_h),
-    *_route(
-        "FP_CCMP_H",
-        (fp_f16.h_ccmp_h, None),
-    ),
-    *_route(
-        "FP_DP2_H",
-        (fp_f16.h_dp2_h, None),
-    ),
+    *_each("FP_CCMP_H", fp_f16.h_ccmp_h),
+    *_each("FP_DP2_H", fp_f16.h_dp2_h),
     Row("FCSEL_H", fp_f16.h_fcsel_h),
-    *_route(
-        "FP_DP3_H",
-        (fp_f16.h_dp3_h, None),
-    ),
+    *_each("FP_DP3_H", fp_f16.h_dp3_h),
     *_each("FP_INT", fp_simd.h_fp_int),
     *_each("FP_DP1", fp_simd.h_fp_dp1),
     *_each("FP_CMP", fp_simd.h_fp_cmp),
@@ -205,22 +186,10 @@ ROWS: list[Row] = [
     *_each("SIMD_recip_step", fp_recip.h_recip_step),
     *_each("SIMD_scalar_recip_step", fp_recip.h_recip_step),
     *_each("SIMD_fp_across", fp_across.h_fp_across),
-    *_route(
-        "SIMD_three_same_fp16",
-        (fp_f16.h_three_same_fp16, None),
-    ),
-    *_route(
-        "SIMD_two_reg_fp16",
-        (fp_f16.h_two_reg_fp16, None),
-    ),
-    *_route(
-        "SIMD_scalar_three_same_fp16",
-        (fp_f16.h_three_same_fp16, None),
-    ),
-    *_route(
-        "SIMD_scalar_two_reg_fp16",
-        (fp_f16.h_two_reg_fp16, None),
-    ),
+    *_each("SIMD_three_same_fp16", fp_f16.h_three_same_fp16),
+    *_each("SIMD_two_reg_fp16", fp_f16.h_two_reg_fp16),
+    *_each("SIMD_scalar_three_same_fp16", fp_f16.h_three_same_fp16),
+    *_each("SIMD_scalar_two_reg_fp16", fp_f16.h_two_reg_fp16),
     Row("MOVI_32", modified_imm.h_movi_32),
     Row("ORR_imm_vec_32", modified_imm.h_orr_32),
     Row("MOVI_16", modified_imm.h_movi_16),
@@ -240,81 +209,151 @@ ROWS: list[Row] = [
     Row("SIMD_movi_unlifted", h_unallocated),
     *_each("SIMD_shift_ins", simd_bits.h_shift_ins),
     *_each("SIMD_scalar_shift_ins", simd_bits.h_shift_ins),
-    *_route(
+    *_rows(
         "SIMD_shift_imm",
-        (simd_vec.h_shift_imm, simd_vec.takes_shift_imm),
-        (simd_int.h_shift_imm, simd_int.takes_shift_imm),
-        (fp_simd.h_shift_imm, None),
+        (simd_vec.h_shift_imm, "SSHR_vec SSRA_vec SHL_vec SHRN_vec SSHLL_vec USHR_vec USRA_vec USHLL_vec"),
+        (
+            fp_simd.h_shift_imm,
+            "SRSHR_vec SRSRA_vec SCVTF_fix_vec FCVTZS_fix_vec URSHR_vec URSRA_vec UCVTF_fix_vec FCVTZU_fix_vec",
+        ),
+        (
+            simd_int.h_shift_imm,
+            "SQSHL_imm_vec RSHRN_vec SQSHRN_vec SQRSHRN_vec SQSHLU_vec UQSHL_imm_vec SQSHRUN_vec SQRSHRUN_vec "
+            "UQSHRN_vec UQRSHRN_vec",
+        ),
     ),
-    *_route("SIMD_copy", (simd_vec.h_copy, simd_vec.takes_copy), (fp_simd.h_copy, None)),
+    *_rows(
+        "SIMD_copy",
+        (simd_vec.h_copy, "DUP_elem DUP_gen"),
+        (fp_simd.h_copy, "INS_gen SMOV UMOV INS_elem"),
+    ),
     *_each("SIMD_dot", simd_dot.h_dot),
     *_each("SIMD_rdm", simd_int.h_rdm),
     *_each("SIMD_scalar_rdm", simd_int.h_rdm),
-    *_route(
+    *_rows(
         "SIMD_three_same",
-        (simd_vec.h_three_same, simd_vec.takes_three_same),
-        (simd_int.h_three_same, simd_int.takes_three_same),
-        (fp_simd.h_three_same, None),
+        (
+            simd_int.h_three_same,
+            "SHADD_vec SRHADD_vec SHSUB_vec SQSHL_vec SRSHL_vec SQRSHL_vec SABD_vec SABA_vec SQDMULH_vec "
+            "UHADD_vec URHADD_vec UHSUB_vec UQSHL_vec URSHL_vec UQRSHL_vec UABD_vec UABA_vec PMUL_vec "
+            "SQRDMULH_vec",
+        ),
+        (
+            fp_simd.h_three_same,
+            "SQADD_vec SQSUB_vec SSHL_vec MLA_vec FMAXNM_vec FMLA_vec FADD_vec FMULX_vec FCMEQ_vec FMAX_vec "
+            "FMINNM_vec FMLS_vec FSUB_vec FMIN_vec UQADD_vec UQSUB_vec USHL_vec MLS_vec FMAXNMP_vec FADDP_vec "
+            "FMUL_vec FCMGE_vec FACGE_vec FMAXP_vec FDIV_vec FMINNMP_vec FABD_vec FCMGT_vec FACGT_vec "
+            "FMINP_vec",
+        ),
+        (
+            simd_vec.h_three_same,
+            "AND_vec BIC_vec ORR_vec ORN_vec CMGT_vec CMGE_vec SMAX_vec SMIN_vec ADD_vec CMTST_vec MUL_vec "
+            "SMAXP_vec SMINP_vec ADDP_vec EOR_vec BSL_vec BIT_vec BIF_vec CMHI_vec CMHS_vec UMAX_vec UMIN_vec "
+            "SUB_vec CMEQ_vec UMAXP_vec UMINP_vec",
+        ),
     ),
     Row("PMULL", crypto.h_pmull),
     Row("PMULL_unlifted", h_unallocated),
-    *_route(
+    *_rows(
         "SIMD_three_diff",
-        (simd_vec.h_three_diff, simd_vec.takes_three_diff),
-        (simd_int.h_three_diff, simd_int.takes_three_diff),
-        (fp_simd.h_three_diff, None),
+        (
+            simd_vec.h_three_diff,
+            "SADDL_vec SADDW_vec SSUBL_vec SSUBW_vec SMLAL_vec SMLSL_vec SMULL_vec UADDL_vec UADDW_vec "
+            "USUBL_vec USUBW_vec UMLAL_vec UMLSL_vec UMULL_vec",
+        ),
+        (fp_simd.h_three_diff, "ADDHN_vec SUBHN_vec"),
+        (
+            simd_int.h_three_diff,
+            "SABAL_vec SABDL_vec SQDMLAL_vec SQDMLSL_vec SQDMULL_vec UABAL_vec UABDL_vec",
+        ),
+        (simd_int.h_rounding_narrow_high, "RADDHN_vec RSUBHN_vec"),
     ),
     *_each("SIMD_bitcount", simd_bits.h_bitcount),
     *_each("SIMD_addlp", simd_bits.h_addlp),
-    *_route(
+    *_rows(
         "SIMD_two_reg",
-        (simd_vec.h_two_reg, simd_vec.takes_two_reg),
-        (simd_int.h_two_reg, simd_int.takes_two_reg),
-        (fp_simd.h_two_reg, None),
+        (
+            fp_simd.h_two_reg,
+            "REV64_vec REV16_vec CLS_vec SQXTN_vec FRINTN_vec FRINTM_vec FCVTNS_vec FCVTMS_vec FCVTAS_vec "
+            "SCVTF_vec FCMGT_zero_vec FCMEQ_zero_vec FCMLT_zero_vec FABS_vec FRINTP_vec FRINTZ_vec FCVTPS_vec "
+            "FCVTZS_vec REV32_vec CLZ_vec SQXTUN_vec UQXTN_vec FRINTA_vec FRINTX_vec FCVTNU_vec FCVTMU_vec "
+            "FCVTAU_vec UCVTF_vec FCMGE_zero_vec FCMLE_zero_vec FNEG_vec FRINTI_vec FCVTPU_vec FCVTZU_vec "
+            "FSQRT_vec",
+        ),
+        (simd_int.h_two_reg, "SUQADD_vec SQABS_vec USQADD_vec SQNEG_vec"),
+        (simd_vec.h_two_reg, "CMGT_zero_vec CMEQ_zero_vec CMLT_zero_vec ABS_vec XTN_vec CMGE_zero_vec CMLE_zero_vec NEG_vec"),
     ),
-    *_route(
-        "SIMD_across",
-        (fp_simd.h_across, None),
-    ),
+    *_each("SIMD_across", fp_simd.h_across),
     Row("SIMD_ext", simd_vec.h_ext),  # every encoding (Q = 0 with imm4 >= 8: the _unlifted row)
     Row("SIMD_ext_unlifted", h_unallocated),
     *_each("SIMD_tbl", fp_simd.h_tbl),
-    *_route("SIMD_perm", (simd_vec.h_perm, simd_vec.takes_perm), (fp_simd.h_perm, None)),
+    *_each("SIMD_perm", simd_vec.h_perm),
     Row("SIMD_scalar_copy", fp_simd.h_scalar_copy),
     Row("SIMD_scalar_copy_unlifted", h_unallocated),
-    *_route(
-        "SIMD_scalar_pair",
-        (fp_simd.h_across, None),
-    ),
-    *_route(
+    *_each("SIMD_scalar_pair", fp_simd.h_across),
+    *_rows(
         "SIMD_scalar_three_same",
-        (simd_int.h_scalar_three_same, simd_int.takes_scalar_three_same),
-        (fp_simd.h_scalar_three_same, None),
+        (
+            simd_int.h_scalar_three_same,
+            "SQADD_scalar SQSUB_scalar SSHL_scalar SQSHL_scalar SRSHL_scalar SQRSHL_scalar SQDMULH_scalar "
+            "UQADD_scalar UQSUB_scalar USHL_scalar UQSHL_scalar URSHL_scalar UQRSHL_scalar SQRDMULH_scalar",
+        ),
+        (
+            fp_simd.h_scalar_three_same,
+            "CMGT_scalar CMGE_scalar ADD_scalar CMTST_scalar FMULX_scalar FCMEQ_scalar CMHI_scalar "
+            "CMHS_scalar SUB_scalar CMEQ_scalar FCMGE_scalar FACGE_scalar FABD_scalar FCMGT_scalar "
+            "FACGT_scalar",
+        ),
     ),
-    *_route(
-        "SIMD_scalar_three_diff",
-        (simd_int.h_scalar_three_diff, None),
-    ),
-    *_route(
+    *_each("SIMD_scalar_three_diff", simd_int.h_scalar_three_diff),
+    *_rows(
         "SIMD_scalar_two_reg",
-        (simd_int.h_scalar_two_reg, simd_int.takes_scalar_two_reg),
-        (fp_simd.h_scalar_two_reg, None),
+        (
+            simd_int.h_scalar_two_reg,
+            "SUQADD_scalar SQABS_scalar USQADD_scalar SQNEG_scalar",
+        ),
+        (simd_int.h_scalar_xtn, "SQXTN_scalar SQXTUN_scalar UQXTN_scalar"),
+        (
+            fp_simd.h_scalar_two_reg,
+            "CMGT_zero_scalar CMEQ_zero_scalar CMLT_zero_scalar FCVTNS_scalar FCVTMS_scalar FCVTAS_scalar "
+            "SCVTF_scalar FCMGT_zero_scalar FCMEQ_zero_scalar FCMLT_zero_scalar FCVTPS_scalar FCVTZS_scalar "
+            "CMGE_zero_scalar NEG_scalar FCVTNU_scalar FCVTMU_scalar FCVTAU_scalar UCVTF_scalar "
+            "FCMGE_zero_scalar FCMLE_zero_scalar FCVTPU_scalar FCVTZU_scalar",
+        ),
     ),
-    *_route(
+    *_rows(
         "SIMD_scalar_shift_imm",
-        (simd_int.h_shift_imm, simd_int.takes_shift_imm),
-        (fp_simd.h_shift_imm, None),
+        (
+            fp_simd.h_shift_imm,
+            "SSHR_scalar SSRA_scalar SRSHR_scalar SRSRA_scalar SHL_scalar SCVTF_fix_scalar FCVTZS_fix_scalar "
+            "USHR_scalar USRA_scalar URSHR_scalar URSRA_scalar UCVTF_fix_scalar FCVTZU_fix_scalar",
+        ),
+        (
+            simd_int.h_shift_imm,
+            "SQSHL_imm_scalar SQSHRN_scalar SQRSHRN_scalar SQSHLU_scalar UQSHL_imm_scalar SQSHRUN_scalar "
+            "SQRSHRUN_scalar UQSHRN_scalar UQRSHRN_scalar",
+        ),
     ),
     *_each("SIMD_dot_elem", simd_dot.h_dot_elem),
-    *_route(
+    *_rows(
         "SIMD_elem",
-        (simd_int.h_elem, simd_int.takes_elem),
-        (fp_simd.h_elem, None),
+        (fp_simd.h_elem, "FMLA_elem FMLS_elem MUL_elem FMUL_elem MLA_elem MLS_elem FMULX_elem"),
+        (
+            simd_int.h_long_elem,
+            "SMLAL_elem SQDMLAL_elem SMLSL_elem SQDMLSL_elem SMULL_elem SQDMULL_elem UMLAL_elem UMLSL_elem UMULL_elem",
+        ),
+        (simd_int.h_dmulh_elem, "SQDMULH_elem SQRDMULH_elem"),
+        (simd_int.h_rdm_elem, "SQRDMLAH_elem SQRDMLSH_elem"),
     ),
-    *_route(
+    *_rows(
         "SIMD_scalar_elem",
-        (simd_int.h_elem, simd_int.takes_elem),
-        (fp_simd.h_elem, None),
+        (fp_simd.h_elem, "FMLA_elem_scalar FMLS_elem_scalar FMUL_elem_scalar FMULX_elem_scalar"),
+        (
+            simd_int.h_long_elem,
+            "SQDMLAL_elem_scalar SQDMLSL_elem_scalar SQDMULL_elem_scalar",
+        ),
+        (simd_int.h_dmulh_elem, "SQDMULH_elem_scalar SQRDMULH_elem_scalar"),
+        (simd_int.h_rdm_elem, "SQRDMLAH_elem_scalar SQRDMLSH_elem_scalar"),
     ),
     *_each("AES", crypto.h_aes),
     *_each("SHA_3reg", crypto.h_sha3reg),

@@ -551,26 +551,6 @@ def h_tbl(em: FunctionEmitter, i: Insn) -> None:
     )
 
 
-def h_perm(em: FunctionEmitter, i: Insn) -> None:
-    f = i.f
-    Q, size, op = f["Q"], f["size"], f["opcode"]
-    n, m, d = f["Rn"], f["Rm"], f["Rd"]
-    # (size == 3 and not Q: reserved permute: left out by the rows)
-    w = _LANE[size][0]
-    L = _lanes(Q, size)
-    half = L // 2
-    if op in (1, 5):  # UZP1/UZP2
-        part = 0 if op == 1 else 1
-        e = f"(i < {half} ? a.{w}[2*i+{part}] : b.{w}[2*(i-{half})+{part}])"
-    elif op in (3, 7):  # ZIP1/ZIP2
-        base = 0 if op == 3 else half
-        e = f"((i & 1) ? b.{w}[{base} + i/2] : a.{w}[{base} + i/2])"
-    else:  # op in (2, 6) (TRN1/TRN2); the rows take no other encoding
-        part = 0 if op == 2 else 1
-        e = f"((i & 1) ? b.{w}[(i & ~1) + {part}] : a.{w}[(i & ~1) + {part}])"
-    _vop(em, d, Q, size, e, {"a": n, "b": m})
-
-
 # scalar FP three-same forms (U, a, opcode): FMULX, FCMEQ, FCMGE, FCMGT, FACGE, FACGT, FABD
 _SCALAR_FP3 = {(0, 0, 27), (0, 0, 28), (1, 0, 28), (1, 1, 28), (1, 0, 29), (1, 1, 29), (1, 1, 26)}
 

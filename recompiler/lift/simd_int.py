@@ -10,15 +10,16 @@ left by up to 63, a doubled 32x32 product) and then clamped or truncated, so one
 states the architecture's pseudocode and clang narrows the arithmetic.  FPSR.QC (cumulative
 saturation) is not tracked, as for the core saturating forms.
 
-Each handler's predicate (``takes_*``) says which encodings of its form it lifts; forms.py puts
-its row before the core handler's (``fp_simd``), which lifts the rest of the form.
+Which forms each handler here lifts is said by forms.py's rows (``_rows``, by form name), never
+by a test of the instruction's fields: the other forms of the same groups are ``simd_vec``'s or
+``fp_simd``'s.
 """
 
 from __future__ import annotations
 
 from recompiler.decode import Insn
 from recompiler.lift import fp_simd as core
-from recompiler.lift.emitter import FunctionEmitter, LiftError
+from recompiler.lift.emitter import FunctionEmitter
 from recompiler.lift.fp_simd import _LANE, _lanes, _sat
 
 
@@ -92,23 +93,11 @@ def _three_same_expr(U: int, op: int, size: int, scalar: bool) -> str | None:
     return None
 
 
-def takes_three_same(i: Insn) -> bool:
-    f = i.f
-    U, size, op = f["U"], f["size"], f["opcode"]
-    e = _three_same_expr(U, op, size, False) if op < 24 and op != 3 else None
-    return not (e is None or (size == 3 and not f["Q"]))
-
-
 def h_three_same(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
     e = _three_same_expr(U, op, size, False)
     _emit(em, f["Rd"], _lanes(f["Q"], size), _LANE[size][0], e, {"a": f["Rn"], "b": f["Rm"], "c": f["Rd"]})
-
-
-def takes_scalar_three_same(i: Insn) -> bool:
-    f = i.f
-    return f["opcode"] < 24 and _three_same_expr(f["U"], f["opcode"], f["size"], True) is not None
 
 
 def h_scalar_three_same(em: FunctionEmitter, i: Insn) -> None:
@@ -143,41 +132,28 @@ def h_rdm(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- three registers, different types (long / wide / narrow) --------------------------------
-def _long_kind(f: dict, scalar: bool, elem: bool) -> str | None:
-    """Which long form with a narrow Vn and a wide Vd ``f`` is (``_long``), None for another."""
-    U, size, op = f["U"], f["size"], f["opcode"]
-    if size == 3:
-        return None
-    if elem:
-        kind = {2: "mlal", 6: "mlsl", 10: "mull", 3: "dmlal", 7: "dmlsl", 11: "dmull"}.get(op)
-        if kind is None or (kind.startswith("d") and U) or (scalar and not kind.startswith("d")):
-            return None
-    else:
-        kind = {
-            (0, 5): "abal",
-            (1, 5): "abal",
-            (0, 7): "abdl",
-            (1, 7): "abdl",
-            (0, 9): "dmlal",
-            (0, 11): "dmlsl",
-            (0, 13): "dmull",
-        }.get((U, op))
-        if kind is None or (scalar and not kind.startswith("d")):
-            return None
-    if kind.startswith("d") and size == 0:  # SQDM* have no byte form
-        return None
-    return kind
+# The long forms with a narrow Vn and a wide Vd, by (U, opcode) of the three-different groups'
+# rows (SABAL_vec ... SQDMULL_vec, SQDMLAL_scalar ...) and by opcode of the by-element groups'
+# (SMLAL_elem ... SQDMULL_elem_scalar).  Their rows leave out size 11, and size 00 of SQDM*
+# (no byte form): reserved.
+_LONG_DIFF = {
+    (0, 5): "abal",
+    (1, 5): "abal",
+    (0, 7): "abdl",
+    (1, 7): "abdl",
+    (0, 9): "dmlal",
+    (0, 11): "dmlsl",
+    (0, 13): "dmull",
+}
+_LONG_ELEM = {2: "mlal", 6: "mlsl", 10: "mull", 3: "dmlal", 7: "dmlsl", 11: "dmull"}
 
 
-def _long(em: FunctionEmitter, f: dict, scalar: bool, y_index: str | None = None, m: int | None = None) -> bool:
+def _long(em: FunctionEmitter, f: dict, kind: str, scalar: bool, y_index: str | None = None, m: int | None = None) -> None:
     """Long forms with a narrow Vn (upper half for the "2" forms) and a wide Vd: [SU]ABAL,
     [SU]ABDL, SQDMLAL, SQDMLSL, SQDMULL; by element ([SU]MLAL/MLSL/MULL, SQDM*) when
-    ``y_index`` names the element.  False when the form is not one of them."""
+    ``y_index`` names the element (``kind``: ``_LONG_DIFF``/``_LONG_ELEM``'s)."""
     size = f["size"]
     elem = y_index is not None
-    kind = _long_kind(f, scalar, elem)
-    if kind is None:
-        return False
     U = f["U"]
     w, ut, st, bits = _LANE[size]
     ww, wut, wst, wbits = _LANE[size + 1]
@@ -205,90 +181,66 @@ def _long(em: FunctionEmitter, f: dict, scalar: bool, y_index: str | None = None
     else:
         e = _sat(f"{C} {'+' if kind == 'dmlal' else '-'} {_dmull(X, Y, wbits)}", wlo, whi, wut)
     _emit(em, f["Rd"], half, ww, e, {"a": f["Rn"], "b": f["Rm"] if m is None else m, "c": f["Rd"]})
-    return True
-
-
-def takes_three_diff(i: Insn) -> bool:
-    f = i.f
-    return f["opcode"] in (4, 6) and f["U"] == 1 and f["size"] < 3 or _long_kind(f, False, False) is not None
 
 
 def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
+    """[SU]ABAL, [SU]ABDL, SQDMLAL, SQDMLSL, SQDMULL (+2)."""
     f = i.f
-    U, size, op = f["U"], f["size"], f["opcode"]
-    if op in (4, 6) and U == 1 and size < 3:  # RADDHN / RSUBHN (+2)
-        w, ut, _st, bits = _LANE[size]
-        ww = _LANE[size + 1][0]
-        hi = f"({ut})((u64)(a.{ww}[i] {'+' if op == 4 else '-'} b.{ww}[i] + ((u64)1 << {bits - 1})) >> {bits})"
-        core._narrow(em, f["Rd"], f["Q"], w, 8 // (bits // 8), hi, {"a": f["Rn"], "b": f["Rm"]})
-        return
-    # (kept: not a reserved value but the guard that the routing predicate, forms._route's takes_*, and
-    # this handler agree; no word of the table reaches it, test_forms/test_unicorn)
-    if not _long(em, f, scalar=False):
-        raise LiftError("three-different form")  # (takes_three_diff said it was one)
+    _long(em, f, _LONG_DIFF[(f["U"], f["opcode"])], scalar=False)
+
+
+def h_rounding_narrow_high(em: FunctionEmitter, i: Insn) -> None:
+    """RADDHN / RSUBHN (+2): the rounded high half of each wide sum or difference."""
+    f = i.f
+    size, op = f["size"], f["opcode"]
+    w, ut, _st, bits = _LANE[size]
+    ww = _LANE[size + 1][0]
+    hi = f"({ut})((u64)(a.{ww}[i] {'+' if op == 4 else '-'} b.{ww}[i] + ((u64)1 << {bits - 1})) >> {bits})"
+    core._narrow(em, f["Rd"], f["Q"], w, 8 // (bits // 8), hi, {"a": f["Rn"], "b": f["Rm"]})
 
 
 def h_scalar_three_diff(em: FunctionEmitter, i: Insn) -> None:
-    if not _long(em, i.f, scalar=True):
-        raise LiftError("scalar three-different form")
+    """SQDMLAL, SQDMLSL, SQDMULL (scalar)."""
+    f = i.f
+    _long(em, f, _LONG_DIFF[(f["U"], f["opcode"])], scalar=True)
 
 
-# ---- by element -----------------------------------------------------------------------------
+# ---- by element (vector and scalar; their rows leave out size 00 and 11) ----------------------
 def _elem_index(f: dict) -> tuple[int, int]:
     if f["size"] <= 1:
         return (f["H"] << 2) | (f["L"] << 1) | f["M"], f["Rm"]
     return (f["H"] << 1) | f["L"], (f["M"] << 4) | f["Rm"]
 
 
-def takes_elem(i: Insn) -> bool:
+def h_rdm_elem(em: FunctionEmitter, i: Insn) -> None:
+    """SQRDMLAH / SQRDMLSH by element."""
     f = i.f
     scalar = i.group == "SIMD_scalar_elem"
-    U, size, op = f["U"], f["size"], f["opcode"]
-    return size in (1, 2) and (
-        op in (13, 15)
-        and U == 1
-        or op in (12, 13)
-        and U == 0
-        or op in (2, 6, 10, 3, 7, 11)
-        and _long_kind(f, scalar, True) is not None
-    )
+    size = f["size"]
+    idx, m = _elem_index(f)
+    e = _rdm(size, f["opcode"] == 15, str(idx))
+    _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), _LANE[size][0], e, {"a": f["Rn"], "b": m, "c": f["Rd"]})
 
 
-def h_elem(em: FunctionEmitter, i: Insn) -> None:
+def h_dmulh_elem(em: FunctionEmitter, i: Insn) -> None:
+    """SQDMULH / SQRDMULH by element."""
     f = i.f
     scalar = i.group == "SIMD_scalar_elem"
-    U, size, op = f["U"], f["size"], f["opcode"]
-    if size in (1, 2):
-        idx, m = _elem_index(f)
-        if op in (13, 15) and U == 1:  # SQRDMLAH / SQRDMLSH by element
-            e = _rdm(size, op == 15, str(idx))
-            _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), _LANE[size][0], e, {"a": f["Rn"], "b": m, "c": f["Rd"]})
-            return
-        if op in (12, 13) and U == 0:  # SQDMULH / SQRDMULH by element
-            w, ut, _st, bits = _LANE[size]
-            e = _dmulh(_val("a", size, True), _val("b", size, True, str(idx)), bits, op == 13, ut)
-            _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), w, e, {"a": f["Rn"], "b": m})
-            return
-        if op in (2, 6, 10, 3, 7, 11) and _long(em, f, scalar, str(idx), m):
-            return
-    # (kept: not a reserved value but the guard that the routing predicate, forms._route's takes_*, and
-    # this handler agree; no word of the table reaches it, test_forms/test_unicorn)
-    raise LiftError("by-element form")  # (takes_elem said it was one)
+    size = f["size"]
+    idx, m = _elem_index(f)
+    w, ut, _st, bits = _LANE[size]
+    e = _dmulh(_val("a", size, True), _val("b", size, True, str(idx)), bits, f["opcode"] == 13, ut)
+    _emit(em, f["Rd"], 1 if scalar else _lanes(f["Q"], size), w, e, {"a": f["Rn"], "b": m})
+
+
+def h_long_elem(em: FunctionEmitter, i: Insn) -> None:
+    """[SU]MLAL, [SU]MLSL, [SU]MULL, SQDMLAL, SQDMLSL, SQDMULL by element (+2)."""
+    f = i.f
+    idx, m = _elem_index(f)
+    _long(em, f, _LONG_ELEM[f["opcode"]], i.group == "SIMD_scalar_elem", str(idx), m)
 
 
 # ---- shifts by immediate --------------------------------------------------------------------
-def takes_shift_imm(i: Insn) -> bool:
-    f = i.f
-    immh, op, U = f["immh"], f["opcode"], f["U"]
-    scalar = i.group == "SIMD_scalar_shift_imm"
-    return not (
-        immh == 0
-        or op not in (12, 14, 16, 17, 18, 19)
-        or (op == 12 and not U)
-        or (op in (16, 17) and not U and (scalar or op == 16))
-    )  # SHRN and the core forms
-
-
 def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     immh, immb, op, U = f["immh"], f["immb"], f["opcode"], f["U"]
@@ -325,24 +277,18 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- two registers --------------------------------------------------------------------------
-def _two_reg_expr(U: int, op: int, size: int) -> str | None:
+def _two_reg_expr(U: int, op: int, size: int) -> str:
+    """SQABS / SQNEG (opcode 7) or SUQADD / USQADD (opcode 3): the rows give these handlers no
+    other opcode."""
     w, ut, st, bits = _LANE[size]
     if op == 7:  # SQABS / SQNEG
         lo, hi = _rng(bits, True)
         x = _val("a", size, True)
         return _sat(f"(-{x})" if U else f"({x} < 0 ? -{x} : {x})", lo, hi, ut)
-    if op == 3:  # SUQADD / USQADD (accumulate into Vd)
-        # SUQADD: signed Vd plus unsigned Vn, saturated signed; USQADD: the other way round
-        lo, hi = _rng(bits, signed=not U)
-        return _sat(f"{_val('c', size, not U)} + {_val('a', size, bool(U))}", lo, hi, ut)
-    return None
-
-
-def takes_two_reg(i: Insn) -> bool:
-    f = i.f
-    U, size, op = f["U"], f["size"], f["opcode"]
-    e = _two_reg_expr(U, op, size) if op in (3, 7) else None
-    return not (e is None or (size == 3 and not f["Q"]))
+    # SUQADD / USQADD (accumulate into Vd): SUQADD is signed Vd plus unsigned Vn, saturated
+    # signed; USQADD the other way round
+    lo, hi = _rng(bits, signed=not U)
+    return _sat(f"{_val('c', size, not U)} + {_val('a', size, bool(U))}", lo, hi, ut)
 
 
 def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
@@ -352,26 +298,19 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     _emit(em, f["Rd"], _lanes(f["Q"], size), _LANE[size][0], e, {"a": f["Rn"], "c": f["Rd"]})
 
 
-def takes_scalar_two_reg(i: Insn) -> bool:
-    f = i.f
-    U, size, op = f["U"], f["size"], f["opcode"]
-    return op in (3, 7) or (op == 20 or (op == 18 and U)) and size < 3
-
-
 def h_scalar_two_reg(em: FunctionEmitter, i: Insn) -> None:
+    """SUQADD, USQADD, SQABS, SQNEG (scalar)."""
     f = i.f
     U, size, op = f["U"], f["size"], f["opcode"]
-    n, d = f["Rn"], f["Rd"]
-    if op in (3, 7):
-        e = _two_reg_expr(U, op, size)
-        _emit(em, d, 1, _LANE[size][0], e, {"a": n, "c": d})
-        return
-    if (op == 20 or (op == 18 and U)) and size < 3:  # SQXTN / UQXTN / SQXTUN (scalar)
-        w, ut, _st, bits = _LANE[size]
-        src = _val("a", size + 1, signed=not (U and op == 20))
-        lo, hi = _rng(bits, signed=not U)
-        _emit(em, d, 1, w, _sat(src, lo, hi, ut), {"a": n})
-        return
-    # (kept: not a reserved value but the guard that the routing predicate, forms._route's takes_*, and
-    # this handler agree; no word of the table reaches it, test_forms/test_unicorn)
-    raise LiftError("scalar two-register form")  # (takes_scalar_two_reg said it was one)
+    e = _two_reg_expr(U, op, size)
+    _emit(em, f["Rd"], 1, _LANE[size][0], e, {"a": f["Rn"], "c": f["Rd"]})
+
+
+def h_scalar_xtn(em: FunctionEmitter, i: Insn) -> None:
+    """SQXTN / UQXTN / SQXTUN (scalar; their rows leave out size 11)."""
+    f = i.f
+    U, size, op = f["U"], f["size"], f["opcode"]
+    w, ut, _st, bits = _LANE[size]
+    src = _val("a", size + 1, signed=not (U and op == 20))
+    lo, hi = _rng(bits, signed=not U)
+    _emit(em, f["Rd"], 1, w, _sat(src, lo, hi, ut), {"a": f["Rn"]})

@@ -10,10 +10,9 @@ permutes, halves and narrows, ``__builtin_convertvector`` for widening and narro
 ``__builtin_elementwise_max/min``, and plain operators, which clang lowers to SSE/AVX
 (pmuludq, pshufd, punpck, packs, pcmpeq ...).
 
-Each handler's predicate (``takes_*``) says which encodings of its form it lifts; forms.py puts
-its row before the row of the handler it replaces, which keeps every other encoding (reserved
-ones included), so the errors and the exact semantics of everything else stay where they were.  The Unicorn differential test (tests/recompiler/test_unicorn.py) runs these
-classes as before.
+Which forms each handler here lifts is said by forms.py's rows (``_rows``, by form name); the
+other forms of the same groups are ``simd_int``'s (exact) or ``fp_simd``'s (general).  The Unicorn
+differential test (tests/recompiler/test_unicorn.py) runs these classes.
 """
 
 from __future__ import annotations
@@ -128,10 +127,6 @@ def _three_same(f: dict) -> tuple[str, int, bool] | None:
     return None
 
 
-def takes_three_same(i: Insn) -> bool:
-    return _three_same(i.f) is not None
-
-
 def h_three_same(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     e, size, reads_d = _three_same(f)
@@ -140,10 +135,6 @@ def h_three_same(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- three registers, different types: the long and wide forms ------------------------------
-def takes_three_diff(i: Insn) -> bool:
-    return not (i.f["size"] == 3 or i.f["opcode"] not in (0, 1, 2, 3, 8, 10, 12))
-
-
 def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
     """[SU]ADDL/SUBL/MULL/MLAL/MLSL and [SU]ADDW/SUBW (+2): the narrow half widened by
     ``__builtin_convertvector``, the arithmetic in the wide lanes (a product of two extended
@@ -168,15 +159,6 @@ def h_three_diff(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- shifts by an immediate -----------------------------------------------------------------
-def takes_shift_imm(i: Insn) -> bool:
-    f = i.f
-    immh, op, U, Q = f["immh"], f["opcode"], f["U"], f["Q"]
-    if immh == 0 or op not in (0, 2, 10, 16, 20) or (op in (10, 16) and U):
-        return False
-    size = immh.bit_length() - 1
-    return not (size == 3 and (op in (16, 20) or not Q))
-
-
 def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
     """SSHR/USHR, SSRA/USRA, SHL, SHRN(2), SSHLL/USHLL(2) (vector forms)."""
     f = i.f
@@ -211,12 +193,6 @@ def h_shift_imm(em: FunctionEmitter, i: Insn) -> None:
 _CMP_ZERO = {(8, 0): ">", (8, 1): ">=", (9, 0): "==", (9, 1): "<=", (10, 0): "<"}
 
 
-def takes_two_reg(i: Insn) -> bool:
-    f = i.f
-    Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
-    return op == 18 and U == 0 and size < 3 or (op == 11 or (op, U) in _CMP_ZERO) and not (size == 3 and not Q)
-
-
 def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, U, size, op = f["Q"], f["U"], f["size"], f["opcode"]
@@ -236,11 +212,6 @@ def h_two_reg(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- permutes -------------------------------------------------------------------------------
-def takes_perm(i: Insn) -> bool:
-    f = i.f
-    return not ((f["size"] == 3 and not f["Q"]) or f["opcode"] not in (1, 2, 3, 5, 6, 7))
-
-
 def h_perm(em: FunctionEmitter, i: Insn) -> None:
     """UZP1/2, ZIP1/2, TRN1/2: one shuffle of the two registers' lanes."""
     f = i.f
@@ -278,13 +249,6 @@ def h_ext(em: FunctionEmitter, i: Insn) -> None:
 
 
 # ---- DUP ------------------------------------------------------------------------------------
-def takes_copy(i: Insn) -> bool:
-    f = i.f
-    Q, op, imm5, imm4 = f["Q"], f["op"], f["imm5"], f["imm4"]
-    size = (imm5 & -imm5).bit_length() - 1
-    return op == 0 and imm4 in (0, 1) and 0 <= size <= 3 and not (size == 3 and not Q)
-
-
 def h_copy(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     Q, imm5, imm4 = f["Q"], f["imm5"], f["imm4"]

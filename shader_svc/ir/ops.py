@@ -601,3 +601,13 @@ OPS.update(
         )
     }
 )
+# --- gfx-layers (issue 31/32): a geometry program's render target layer --------------------------
+# - ``StoreLayer``: AST of a[0x64] (the render target array index): the argument's 32 bits kept
+#   for the vertices emitted from now on (lower/gfx_geometry.py: a Private variable, copied to
+#   the ``Layer`` output at each EmitVertex where it is below the framebuffer's layer count).
+OPS.update({d.name: d for d in (OpDef("StoreLayer", None, (U32,)),)})
+# - ``BindlessSampleDim`` (handle, a, b, c, level): a kernel's TEX on a 3D (``dim`` "3d": x, y, z
+#   f32) or 2D array (``dim`` "2d_array": the layer a u32, then x, y f32) texture of the pool of
+#   that dimension (lower/texture.py: set 1 bindings 7 and 8); ``lod`` as ``BindlessSample``'s
+#   (1 level 0, 3 the f32 level).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleDim", TEXEL, (U32,) * 5, ("lod", "dim")),)})

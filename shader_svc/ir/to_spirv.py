@@ -402,3 +402,6 @@ LOWER.update(
         "EndPrimitive": lambda lw, o, a: lw.end_primitive(),
     }
 )
+# --- gfx-layers (issue 31/32): a geometry program's render target layer ----------------------------
+LOWER.update({"StoreLayer": lambda lw, o, a: lw.store_layer(a[0])})
+LOWER.update({"BindlessSampleDim": lambda lw, o, a: lw.bindless_sample_dim(o.attrs["dim"], o.attrs["lod"], *a)})

@@ -20,6 +20,7 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import TranslateError
+from shader_svc.lower.gfx_geometry import LAYER, VIEWPORT_INDEX
 from shader_svc.lower.lowering import Lowering
 from shader_svc.sph import GENERIC, POSITION
 
@@ -52,6 +53,8 @@ class GfxAttributes(Lowering):
                 v = self.vertex_input_ir(b, a + 4 * i, inst)
                 if reg != 255:
                     b.set_reg(reg + i, v)
+            elif a + 4 * i in (LAYER, VIEWPORT_INDEX):  # gfx-layers: lower/gfx_geometry.py
+                self.system_output_ir(b, a + 4 * i, b.get_reg(reg + i) if reg != 255 else b.const_u32(0), inst)
             else:
                 var, comp = self.vertex_output_ref(a + 4 * i, inst)
                 val = b.get_reg(reg + i) if reg != 255 else b.const_u32(0)

@@ -23,6 +23,18 @@ encoders, nouveau's codegen, Ryujinx's shader translator):
   (Vulkan's geometry streams need transform feedback: other streams are refused);
 - ``SR_INVOCATION_ID``: the invocation of the primitive (``InvocationId``), with the header's
   threads per input primitive as ``Invocations``;
+- ``AST a[0x64]`` (the render target array index; Ryujinx's attribute map, NAK's
+  ``NAK_ATTR_RT_ARRAY_INDEX``) in a geometry program whose header declares it: the value is kept
+  in a Private variable (0 until written) and at each ``OUT.EMIT`` copied to the ``Layer``
+  output, so a value written once holds for the vertices after it (SPIR-V leaves outputs
+  undefined after OpEmitVertex).  A Layer at or beyond the framebuffer's layer count is what
+  Vulkan leaves undefined ("the framebuffer values for all layers are undefined"): such a vertex
+  is not emitted (the strip goes on without it), so only primitives whose every vertex names an
+  existing layer are drawn.  The layer count is the specialisation constant ``SpecId``
+  ``LAYER_COUNT_SPEC_ID`` (default 1), which the GPU process sets to the bound target's layers
+  (gpu_host/pipelines.py).  ``a[0x68]`` (ViewportIndex) is refused by name: the GPU process draws
+  with one viewport.  A vertex program's a[0x64] is refused by name too (it needs Vulkan's
+  shaderOutputLayer, which the GPU process does not enable) (gfx-layers, issue 31/32);
 - execution modes from the shader program header (sph.py): output topology, max output
   vertices, invocations; the input primitive from the request's stage.  Vulkan limits the
   output components of all emitted vertices (maxGeometryTotalOutputComponents, at least 1024):
@@ -45,6 +57,10 @@ OUT_KINDS = {1: "EMIT", 2: "CUT", 3: "EMIT_THEN_CUT"}
 MAX_TOTAL_OUTPUT_COMPONENTS = 1024  # Vulkan's minimum maxGeometryTotalOutputComponents
 GLSL_UMIN = 38  # GLSL.std.450 UMin
 PRIMITIVE_ID = 0x60  # attribute address of the primitive id (Ryujinx's AttributeConsts)
+LAYER, VIEWPORT_INDEX = 0x64, 0x68  # the render target array index and viewport index outputs
+# gfx-layers: the SpecId of the framebuffer's layer count in a geometry module that writes Layer
+# (gpu_host/pipelines.py LAYER_COUNT_SPEC_ID must equal it: tests/gpu_host/test_gpu_layered.py)
+LAYER_COUNT_SPEC_ID = 0x4C41
 
 
 class GfxGeometry(Lowering):
@@ -118,6 +134,48 @@ class GfxGeometry(Lowering):
             b.set_reg(dst, v)
         ir_spirv.emit(self, b)
 
+    # --- the render target layer (gfx-layers) -------------------------------------------------------
+    def system_output_ir(self, b: Block, a: int, val, inst: Inst) -> None:
+        """AST of a[0x64] (Layer) in a geometry program: ``StoreLayer``; a[0x68] and a vertex
+        program's a[0x64] refused by name (module docstring)."""
+        if a == VIEWPORT_INDEX:
+            raise TranslateError(
+                f"{inst.text()}: a[0x68] (ViewportIndex) is not translated: the GPU process draws with one viewport",
+                offset=inst.addr,
+            )
+        if self.header.stage != "geometry":
+            raise TranslateError(
+                f"{inst.text()}: a[0x64] (Layer) is translated in geometry programs only (a {self.header.stage} "
+                "program's Layer needs Vulkan's shaderOutputLayer, which the GPU process does not enable)",
+                offset=inst.addr,
+            )
+        self._need(self.header.outputs, a, "writes", inst)
+        b.emit("StoreLayer", val)
+
+    @property
+    def writes_layer(self) -> bool:
+        return self.header.stage == "geometry" and LAYER in self.header.outputs
+
+    def _layer_state(self) -> tuple[int, int, int]:
+        """(the Private u32 holding the last Layer written, the ``Layer`` output, the layer
+        count specialisation constant), declared on first use."""
+        st = getattr(self, "_layer", None)
+        if st is None:
+            m, E = self.m, self.m.E
+            priv = E("StorageClass", "Private")
+            shadow = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", priv, self.u32), shadow, priv, self.c(0))
+            self.interface.append(shadow)
+            count = m.id()
+            m.emit("types", "OpSpecConstant", self.u32, count, 1)
+            m.emit("annot", "OpDecorate", count, E("Decoration", "SpecId"), LAYER_COUNT_SPEC_ID)
+            st = self._layer = (shadow, self.builtin("Layer", "Output", self.i32), count)
+        return st
+
+    def store_layer(self, val: int) -> None:
+        """``StoreLayer``."""
+        self.do("OpStore", self._layer_state()[0], val)
+
     # --- the per-vertex inputs ----------------------------------------------------------------------
     def geom_input_ref(self, a: int, inst: Inst) -> tuple[int, int]:
         """The per-vertex input array and component of input word a[a]: Position (0x70..0x7c)
@@ -148,8 +206,25 @@ class GfxGeometry(Lowering):
         return self.op("OpLoad", self.f32, self.op("OpAccessChain", ptr, var, idx, self.c(comp)))
 
     def emit_vertex(self) -> None:
-        """``EmitVertex``."""
+        """``EmitVertex``; where the program writes Layer, the vertex gets the last value written
+        and is emitted only if it is below the layer count (module docstring)."""
+        if not self.writes_layer:
+            self.do("OpEmitVertex")
+            return
+        shadow, out, count = self._layer_state()
+        layer = self.op("OpLoad", self.u32, shadow)
+        self.do("OpStore", out, self.op("OpBitcast", self.i32, layer))
+        ok = self.op("OpULessThan", self.bool, layer, count)
+        # written as SPIR-V (rows are lowered after the IR's blocks are made): the block goes on
+        # in ``after``, which takes its merge and terminator (a block with operations never heads
+        # a loop here: loop headers are empty, lower/control.py)
+        then, after = self.label(), self.label()
+        self.do("OpSelectionMerge", after, 0)
+        self.do("OpBranchConditional", ok, then, after)
+        self.put_label(then)
         self.do("OpEmitVertex")
+        self.do("OpBranch", after)
+        self.put_label(after)
 
     def end_primitive(self) -> None:
         """``EndPrimitive``."""
@@ -159,7 +234,7 @@ class GfxGeometry(Lowering):
     def geometry_entry(self, main: int) -> None:
         """OpEntryPoint Geometry with the header's execution modes (module docstring)."""
         m, E, h = self.m, self.m.E, self.header
-        comps = 4 * (len(self.outputs) + ("Position" in self.builtin_vars))
+        comps = 4 * (len(self.outputs) + ("Position" in self.builtin_vars)) + ("Layer" in self.builtin_vars)
         if comps * h.max_vertices > MAX_TOTAL_OUTPUT_COMPONENTS:
             raise TranslateError(
                 f"geometry program writes {comps} output components for each of up to {h.max_vertices} "

@@ -22,6 +22,13 @@ Meaning (the convention of this translation; shader_svc/README.md "Textures in c
 - Results: the enabled components in order, two into the pair d, two into the pair d2.
 
 Translated: 2D; TEX .LZ/.LL (and implicit, which has no derivatives in a kernel: level 0),
+also on 3D and 2D array textures (gfx-layers; SM86, TEX only): those are entries of their own
+pools, set 1 binding 7 (``TEXTURE_POOL_2D_ARRAY``: sampled 2D array images) and 8
+(``TEXTURE_POOL_3D``: sampled 3D images), the same entry numbers as the 2D pool's (the GPU
+process puts a texture in the pool of its dimension and a dummy in the others), the sampler pool
+shared.  Packing read off ptxas 13 sm_86 code (tex.3d / tex.a2d / tex.level.3d): ``TEX.B`` the
+coordinates in Ra.. (3D: x, y, z; 2D array: the layer (u32), x, y), the handle in Rb, the level
+in Rb+1; bound: 3D Ra = (x, y), Rb = (z, level); 2D array Ra = (layer, x), Rb = (y, level).
 .SCR (ptxas writes it for tex.level; the result is tex.level's); TXD; TXQ TEX_HEADER_DIMENSION
 (width, height, 1, the level count).  Refused by name (offset, word, form): other dimensions,
 .LB, .DC, .AOFFI, .LC, a fault predicate, other TXQ queries.
@@ -33,9 +40,14 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import LowerBase, TranslateError
-from shader_svc.lower.graphics import TXQ_KNOWN, GraphicsLowering
+from shader_svc.lower.graphics import POOL_SET, TEXTURE_POOL, TXQ_KNOWN, GraphicsLowering
 from shader_svc.lower.indirect import const_reg
 from shader_svc.lower.texel_words import set_texel_words
+
+# gfx-layers: the sampled-image pools of the other dimensions a kernel's TEX reads (set 1), and the
+# TEX dimension codes (sm86/table.py TEX_DIM) that reach them
+TEXTURE_POOL_2D_ARRAY, TEXTURE_POOL_3D = 7, 8
+POOL_DIMS = {2: "3d", 5: "2d_array"}
 
 TEXTURE_RULES = {
     "TEX": "op_tex_compute",
@@ -113,8 +125,9 @@ class ComputeTextures(LowerBase):
         ir, ops, mods = inst.row.ir, inst.ops, inst.mods
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
-        if kind != "TXQ" and ops["dim"]["sym"] != 1:
-            self._tex_refuse(inst, "a texture other than 2D")
+        dim = POOL_DIMS.get(ops["dim"]["sym"]) if kind == "TEX" else None
+        if kind != "TXQ" and ops["dim"]["sym"] != 1 and dim is None:
+            self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
         if mods.get("DC") or mods.get("LC"):
             self._tex_refuse(inst, ".DC/.LC")
         if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
@@ -149,8 +162,16 @@ class ComputeTextures(LowerBase):
             level = None
             if lod == 3:
                 level = reg(b, 1) if bindless else reg(b, 0)
-            args = (val(reg(a, 0)), val(reg(a, 1)), val(level))
-            vec = blk.emit("BindlessSample", handle, *args, lod=lod)
+            if dim is not None:  # (gfx-layers) three coordinates: all in Ra.. (.B) or two in Ra, one in Rb
+                if bindless:
+                    coords = [reg(a, 0), reg(a, 1), reg(a, 2)]
+                else:
+                    coords = [reg(a, 0), reg(a, 1), reg(b, 0)]
+                    level = reg(b, 1) if lod == 3 else None
+                vec = blk.emit("BindlessSampleDim", handle, *map(val, coords), val(level), lod=lod, dim=dim)
+            else:
+                args = (val(reg(a, 0)), val(reg(a, 1)), val(level))
+                vec = blk.emit("BindlessSample", handle, *args, lod=lod)
             fl = True
         elif kind == "TXD":
             vec = self._txd_ir(blk, inst, handle, a, b, first, val)
@@ -166,6 +187,52 @@ class ComputeTextures(LowerBase):
         ir_spirv.emit(self, blk)
 
     # --- SPIR-V -----------------------------------------------------------------------------
+    def bindless_sample_dim(self, dim: str, lod: int, handle: int, a: int, b: int, c: int, lv: int) -> int:
+        """``BindlessSampleDim``: OpImageSampleExplicitLod on the pool of ``dim`` (a 2D array's
+        layer converted to f32: Vulkan rounds and clamps it to the layers)."""
+        m, E = self.m, self.m.E
+        self.pool_vars()  # the 2D pool, the sampler pool and the ImageQuery capability first
+        pools = getattr(self, "_dim_pools", None)
+        if pools is None:
+            pools = self._dim_pools = {}
+        if dim not in pools:
+            img = m.type(
+                "OpTypeImage",
+                self.f32,
+                E("Dim", "3D" if dim == "3d" else "2D"),
+                0,
+                int(dim == "2d_array"),
+                0,
+                1,
+                E("ImageFormat", "Unknown"),
+            )
+            arr = m.type("OpTypeArray", img, self.c(TEXTURE_POOL))
+            binding = TEXTURE_POOL_3D if dim == "3d" else TEXTURE_POOL_2D_ARRAY
+            var = self._var(
+                "UniformConstant", arr, [(E("Decoration", "DescriptorSet"), POOL_SET), (E("Decoration", "Binding"), binding)]
+            )
+            pools[dim] = (var, img, m.type("OpTypeSampledImage", img))
+        var, img_t, si_t = pools[dim]
+        v3f = m.type("OpTypeVector", self.f32, 3)
+        f = [self.op("OpBitcast", self.f32, x) for x in (a, b, c)]
+        if dim == "2d_array":  # (layer, x, y) -> (x, y, layer)
+            f = [f[1], f[2], self.op("OpConvertUToF", self.f32, a)]
+        coord = self.op("OpCompositeConstruct", v3f, *f)
+        level = self.op("OpBitcast", self.f32, lv) if lod == 3 else m.const(self.f32, 0)
+        # the 2D pool's switch (GraphicsLowering.bindless) on this pool: its fields swapped in for
+        # the call (it reads the texture pool and its types from them)
+        saved = (self._pools, self.pool_img_t, self.pool_sampled_t)
+        self._pools, self.pool_img_t, self.pool_sampled_t = (var, saved[0][1]), img_t, si_t
+        try:
+            return self.bindless(
+                handle,
+                True,
+                self.v4f,
+                lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), level),
+            )
+        finally:
+            self._pools, self.pool_img_t, self.pool_sampled_t = saved
+
     def bindless_sample_grad(
         self,
         handle: int,

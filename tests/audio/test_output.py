@@ -271,17 +271,20 @@ def test_device_path_600_frames_without_underruns(capsys) -> None:
     with capsys.disabled():
         print(
             f"\ndevice path, 600 game frames ({took:.2f} s): {host.frames} audio frames, {s.frames_written} sample "
-            f"frames written, {s.frames_dropped} dropped, {s.underruns} underruns, {host.late_frames} late frames"
+            f"frames written, {s.frames_dropped} dropped, {s.underruns} underruns, {host.late_frames} late frames, "
+            f"{host.stalls} stalls"
         )
     assert sinks[0].driver == "dummy" and took < 11  # the game kept its 60 Hz
     # real time needs the CPU: on a machine whose load exceeds its cores (a shared development
     # box), the device's and our threads run late; the counts are then bounded, not zero
-    # (the device's thread pulls in real time, and ours follows it: CI, 2 cores under xdist, saw
-    # 87 % of the wall time's frames, so 75 % there)
     busy = os.getloadavg()[0] > (os.cpu_count() or 1)
-    assert host.frames + host.late_frames >= (0.75 if busy else 0.95) * took * 200, (host.frames, host.late_frames, took)
+    assert host.frames + host.late_frames >= (0.9 if busy else 0.95) * took * 200
     if busy:
-        assert s.underruns <= 0.02 * host.frames and s.frames_dropped <= 0.02 * host.frames * 240, os.getloadavg()
+        # the device runs dry only after the clock thread was kept off the CPU (a stall, counted):
+        # a fixed share of frames failed at load 17 (52 underruns > 2% of 1535 frames)
+        # Drops come from the device's own thread starved (it stops pulling while the clock goes
+        # on), which nothing here counts: bounded by a share (2.1% seen at load 18; 5% allowed).
+        assert s.underruns <= host.stalls + 2 and s.frames_dropped <= 0.05 * host.frames * 240, (os.getloadavg(), host.stalls)
     else:
         assert s.underruns == 0 and s.frames_dropped == 0
 
@@ -307,6 +310,50 @@ def test_stuck_device_never_holds_up_the_renderer() -> None:
     host.close()
     check_paced(host, events, host.frames + host.late_frames)
     assert host.frames == len(dev.chunks) and 0 <= host.frames - len(events) <= 3
+
+
+class DrainingDevice(Capture):
+    """A device that plays in real time: its queue drains at 48000 sample frames a second."""
+
+    target_frames = 1440
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.t0, self.written = time.monotonic(), 0
+
+    def _played(self) -> int:
+        return int((time.monotonic() - self.t0) * 48000)
+
+    def queued_frames(self) -> int:
+        return max(0, self.written - self._played())
+
+    def write(self, pcm: np.ndarray) -> None:
+        super().write(pcm)
+        self.written = max(self.written, self._played()) + len(pcm)
+
+
+def test_a_starved_clock_counts_the_frames_it_skips() -> None:
+    """The clock thread starved of CPU for 0.5 s (held off here by the host's lock, as a loaded
+    machine holds it off the CPU) while a device drains its queue: the frames it jumps over to
+    catch up are counted as late, so rendered + late frames still match the wall clock (the
+    count the device-path test relies on; before, the device-wants-more path skipped silently)."""
+    from cpu_host.horizon.audio.host import AudioHost
+
+    host = AudioHost(DrainingDevice, "wall")
+    out = host.open_audio_out(2)
+    out.start()
+    time.sleep(0.3)
+    with host.lock:
+        time.sleep(0.5)
+    time.sleep(0.3)
+    took = time.monotonic() - host.clock_started
+    host.close()
+    produced = host.frames + host.late_frames
+    assert host.late_frames >= 0.4 * 200 and abs(produced - took * 200) < 0.15 * took * 200 + 10, (
+        host.frames,
+        host.late_frames,
+        took,
+    )
 
 
 def test_bad_settings_are_named(tmp_path, monkeypatch) -> None:

@@ -109,13 +109,11 @@ TRAP_SCRIPTS = {
     "ignored": "trap '' HUP; kill -HUP $$; echo alive; trap; echo listed",
     "from-child": "trap 'echo usr2 from child' USR2; (kill -USR2 $$); echo after child",
     "default-death": "echo before; kill -USR1 $$; echo not reached",
-    # a trapped signal from another process ends the wait builtin with 128 + its number; the child
-    # sends it every 0.2 s (at most 150 times) while the shell lives, so one lands in the wait
-    # however late (a loaded machine) the shell gets there: one ALRM before the wait ran the trap
-    # and left wait=0. The child keeps no output pipe open: the harness reaps the shell only once
-    # they all closed, and a kill to the unreaped shell still succeeds.
-    "wait-interrupted": "trap 'n=alrm' ALRM; (i=0; while [ $i -lt 150 ] && kill -ALRM $$; do sleep 0.2; i=$((i+1)); done)"
-    " >/dev/null 2>&1 & wait; echo $n wait=$?",
+    # a trapped signal from another process ends the wait builtin with 128 + its number.  The
+    # child signals every 50 ms until the shell is gone: one ALRM sent before the shell reached
+    # `wait` (a shell slowed by a loaded machine) would otherwise leave wait to return 0 when
+    # the child exits; the trap only counts, so earlier ALRMs change no output.
+    "wait-interrupted": "trap 'n=1' ALRM; (while kill -ALRM $$; do sleep 0.05; done) & wait; echo wait=$? n=$n; kill $!",
 }
 
 

@@ -65,18 +65,22 @@ def test_window_shows_the_game_and_takes_keys(tmp_path, sdl_lib) -> None:
         shot = None
         try:
             frames = out / "frames"
+
+            def presented() -> int:
+                return len(list(frames.glob("frame_*.png"))) if frames.exists() else 0
+
             deadline = time.monotonic() + 300
-            while (
-                p.poll() is None
-                and time.monotonic() < deadline
-                and len(list(frames.glob("frame_*.png")) if frames.exists() else []) < 60
-            ):
+            while p.poll() is None and time.monotonic() < deadline and presented() < 60:
                 time.sleep(0.1)
             wid = window_id(display, title)
             assert wid, "the GPU process opened no window"
             shot = capture(display, wid)
             xdotool(display, "windowfocus", "--sync", wid, "keydown", "Right")
-            time.sleep(1.5)
+            # held for 1.5 s and at least 30 presented frames (0.15 a frame: x > 100 hundredths
+            # takes 7): a game slowed by a loaded machine gets as many frames to move in
+            held, n0 = time.monotonic(), presented()
+            while p.poll() is None and time.monotonic() - held < 120 and (presented() < n0 + 30 or time.monotonic() - held < 1.5):
+                time.sleep(0.05)
             xdotool(display, "windowfocus", "--sync", wid, "keyup", "Right")
             text = p.communicate(timeout=300)[0]
         finally:

@@ -7,6 +7,7 @@ centres are covered is unambiguous and the expected image is plain array slicing
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -14,11 +15,13 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
-from cpu_host.gpu_client.client import GpuClient
+from cpu_host.gpu_client.client import GpuClient, GpuUnavailable
 from cpu_host.gpu_client.shaders import GlslSource
 from gpu_host import packets as P
 
@@ -104,6 +107,25 @@ def start_gpu(extra_env: dict | None = None, args: list[str] = ()) -> tuple[subp
     with open(Path(d) / "gpu.log", "w") as logf:
         proc = subprocess.Popen([sys.executable, "-m", "gpu_host.server", "--socket-dir", d, *args], env=env, stderr=logf)
     return proc, d
+
+
+def attach(client, proc: subprocess.Popen, timeout: float = 300.0) -> None:
+    """Connect ``client`` to the GPU process ``proc`` that was just started.  Its start-up
+    (Python, Vulkan on lavapipe, gRPC) once took over the client's 15 s on a loaded CI machine:
+    this waits as long as the process lives (bounded by ``timeout``) and fails at once, with
+    the process's log, if it exits instead."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client.connect(timeout=5)
+            return
+        except GpuUnavailable:
+            if proc.poll() is not None:
+                raise AssertionError(
+                    f"GPU process exited with {proc.returncode} before serving: {gpu_log(str(client.dir))[-2000:]}"
+                ) from None
+            if time.monotonic() > deadline:
+                raise
 
 
 def gpu_log(d: str) -> str:
@@ -203,7 +225,7 @@ class Gpu:
         self.frames_dir = Path(tempfile.mkdtemp(prefix="nxgf"))
         self.proc, self.dir = start_gpu({"NXRECOMP_GPU_HOST_FRAMES_DIR": str(self.frames_dir), **(env or {})})
         self.client = GpuClient(self.dir, ring_capacity=1 << 22)
-        self.client.connect()
+        attach(self.client, self.proc)
         self.ids = itertools.count(100)
         self.frames = itertools.count(1)
         self.pool = self.client.create_pool(1, 8 << 20)
@@ -240,3 +262,56 @@ class Gpu:
         stop_gpu(self.proc)
         shutil.rmtree(self.frames_dir, ignore_errors=True)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def compute_kernels(source: str, block: int, opt: str = "O3") -> dict[tuple[int, str], tuple[bytes, int, int]]:
+    """{(isa, kernel name): (SPIR-V, bank 0 size rounded up to 16, the parameters' offset in it)} of
+    every kernel of the CUDA ``source``, built for SM86 and SM53 by the corpus tools
+    (tests/shader_svc/cuda_build.py: nvcc/ptxas from PyPI) and translated for ``block`` x 1 x 1
+    threads; skips loudly where no CUDA compiler or ptxas can be had."""
+    import pytest
+
+    tools = str(Path(__file__).resolve().parents[1] / "shader_svc")  # the corpus tools
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    import cuda_build
+    import nvtools
+
+    out = {}
+    for isa in (86, 53):
+        try:
+            built = cuda_build.build(source, isa, opt)
+        except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
+            pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
+        if isa == 86:
+            from shader_svc.sm86 import decode
+            from shader_svc.sm86.cbank import PARAMS
+            from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
+        else:
+            from shader_svc.sm53 import decode
+            from shader_svc.sm53.cbank import PARAMS
+            from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
+        for name, k in built.items():  # SM53 -O3: the literals in ptxas's bank c[0x2], part of the program
+            spv = translate_compute(decode.decode_stream(k.code), ComputeSpec((block, 1, 1), k.banks))
+            out[(isa, name)] = (spv, (k.cbank0_size + 15) & ~15, PARAMS)
+    return out
+
+
+@contextlib.contextmanager
+def shader_service_env(cache_dir: Path) -> Iterator[None]:
+    """A real shader service on a loopback port, named by NXRECOMP_SHADER_SVC_LISTEN while the
+    block runs (the NVN front end's translate_shader reaches it); the variable restored after."""
+    from shader_svc import service
+
+    srv, port, t = service.start("127.0.0.1:0", cache_dir, workers=1)
+    old = os.environ.get("NXRECOMP_SHADER_SVC_LISTEN")
+    os.environ["NXRECOMP_SHADER_SVC_LISTEN"] = f"127.0.0.1:{port}"
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("NXRECOMP_SHADER_SVC_LISTEN", None)
+        else:
+            os.environ["NXRECOMP_SHADER_SVC_LISTEN"] = old
+        srv.stop(grace=None)
+        t.close()

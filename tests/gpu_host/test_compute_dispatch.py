@@ -16,7 +16,6 @@ The kernel (``fill``): thread i < n reads a[i], writes v = a[i] * 3 + 0x01020304
 
 from __future__ import annotations
 
-import os
 import struct
 import sys
 import time
@@ -28,7 +27,7 @@ import numpy as np
 import pytest
 
 from cpu_host.gpu_client.registry import ProgramDesc, SamplerDesc, TextureDesc
-from gpu_guest import P, Gpu, frame_image, gpu_log, rect_uv_px, replayed_frames
+from gpu_guest import P, Gpu, frame_image, gpu_log, rect_uv_px, replayed_frames, shader_service_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))  # the corpus tools
 
@@ -72,18 +71,8 @@ def kernels():
 @pytest.fixture(scope="module")
 def shader_service(tmp_path_factory):
     """A real shader service on a loopback port; the front end's translate_shader reaches it."""
-    from shader_svc import service
-
-    srv, port, t = service.start("127.0.0.1:0", tmp_path_factory.mktemp("shcache"), workers=1)
-    old = os.environ.get("NXRECOMP_SHADER_SVC_LISTEN")
-    os.environ["NXRECOMP_SHADER_SVC_LISTEN"] = f"127.0.0.1:{port}"
-    yield
-    if old is None:
-        os.environ.pop("NXRECOMP_SHADER_SVC_LISTEN", None)
-    else:
-        os.environ["NXRECOMP_SHADER_SVC_LISTEN"] = old
-    srv.stop(grace=None)
-    t.close()
+    with shader_service_env(tmp_path_factory.mktemp("shcache")):
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpu_guest import P, Gpu, gpu_log
+from gpu_guest import P, Gpu, gpu_log, shader_service_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))  # the corpus tools
 
@@ -108,20 +108,8 @@ def built():
 @pytest.fixture(scope="module")
 def shader_service(tmp_path_factory):
     """A real shader service on a loopback port; the front end's translate_shader reaches it."""
-    import os
-
-    from shader_svc import service
-
-    srv, port, t = service.start("127.0.0.1:0", tmp_path_factory.mktemp("shcache"), workers=1)
-    old = os.environ.get("NXRECOMP_SHADER_SVC_LISTEN")
-    os.environ["NXRECOMP_SHADER_SVC_LISTEN"] = f"127.0.0.1:{port}"
-    yield
-    if old is None:
-        os.environ.pop("NXRECOMP_SHADER_SVC_LISTEN", None)
-    else:
-        os.environ["NXRECOMP_SHADER_SVC_LISTEN"] = old
-    srv.stop(grace=None)
-    t.close()
+    with shader_service_env(tmp_path_factory.mktemp("shcache")):
+        yield
 
 
 @pytest.fixture(scope="module")

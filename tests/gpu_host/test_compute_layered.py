@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from cpu_host.gpu_client.registry import ProgramDesc, SamplerDesc, TextureDesc
-from gpu_guest import P, Gpu, gpu_log
+from gpu_guest import P, Gpu, compute_kernels, gpu_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))  # the corpus tools
 
@@ -63,28 +63,10 @@ def values(a: np.ndarray) -> np.ndarray:
 def kernels():
     """{isa: (SPIR-V, bank size, parameters' offset)} of ``layered`` for SM86 and SM53 (O3), and
     {(isa, "volume"): ...} of ``volume``."""
-    import cuda_build
     import cuda_corpus
-    import nvtools
 
-    out = {}
-    for isa in (86, 53):
-        try:
-            built = cuda_build.build(cuda_corpus.HEADER + SRC_BODY, isa, "O3")
-        except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
-            pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
-        if isa == 86:
-            from shader_svc.sm86 import decode
-            from shader_svc.sm86.cbank import PARAMS
-            from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
-        else:
-            from shader_svc.sm53 import decode
-            from shader_svc.sm53.cbank import PARAMS
-            from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
-        for name, k in built.items():  # SM53 -O3: the literals in ptxas's bank c[0x2], part of the program
-            spv = translate_compute(decode.decode_stream(k.code), ComputeSpec((BLOCK, 1, 1), k.banks))
-            out[isa if name == "layered" else (isa, name)] = (spv, (k.cbank0_size + 15) & ~15, PARAMS)
-    return out
+    built = compute_kernels(cuda_corpus.HEADER + SRC_BODY, BLOCK)
+    return {isa if name == "layered" else (isa, name): k for (isa, name), k in built.items()}
 
 
 @pytest.fixture(scope="module")
@@ -183,10 +165,9 @@ def test_layered_targets_are_surfaces_only_named_where_drawn_or_presented(env, k
     c.register(TextureDesc(flat, 1, 0x600000, W, H, "RGBA8", block_linear=False, pitch=W * 4, render_target=True))
     c.register(TextureDesc(cube, 1, 0x610000, 8, 8, "RGBA8", block_linear=False, pitch=32, layers=6, cube=True))
     layered = f"is a layered render target ({LAYERS} layers): it is a surface pool entry"
+    # (gfx-layers: a layered target is now drawn into with all its layers: tests/gpu_host/test_gpu_layered.py)
     cases = [
-        ([(P.OP_TARGET, tex)], f"field texture = {tex} {layered}"),
-        ([(P.OP_RENDER_TARGETS, [flat, tex] + [P.EMPTY] * 6, P.EMPTY)], f"field colors[1] = {tex} {layered}"),
-        ([(P.OP_DEPTH_TARGET, tex, P.EMPTY)], f"field color = {tex} {layered}"),
+        ([(P.OP_RENDER_TARGETS, [flat, tex] + [P.EMPTY] * 6, P.EMPTY)], "the colour targets' layer counts differ"),
         ([(P.OP_PRESENT, 1, tex)], f"field texture = {tex} {layered}"),
         ([(P.OP_COMPUTE_SURFACE, 0, cube)], f"field texture {cube} (RGBA8, 1 sample(s), 6 layer(s)) is not a one-sample"),
     ]
@@ -273,21 +254,19 @@ def test_volume_targets_are_surfaces_only_named_where_sampled_drawn_or_misdeclar
     from test_compute_dispatch import _dropped_with
 
     cmds = register(env, 86, kernels, 450, 550, volume=True)
-    volume = "is a volume (3D) render target (3 slices): it is a 3D surface pool entry"
-    pools = (P.OP_POOLS, [550] + [P.EMPTY] * (P.POOL_TEXTURES - 1), [P.EMPTY] * P.POOL_SAMPLERS)
+    volume = "is a volume (3D) texture (3 slices): it is a 3D surface pool entry or a bound 3D texture"
     cases = [
         ([(P.OP_TARGET, 550)], f"field texture = 550 {volume}"),
         ([(P.OP_PRESENT, 1, 550)], f"field texture = 550 {volume}"),
-        ([(P.OP_TEXTURE, 0, 550, 62)], f"field texture = 550 {volume}"),
-        ([pools], f"field textures[0] = 550 {volume}"),
     ]
     env.client.register(SamplerDesc(62))
     for bad, msg in cases:
         _dropped_with(env, bad, msg)
-    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a one-sample colour render target"):
+    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a one-sample, uncompressed colour texture"):
         env.client.register(TextureDesc(551, 1, SURF_OFF, W, H, "RGBA8", render_target=True, layers=2, volume=True, samples=4))
-    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a one-sample colour render target"):
-        env.client.register(TextureDesc(552, 1, SURF_OFF, W, H, "RGBA8", block_linear=False, pitch=64, layers=2, volume=True))
+    # (gfx-layers: a volume that is no render target is a sampled 3D texture; a compressed one is refused)
+    with pytest.raises(Exception, match="a volume \\(3D\\) texture is a one-sample, uncompressed colour texture"):
+        env.client.register(TextureDesc(552, 1, SURF_OFF, W, H, "BC1", block_linear=False, pitch=64, layers=2, volume=True))
     # and the good dispatch still runs, exactly
     clear_pool(env)
     a = inputs(env, 78, False)
@@ -299,9 +278,10 @@ def test_nvn_front_end_registers_a_3d_texture_a_kernel_writes(env, kernels, monk
     """nvnTextureInitialize with NVN_TEXTURE_TARGET_3D (nvn.h), 3 slices by SetDepth, linear and
     render-target flags: a volume target the ``volume`` kernel writes, every slice written back;
     without the linear flag a block-linear volume with a block depth; a 3D texture that is no
-    render target is refused by name."""
+    display texture is refused by name (one that is no render target is a sampled 3D texture:
+    tests/shader_svc/test_tex3d_gpu.py)."""
     from cpu_host.horizon.hle.abi import GuestError
-    from cpu_host.horizon.hle.nvn.tables import FLAG_LINEAR, FLAG_RENDER_TARGET, TARGET_3D
+    from cpu_host.horizon.hle.nvn.tables import FLAG_DISPLAY, FLAG_LINEAR, FLAG_RENDER_TARGET, TARGET_3D
     from test_compute_dispatch import Guest
 
     g = Guest(env, monkeypatch)
@@ -327,6 +307,6 @@ def test_nvn_front_end_registers_a_3d_texture_a_kernel_writes(env, kernels, monk
     g.call(s.texture_initialize, g.at(23), builder)
     desc = env.client.registry.objects[("TextureDesc", int(g.mem[23]))]
     assert desc.volume and desc.block_linear and (desc.block_height_log2, desc.block_depth_log2) == (0, 2)
-    s.builders[builder].update(flags=FLAG_LINEAR)
-    with pytest.raises(GuestError, match="a 3D texture is a render target"):
+    s.builders[builder].update(flags=FLAG_LINEAR | FLAG_DISPLAY)
+    with pytest.raises(GuestError, match="a 3D texture is an uncompressed colour texture, not display"):
         g.call(s.texture_initialize, g.at(24), builder)

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from cpu_host.gpu_client.registry import ProgramDesc, TextureDesc
-from gpu_guest import P, Gpu, gpu_log
+from gpu_guest import P, Gpu, compute_kernels, gpu_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shader_svc"))  # the corpus tools
 
@@ -119,27 +119,9 @@ def test_block_depth_puts_slices_of_one_block_next_to_each_other():
 @pytest.fixture(scope="module")
 def kernels():
     """{isa: (SPIR-V, bank size, parameters' offset)} of ``vol_bl`` (O3)."""
-    import cuda_build
     import cuda_corpus
-    import nvtools
 
-    out = {}
-    for isa in (86, 53):
-        try:
-            k = cuda_build.build(cuda_corpus.HEADER + SRC_BODY, isa, "O3")["vol_bl"]
-        except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
-            pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
-        if isa == 86:
-            from shader_svc.sm86 import decode
-            from shader_svc.sm86.cbank import PARAMS
-            from shader_svc.sm86.to_spirv import ComputeSpec, translate_compute
-        else:
-            from shader_svc.sm53 import decode
-            from shader_svc.sm53.cbank import PARAMS
-            from shader_svc.sm53.to_spirv import ComputeSpec, translate_compute
-        spv = translate_compute(decode.decode_stream(k.code), ComputeSpec((BLOCK, 1, 1), k.banks))
-        out[isa] = (spv, (k.cbank0_size + 15) & ~15, PARAMS)
-    return out
+    return {isa: k for (isa, name), k in compute_kernels(cuda_corpus.HEADER + SRC_BODY, BLOCK).items() if name == "vol_bl"}
 
 
 @pytest.fixture(scope="module")

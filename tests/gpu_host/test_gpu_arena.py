@@ -129,7 +129,7 @@ def test_hostile_references_are_named_and_dropped(env):  # noqa: F811
         seq = raw_ref(gpu, payload)
         c.wait(seq, timeout=20)
         assert c.dropped() == before + 1, message
-        deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
+        deadline = time.monotonic() + 5
         while message not in gpu.log() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert message in gpu.log(), (message, gpu.log()[-2000:])
@@ -249,7 +249,9 @@ def test_staged_chunks_are_used_in_place(env):  # noqa: F811
         sizes = [len(x) for x, _ in block.chunks]
         publish_stage(c.arena_mm, [(serial + 1, at, sizes[0]), (serial + 2, at + sizes[0], sizes[1])])
         os.eventfd_write(c.bell, 1)
-        time.sleep(0.1 * 3**attempt)  # longer each try: the GPU process's stager may run late under load
+        # (the consumer's read of the queue is not observable from here: a longer pause each
+        # attempt, so that a GPU process slowed by a loaded machine gets there too)
+        time.sleep(0.1 * 2**attempt)
         used = c.status().staged_chunks
         recs = part_records(c.seq + 1, [block], arena=c.arena)
         assert [r.tag for r in recs] == [TAG_BLOB_REF]
@@ -308,11 +310,15 @@ def test_hostile_stage_entries_are_named_and_ignored(env):  # noqa: F811
     bad = [(5, (32 << 20) - 8, 244), (6, 64, 100), (7, 8192, 0), (0, 8192, 100), (8, 8192, 2 << 20)]
     publish_stage(c.arena_mm, bad)
     os.eventfd_write(c.bell, 1)
-    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
+    deadline = time.monotonic() + 10
     while c.status().stage_rejected < before + len(bad) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert c.status().stage_rejected == before + len(bad)
-    assert "stage entry" in gpu.log() and "lies outside the 33554432-byte command arena's buffers" in gpu.log()
+    want = ("stage entry", "lies outside the 33554432-byte command arena's buffers")
+    deadline = time.monotonic() + 10  # counted, then logged by the log's writer thread
+    while not all(w in gpu.log() for w in want) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(w in gpu.log() for w in want), gpu.log()[-2000:]
     hdr = B.convert(scene(env, 1)[:-1])[: B.HEADER]
     for payload, message in [
         (hdr + STAGED_RANGE.pack((32 << 20) - 8, 244, 5), "range 0 (offset 33554424, 244 bytes) lies outside"),
@@ -325,7 +331,7 @@ def test_hostile_stage_entries_are_named_and_ignored(env):  # noqa: F811
         c.writer.publish()
         c.wait(c.seq, timeout=20)
         assert c.dropped() == dropped + 1
-        deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
+        deadline = time.monotonic() + 5
         while message not in gpu.log() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert message in gpu.log(), (message, gpu.log()[-2000:])

@@ -314,14 +314,14 @@ def test_recorded_pools_replay_to_the_same_frames(tmp_path):
     import subprocess
 
     from cpu_host.gpu_client.client import GpuClient
-    from gpu_guest import start_gpu, stop_gpu
+    from gpu_guest import start_gpu, attach, stop_gpu
 
     rec = tmp_path / "pools.nxgpu"
     proc, d = start_gpu(args=["--record", str(rec)])
     live: dict[int, str] = {}
     try:
         c = GpuClient(d, ring_capacity=1 << 20)
-        c.connect(timeout=30)
+        attach(c, proc)
         pool = c.create_pool(1, 1 << 20)
         rng = np.random.default_rng(5)
         for k in range(17):

@@ -543,7 +543,7 @@ def test_depth_scene_recorded_and_replayed(tmp_path):
     import sys
 
     from cpu_host.gpu_client.client import GpuClient
-    from gpu_guest import TEX_VS, start_gpu, stop_gpu
+    from gpu_guest import TEX_VS, start_gpu, attach, stop_gpu
     from test_gpu_depth_compare import SHADOW_FS
 
     rec = tmp_path / "run.nxgpu"
@@ -551,7 +551,7 @@ def test_depth_scene_recorded_and_replayed(tmp_path):
     live = {}
     try:
         cl = GpuClient(dr, ring_capacity=1 << 20)
-        cl.connect(timeout=30)
+        attach(cl, proc)
         pool = cl.create_pool(1, 1 << 20)
         cl.register_program(1, GlslSource(Z_VS, Z_FS))
         cl.register_program(2, GlslSource(TEX_VS, SHADOW_FS))

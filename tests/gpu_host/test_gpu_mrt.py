@@ -19,7 +19,7 @@ import pytest
 
 from cpu_host.gpu_client.registry import SamplerDesc, TextureDesc
 from cpu_host.gpu_client.shaders import GlslSource
-from gpu_guest import TEX_VS, P, Scene, assert_unorm, frame_image, rect_uv_px, start_gpu, stop_gpu, to8, unorm8
+from gpu_guest import TEX_VS, P, Scene, assert_unorm, frame_image, rect_uv_px, start_gpu, attach, stop_gpu, to8, unorm8
 
 W, H = 32, 16
 E = P.EMPTY
@@ -305,7 +305,7 @@ def test_mrt_recording_replays_to_the_same_frames(tmp_path):
         from cpu_host.gpu_client.client import GpuClient
 
         cl = GpuClient(dr, ring_capacity=1 << 20)
-        cl.connect(timeout=30)
+        attach(cl, proc)
         pool = cl.create_pool(1, 1 << 20)
         cl.register_program(1, GlslSource(MRT_VS, MRT_FS))
         cl.register_program(

@@ -19,7 +19,7 @@ import pytest
 
 from cpu_host.gpu_client.registry import SamplerDesc, TextureDesc
 from nxrecomp.common.errors import NxError
-from gpu_guest import P, Scene, frame_image, start_gpu, stop_gpu, to8, ubo
+from gpu_guest import P, Scene, frame_image, start_gpu, attach, stop_gpu, to8, ubo
 
 W, H = 32, 24
 E = P.EMPTY
@@ -254,7 +254,7 @@ def test_recording_replays_to_the_same_frames(tmp_path):
     proc, d = start_gpu(args=["--record", str(rec)])
     try:
         client = GpuClient(d, ring_capacity=1 << 20)
-        client.connect()
+        attach(client, proc)
         pool = client.create_pool(1, 1 << 20)
         client.register_program(1, GlslSource(COLOR_VS, COLOR_FS))
         client.register(TextureDesc(10, 1, 0, W, H, "RGBA8", block_linear=False, pitch=W * 4, render_target=True, samples=4))

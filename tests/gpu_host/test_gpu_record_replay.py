@@ -12,7 +12,7 @@ import numpy as np
 from cpu_host.gpu_client.client import GpuClient
 from cpu_host.gpu_client.registry import SamplerDesc, TextureDesc
 from cpu_host.gpu_client.shaders import GlslSource
-from gpu_guest import COLOR_FS, COLOR_VS, TEX_FS, TEX_VS, BoxGame, P, Scene, rect_uv_px, start_gpu, stop_gpu
+from gpu_guest import COLOR_FS, COLOR_VS, TEX_FS, TEX_VS, BoxGame, P, Scene, rect_uv_px, start_gpu, attach, stop_gpu
 from gpu_host import blocklinear
 
 
@@ -26,7 +26,7 @@ def test_record_then_replay_identical_frames(tmp_path):
     live: dict[int, str] = {}
     try:
         c = GpuClient(d, ring_capacity=1 << 20)
-        c.connect(timeout=30)
+        attach(c, proc)
         pool = c.create_pool(1, 1 << 20)
         c.register_program(1, GlslSource(COLOR_VS, COLOR_FS))
         c.register_program(2, GlslSource(TEX_VS, TEX_FS))

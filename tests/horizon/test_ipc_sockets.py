@@ -175,11 +175,10 @@ def test_errors(guest: Guest) -> None:
     assert guest.bsd(2, i32s(28, 1, 0))[:2] == (-1, 97)  # AF_INET6: EAFNOSUPPORT
     s = guest.bsd(2, i32s(2, 1, 0))[0]
     assert guest.bsd(14, i32s(s), [sockaddr("192.0.2.1", 80)])[:2] == (-1, 101)  # off loopback: ENETUNREACH
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    closed_port = probe.getsockname()[1]
-    probe.close()
-    assert guest.bsd(14, i32s(s), [sockaddr("127.0.0.1", closed_port)])[:2] == (-1, 111)  # ECONNREFUSED
+    with socket.socket() as probe:  # bound, never listening: refused, and nobody else can take the port meanwhile
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+        assert guest.bsd(14, i32s(s), [sockaddr("127.0.0.1", closed_port)])[:2] == (-1, 111)  # ECONNREFUSED
     opened = [guest.bsd(2, i32s(2, 2, 0)) for _ in range(8)]
     assert sum(1 for r in opened if r[:2] == (-1, 24)) == 1  # the 9th: EMFILE (limit 8)
 

@@ -87,3 +87,45 @@ def test_the_call_ends_in_a_fatal_error_and_reads_nothing_after_it(noreturn):
     # X12, read by the code after the call, is no longer live after it: not reloaded there
     after = code.split("_r = F_400100(s, x0, x1, x30, sp, x29);", 1)[1].split("\n")[2]
     assert ("x12 = s->x[12];" in after) == (not noreturn), after
+
+
+# A call whose return would run on into the next function (only padding between): glibc's
+# malloc_printerr is `bl __libc_message; nop` and then the next function's first instruction;
+# __libc_message returns for other arguments (its span holds a RET), so only the shape of the
+# caller says that this call does not come back.
+MSG, PRINTERR, NEXT, USER = BASE + 0x400, BASE + 0x500, BASE + 0x50C, BASE + 0x600
+
+
+def _printerr_program() -> dict[int, int]:
+    return {
+        MSG: 0xB4000040,  # cbz x0, MSG+8
+        MSG + 4: RET,  # it returns where its argument says so
+        MSG + 8: _b(MSG + 8, EXIT),  # else it tail-calls EXIT
+        PRINTERR: 0x52800020,  # mov w0, #1
+        PRINTERR + 4: _bl(PRINTERR + 4, MSG),
+        PRINTERR + 8: 0xD503201F,  # nop: padding before the next function
+        NEXT: RET,
+        USER: 0xB40000A0,  # cbz x0, USER+20
+        USER + 4: _bl(USER + 4, PRINTERR),
+        USER + 8: 0x8B0C0000,  # add x0, x0, x12: bytes after the call, no code of any path
+        USER + 12: RET,
+        USER + 20: RET,
+    }
+
+
+def test_a_call_followed_only_by_padding_before_the_next_function_does_not_return():
+    from recompiler.analyse import noreturn_functions
+
+    prog_words = {**_program(), **_printerr_program()}
+    size = 0x1000
+    data = bytearray(size)
+    for a, v in prog_words.items():
+        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
+    mem = Memory([(BASE, size, bytes(data), True)])
+    prog = analyse(mem, MAIN, {MAIN, DIE, EXIT, PAD, MSG, PRINTERR, NEXT, USER}, [], {}, True)
+    noret = noreturn_functions(prog.functions, mem)
+    assert MSG not in noret  # it may return
+    assert PRINTERR in noret  # its call of MSG runs on into NEXT: it cannot come back
+    assert NEXT not in noret and USER not in noret
+    # the caller's path ends at the call: the bytes after it are not reached from it
+    assert prog.functions[USER].noreturn_calls == {USER + 4}

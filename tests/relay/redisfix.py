@@ -22,26 +22,37 @@ class RedisServer:
         exe = shutil.which("redis-server")
         if exe is None:
             pytest.skip("redis-server not installed (Debian package redis-server; scripts/nx.sh installs it)")
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        self.url = f"redis://127.0.0.1:{self.port}/0"
         import redis
 
-        r = redis.Redis.from_url(self.url)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                r.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    self.close()
-                    raise AssertionError("redis-server did not start") from None
-                time.sleep(0.05)
+        # A free port is only free until someone binds it: another test (xdist) or program may
+        # take it between free_port() and redis-server's bind.  A server that exits at once is
+        # started again on another port (3 tries).
+        for attempt in range(3):
+            self.port = free_port()
+            self.proc = subprocess.Popen(
+                [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            self.url = f"redis://127.0.0.1:{self.port}/0"
+            r = redis.Redis.from_url(self.url)
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    # ours, not a server that took the port first (INFO's process_id)
+                    if r.info("server")["process_id"] == self.proc.pid:
+                        return
+                    self.proc.kill()
+                    self.proc.wait()
+                    break
+                except redis.ConnectionError:
+                    if self.proc.poll() is not None:
+                        break  # it could not bind: another port
+                    if time.monotonic() > deadline:
+                        self.close()
+                        raise AssertionError("redis-server did not answer within 30 s") from None
+                    time.sleep(0.05)
+        raise AssertionError(f"redis-server exited at start 3 times (last on port {self.port}, status {self.proc.returncode})")
 
     def close(self) -> None:
         self.proc.terminate()

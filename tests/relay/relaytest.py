@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import socket
 import struct
 import threading
 import time
@@ -67,6 +68,27 @@ def wait_for(cond: Callable[[], object], timeout: float = 5.0, what: str = "cond
         time.sleep(0.01)
 
 
+def udp_rx_queue(addr: tuple[str, int]) -> int:
+    """Bytes waiting in the receive queue of the IPv4 UDP socket bound to ``addr`` (the kernel's
+    rx_queue column of /proc/net/udp, man 5 proc).  0 means whoever owns the socket has read every
+    datagram sent to it so far (or the kernel dropped it, which /metrics counts)."""
+    local = "%08X:%04X" % (int.from_bytes(socket.inet_aton(addr[0]), "little"), addr[1])
+    with open("/proc/net/udp") as f:
+        next(f)
+        for line in f:
+            cols = line.split()
+            if cols[1] == local:
+                return int(cols[4].split(":")[1], 16)
+    raise AssertionError(f"no /proc/net/udp entry for {addr[0]}:{addr[1]}")
+
+
+def wait_read(relay: "Relay", what: str = "the relay to read what was sent", timeout: float = 10.0) -> None:
+    """Until the relay's socket queue is empty: a burst is paced by what the relay has read, not
+    by a guess at how fast it reads (a relay thread starved of CPU on a loaded machine would
+    otherwise see its queue overflow, and the test count kernel drops as the relay's doing)."""
+    wait_for(lambda: udp_rx_queue(relay.address) == 0, timeout=timeout, what=what)
+
+
 class LegitProbe:
     """Legitimate traffic during an attack: ``a`` sends numbered, time-stamped unreliable DATA to
     ``b``'s slot at ``rate`` per second on one thread, another drains ``b``; ``result()`` gives
@@ -77,34 +99,43 @@ class LegitProbe:
         self.a, self.b, self.rate, self.channel = a, b, rate, channel
         self.sent = 0
         self.latency: dict[int, float] = {}
-        self._stop = threading.Event()
-        self._threads = [threading.Thread(target=f, daemon=True) for f in (self._send, self._recv)]
+        self._stop_send, self._stop_recv = threading.Event(), threading.Event()
+        self._sender = threading.Thread(target=self._send, daemon=True)
+        self._receiver = threading.Thread(target=self._recv, daemon=True)
 
     def _send(self) -> None:
         nxt = time.monotonic()
-        while not self._stop.is_set() and self.sent < self.rate * 60:
+        while not self._stop_send.is_set() and self.sent < self.rate * 60:
             self.a.send(self.b.slot, self.channel, struct.pack("<Id", self.sent, time.monotonic()))
             self.sent += 1
             nxt += 1.0 / self.rate
             time.sleep(max(0.0, nxt - time.monotonic()))
 
     def _recv(self) -> None:
-        while not self._stop.is_set():
+        while not self._stop_recv.is_set():
             m = self.b.recv(timeout=0.05)
             if m and m.channel == self.channel and len(m.payload) == 12:
                 k, t0 = struct.unpack("<Id", m.payload)
                 self.latency[k] = time.monotonic() - t0
 
     def __enter__(self) -> Self:
-        for t in self._threads:
-            t.start()
+        self._sender.start()
+        self._receiver.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        time.sleep(0.3)  # what is in flight arrives
-        self._stop.set()
-        for t in self._threads:
-            t.join(timeout=5)
+        # Stop sending, then receive until the last message sent has arrived (what was in flight
+        # with it has too: one path, in order), for at most 5 s in case that one was lost.  A
+        # fixed pause here left late messages (a loaded machine) in b's queue for the next reader
+        # and counted them lost.
+        self._stop_send.set()
+        self._sender.join(timeout=5)
+        deadline = time.monotonic() + 5
+        while self.sent and self.sent - 1 not in self.latency and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)  # a message overtaken by the last one (rare on loopback) still counts
+        self._stop_recv.set()
+        self._receiver.join(timeout=5)
 
     def result(self) -> tuple[float, float]:
         """(loss fraction, latency p99 in ms) over what was sent."""

@@ -304,7 +304,11 @@ def test_shared_port_workers_steer_each_room_to_one_worker(redis_url):
         exchange(rooms[r0][0], rooms[r0][1], b"worker0-untouched")
         a, b = CoopClient(relay), CoopClient(relay)
         clients += [a, b]
-        wait_until(lambda: rooms_of(METRICS[relay, 1]) == 0 if _up(METRICS[relay, 1]) else False, 10, "worker 1 back")
+        # back: its loop answers a JOIN of r1 (steered to it) with a CHALLENGE.  Its /metrics
+        # answered before its loop first read the socket: the JOIN below then timed out (5 s) at
+        # load 28 (stress run 14 of 15)
+        wait_until(lambda: rooms_of(METRICS[relay, 1]) == 0 if _up(METRICS[relay, 1]) else False, 30, "worker 1's metrics")
+        wait_until(lambda: _challenged(relay, tokens.issue(SECRET.encode(), r1, "probe", 60)), 60, "worker 1's loop")
         a.open(tokens.issue(SECRET.encode(), r1, "p0", 60, host=True))
         b.join(tokens.issue(SECRET.encode(), r1, "p1", 60))
         exchange(a, b, b"worker1-again")
@@ -322,6 +326,20 @@ def _exited(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def _challenged(relay: tuple[str, int], token: bytes) -> bool:
+    """Whether a cookie-less JOIN with ``token`` gets its CHALLENGE within 0.5 s (the C fast path
+    of the worker the JOIN is steered to answers it: that worker's loop runs)."""
+    from relay import protocol as P
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(0.5)
+        s.sendto(P.encode_join(token), relay)
+        try:
+            return P.packet_type(s.recv(2048)) == P.CHALLENGE
+        except (TimeoutError, socket.timeout):
+            return False
 
 
 def _up(url: str) -> bool:

@@ -15,7 +15,7 @@ import threading
 import time
 
 import pytest
-from relaytest import SECRET, LegitProbe, report, wait_for
+from relaytest import SECRET, LegitProbe, report, wait_for, wait_read
 from test_hostile import assert_room_works, raw_socket, replies, room_of_two
 
 from cpu_host.coop import CoopClient, CoopError
@@ -95,7 +95,9 @@ def test_crashed_client_rejoins_with_its_token(make_relay):
                 break
             except CoopError as e:
                 assert e.code == E_REFUSED_BASE + P.R_SEAT_TAKEN
-                assert time.monotonic() - t0 < 3
+                # a bound on the loop, not the property (waited >= 0.25 below): generous for a
+                # loaded machine, where each refused handshake may take far longer than idle
+                assert time.monotonic() - t0 < 15, "the silent seat was never handed over"
                 time.sleep(0.05)
         waited = time.monotonic() - t0
         new = relay.server.rooms["r"].seats[slot]
@@ -139,24 +141,29 @@ def test_flood_from_a_nat_neighbour_locks_no_one_out(make_relay):
         cookie = P.decode_challenge(replies(flood, 0.2)[0])
         verified = P.encode_join(tokens.issue(b"not-the-relay-secret!!", "r", "f", 60), cookie=cookie)
         slow0 = relay.server.fast.counters()["slow_path"]
-        stop, sent = threading.Event(), [0]
+        stop, sent, sent_verified, span = threading.Event(), [0], [0], [0.0, 0.0]
 
         def run() -> None:
-            deadline = time.monotonic() + 4
+            span[0] = time.monotonic()
+            deadline = span[0] + 30
             while not stop.is_set() and time.monotonic() < deadline and sent[0] < 40_000:
                 for pkt in (verified, bad):  # one verified, one cookie-less each round
                     try:
                         flood.sendto(pkt, relay.address)
                         sent[0] += 1
+                        sent_verified[0] += pkt is verified
                     except BlockingIOError:
                         pass
                 if sent[0] % 10 == 0:
                     time.sleep(0.001)  # paced (<= 10k/s) so that it lasts the whole join
+            span[1] = time.monotonic()
 
         t = threading.Thread(target=run, daemon=True)
         with LegitProbe(a, b) as probe:
             t.start()
-            time.sleep(0.3)
+            # the newcomer comes once the flooder has emptied its bucket many times over (after a
+            # fixed 0.3 s, a flooder starved of CPU had sent 230 packets, within its budget)
+            wait_for(lambda: sent_verified[0] >= 1000, timeout=30, what="the flood under way")
             c = CoopClient(relay.address, bind_host="127.0.0.9", handshake_timeout_s=3)
             t0 = time.monotonic()
             slot = c.join(relay.token("r", "c"))
@@ -166,12 +173,17 @@ def test_flood_from_a_nat_neighbour_locks_no_one_out(make_relay):
             t.join()
         loss, p99 = probe.result()
         assert slot == 2 and relay.alive() and flooding
+        wait_read(relay)  # every flood packet read (or counted dropped by the kernel)
+        read_by = time.monotonic()
         m = relay.scrape()
         rate_addr = m[("relay_dropped_packets_total", (("reason", "rate_addr"),))]
+        kernel = m[("relay_kernel_dropped_packets_total", ())]
         slow = relay.server.fast.counters()["slow_path"] - slow0
-        # the flooder's verified JOINs beyond its bucket were dropped in C; its cookie-less ones
-        # never reached Python: what went up is its budget (burst + rate * time) plus c's JOIN
-        assert rate_addr > sent[0] / 2 * 0.5 and slow < 50 + 50 * 5 + 5
+        # the flooder's verified JOINs beyond its bucket (burst + rate x the time the relay read
+        # them in, at most from the first send to the empty queue) were dropped in C; its
+        # cookie-less ones never reached Python: what went up is its budget plus c's JOIN
+        budget = 50 + 50 * (read_by - span[0]) + 1
+        assert rate_addr + kernel >= sent_verified[0] - budget and slow <= budget + 5, (rate_addr, kernel, budget, slow)
         assert join_s < 1.5 and loss < 0.05
         report(
             "nat_flood",
@@ -308,6 +320,7 @@ def test_kernel_drops_exported(make_relay):
     time.sleep(0.1)
     s.sendto(pkt, relay.address)  # the count rides on the next datagram read
     wait_for(lambda: relay.scrape()[("relay_kernel_dropped_packets_total", ())] >= kernel, what="kernel drops metric")
+    wait_read(relay)  # every datagram left in the queue read too, before the counts are compared
     metric = relay.scrape()[("relay_kernel_dropped_packets_total", ())]
     assert metric == _proc_udp_drops(relay.address[1])
     received = relay.server.fast.counters()["rx_packets"]

@@ -33,7 +33,7 @@ def drain(c: CoopClient, n: int, timeout: float = 10.0) -> list:
     return out
 
 
-def next_event(c: CoopClient, kind: str, timeout: float = 3.0):
+def next_event(c: CoopClient, kind: str, timeout: float = 10.0):
     """The next event of ``kind`` (earlier events of other kinds are skipped)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -105,9 +105,11 @@ def test_seat_changing_hands_starts_fresh(relay):
         assert a._seats[1].inc != old_inc
         a.send(1, 2, b"to-c", reliable=True)  # c's stream starts at 0
         assert c.recv(timeout=3).payload == b"to-c"
-        # a datagram still addressed to b's incarnation never reaches c
+        # a datagram still addressed to b's incarnation never reaches c (counted from here: a
+        # resend of a's to b, whose ack b's LEAVE overtook, may have met c's seat already)
+        stale0 = relay.drops("stale_peer")
         a._sock.sendto(P.encode_data(a._session, 1, 2, 0, 99, b"for-b", old_inc), relay.address)
-        wait_for(lambda: relay.drops("stale_peer") == 1, what="stale_peer drop")
+        wait_for(lambda: relay.drops("stale_peer") >= stale0 + 1, what="stale_peer drop")
         assert c.recv(timeout=0.3) is None
     finally:
         for x in (a, b, c):

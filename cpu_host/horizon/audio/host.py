@@ -20,7 +20,9 @@ Two clocks (setting ``cpu_host.audio_clock``):
   rendered whenever less than the sink's target is queued (the device's clock never drifts
   from ours: no underrun, no overflow), and at the latest one latency bound after its wall
   time, so a slow or stopped device only drops frames (counted by the sink) and the renderer's
-  events go on at 200 Hz for the game.
+  events go on at 200 Hz for the game.  A thread kept off the CPU for half the time the device's
+  queue lasts or more (a loaded machine) may let the device, which pulls in chunks, run dry:
+  each such stall is counted (``stalls``); the thread never waits that long by itself.
 - ``frames``: the program's presented frames are the clock, 800 samples (1/60 s) per present,
   rendered in the present call: the WAV a headless run writes is the same on every run, and its
   length is the presented frames' (a headless game runs faster or slower than real time).  A
@@ -146,6 +148,7 @@ class AudioHost:
         self.mode = "wall"
         self.frames = 0  # 5 ms frames written to the sink
         self.late_frames = 0
+        self.stalls = 0  # resumed half a device queue's time late or more: the only way it runs dry
         self.presents = 0
         self.opened_at = 0.0
         self.clock_started = 0.0  # when the clock thread began (its frames count from there)
@@ -225,6 +228,7 @@ class AudioHost:
 
     def _run(self) -> None:
         due = self.clock_started = time.monotonic()
+        last = None
         while not self._stop.is_set():
             if self.mode == "frames":
                 if self.presents or time.monotonic() - self.opened_at < FALLBACK_S:
@@ -242,8 +246,18 @@ class AudioHost:
             slack = 0.0
             if queued is not None:
                 slack = self.sink.target_frames / RATE
+                if last is not None and now - last > slack / 2:  # the device pulls in chunks
+                    self.stalls += 1
+                last = now
                 if queued < self.sink.target_frames:  # the device wants more: now, whatever the wall says
                     self.tick()
+                    # a thread that ran late (starved of CPU) jumps to the wall clock: the frames
+                    # jumped over are skipped, and counted so, as in the wall-clock path below
+                    late = (now - slack) - (due + PERIOD)
+                    if late >= PERIOD:
+                        skipped = int(late / PERIOD)
+                        self.late_frames += skipped
+                        due += skipped * PERIOD
                     due = max(due + PERIOD, now - slack)
                     continue
             if now - due > slack + MAX_CATCH_UP * PERIOD:
@@ -279,10 +293,11 @@ class AudioHost:
             else ""
         )
         log.info(
-            "audio: %d frames of 5 ms (%.2f s), %d late frames skipped, output %s%s",
+            "audio: %d frames of 5 ms (%.2f s), %d late frames skipped, %d stalls, output %s%s",
             self.frames,
             self.frames * PERIOD,
             self.late_frames,
+            self.stalls,
             type(sink).__name__,
             extra,
         )

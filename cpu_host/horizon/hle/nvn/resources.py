@@ -178,10 +178,12 @@ class NvnResources:
                     f"nvnTextureInitialize: a 1D texture is a one-row colour render target (a compute surface), "
                     f"not display ({name} {w}x{h}, flags {flags:#x})"
                 )
-            if volume and not (flags & FLAG_RENDER_TARGET and not flags & FLAG_DISPLAY):
+            if volume and (flags & FLAG_DISPLAY or name in DEPTH_FORMATS or FORMATS[b["format"]][2] > 1):
+                # a 3D render target is a compute surface; without the flag a sampled 3D texture
+                # (gfx-layers), uploaded from the pool (deswizzled whole where block-linear)
                 raise GuestError(
-                    f"nvnTextureInitialize: a 3D texture is a render target (a compute surface), "
-                    f"not display; flags are {flags:#x}"
+                    f"nvnTextureInitialize: a 3D texture is an uncompressed colour texture, not display "
+                    f"({name}, flags {flags:#x})"
                 )
             if target and (cube or (layers > 1 and (flags & FLAG_DISPLAY or name in DEPTH_FORMATS))):
                 # a layered colour render target (NVN_TEXTURE_TARGET_2D_ARRAY) is a compute
