@@ -107,6 +107,23 @@ SETTINGS = [
     ),
     Setting(
         "gpu_host",
+        "client_rpc_timeout_s",
+        60.0,
+        "deadline of each of the client's gRPC calls to the GPU process (registrations, placements, "
+        "status): a bound that catches a lost call, not a speed check (a loaded machine answers late; a "
+        "process that died is noticed at once by its fd socket hanging up)",
+        float,
+    ),
+    Setting(
+        "gpu_host",
+        "client_reconnect_s",
+        60.0,
+        "how long a client waits for the GPU process to (re)appear and take its attach: a bound on a "
+        "process start (Vulkan device, pipelines) that a loaded machine makes slow",
+        float,
+    ),
+    Setting(
+        "gpu_host",
         "client_spin_us",
         -1,
         "a client waiting for a submission polls its completion this long (microseconds, yielding the "

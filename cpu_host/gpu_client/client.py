@@ -59,13 +59,23 @@ class GpuUnavailable(NxError):
 
 class GpuClient:
     def __init__(
-        self, socket_dir: str | Path, ring_capacity: int | None = None, name: str = "cpu_host", reconnect_timeout: float = 15.0
+        self,
+        socket_dir: str | Path,
+        ring_capacity: int | None = None,
+        name: str = "cpu_host",
+        reconnect_timeout: float | None = None,
     ) -> None:
         from nxrecomp.common import settings
 
         self.dir = Path(socket_dir)
         self.name = name
-        self.reconnect_timeout = reconnect_timeout
+        # Bounds, not speed checks (gpu_host.client_reconnect_s, client_rpc_timeout_s): on a loaded
+        # machine a GPU process start or a registration takes seconds; one that died is noticed at
+        # once by its fd socket hanging up, so a generous bound costs nothing when all is well.
+        self.reconnect_timeout = (
+            settings.get("gpu_host", "client_reconnect_s") if reconnect_timeout is None else reconnect_timeout
+        )
+        self.rpc_timeout = settings.get("gpu_host", "client_rpc_timeout_s")
         cap = ring_capacity or settings.get("gpu_host", "ring_size")
         spin = settings.get("gpu_host", "client_spin_us")
         if spin < 0:  # auto: poll where a core to spare is likely (the GPU process has its own)
@@ -125,7 +135,8 @@ class GpuClient:
         self._drop_connection()
         self.channel = grpc.insecure_channel(grpc_address(self.dir))
         hs = health_pb2_grpc.HealthStub(self.channel)
-        r = hs.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=1.0, wait_for_ready=False)
+        # not listening yet fails at once (no wait_for_ready); a listening one may answer late under load
+        r = hs.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=5.0, wait_for_ready=False)
         if r.status != health_pb2.HealthCheckResponse.SERVING:
             raise GpuLost("GPU process not serving yet")
         self.stub = gpu_pb2_grpc.GpuControlStub(self.channel)
@@ -135,7 +146,7 @@ class GpuClient:
         self.writer.reset()  # a fresh consumer starts at position 0
         fds = [self.ring_fd, self.bell, self.reply] + ([self.arena_fd] if self.arena_fd >= 0 else [])
         fdpass.send(self.sock, {"token": self.token, "kind": "ring", "id": 0}, fds)
-        rep = self.stub.Attach(gpu_pb2.AttachRequest(token=self.token, client=self.name), timeout=5.0)
+        rep = self.stub.Attach(gpu_pb2.AttachRequest(token=self.token, client=self.name), timeout=self.rpc_timeout)
         self.session, self.device = rep.session, rep.device
         self.features = frozenset(rep.features)
         log.info("attached session=%d device=%s", self.session, self.device)
@@ -208,7 +219,8 @@ class GpuClient:
     def _send_pool(self, pool: Pool) -> None:
         fdpass.send(self.sock, {"token": self.token, "kind": "pool", "id": pool.id}, [pool.fd])
         self.stub.RegisterPool(
-            gpu_pb2.PoolDesc(session=self.session, id=pool.id, size=pool.size, flushed_writes=pool.flushed_writes), timeout=5.0
+            gpu_pb2.PoolDesc(session=self.session, id=pool.id, size=pool.size, flushed_writes=pool.flushed_writes),
+            timeout=self.rpc_timeout,
         )
 
     def register(self, obj: TextureDesc | SamplerDesc | ProgramDesc) -> None:
@@ -234,7 +246,7 @@ class GpuClient:
         """PlaceData with no regions (the address), then the regions relocated for it, in
         messages of at most PLACE_CHUNK bytes (gRPC's default message limit is 4 MiB)."""
         s, stub = self.session, self.stub
-        addr = stub.PlaceData(gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size), timeout=5.0).address
+        addr = stub.PlaceData(gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size), timeout=self.rpc_timeout).address
         batch: list = []
         n = 0
         for off, data in desc.regions(addr):
@@ -242,13 +254,16 @@ class GpuClient:
                 piece = bytes(data[k : k + PLACE_CHUNK])
                 if batch and n + len(piece) > PLACE_CHUNK:
                     stub.PlaceData(
-                        gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size, address=addr, regions=batch), timeout=5.0
+                        gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size, address=addr, regions=batch),
+                        timeout=self.rpc_timeout,
                     )
                     batch, n = [], 0
                 batch.append(gpu_pb2.DataRegion(offset=off + k, data=piece))
                 n += len(piece)
         if batch:
-            stub.PlaceData(gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size, address=addr, regions=batch), timeout=5.0)
+            stub.PlaceData(
+                gpu_pb2.DataDesc(session=s, id=desc.id, size=desc.size, address=addr, regions=batch), timeout=self.rpc_timeout
+            )
         self.placed[desc.id] = addr
 
     def register_program(self, id: int, source: ShaderSource) -> None:
@@ -258,9 +273,9 @@ class GpuClient:
     def _send_object(self, obj) -> None:
         s = self.session
         if isinstance(obj, TextureDesc):
-            self.stub.RegisterTexture(gpu_pb2.TextureDesc(session=s, **obj.__dict__), timeout=5.0)
+            self.stub.RegisterTexture(gpu_pb2.TextureDesc(session=s, **obj.__dict__), timeout=self.rpc_timeout)
         elif isinstance(obj, SamplerDesc):
-            self.stub.RegisterSampler(gpu_pb2.SamplerDesc(session=s, **obj.__dict__), timeout=5.0)
+            self.stub.RegisterSampler(gpu_pb2.SamplerDesc(session=s, **obj.__dict__), timeout=self.rpc_timeout)
         elif isinstance(obj, DataDesc):
             self._send_data(obj)
         else:
@@ -275,7 +290,7 @@ class GpuClient:
                     data=obj.data,
                     geometry=[gpu_pb2.GeometryModule(input=i, spirv=g) for i, g in obj.geometry],
                 ),
-                timeout=30.0,
+                timeout=self.rpc_timeout,
             )
 
     def lend_arena(self) -> tuple[int, int, int] | None:
@@ -349,7 +364,9 @@ class GpuClient:
         return self.view.dropped.value
 
     def wait(self, seq: int, timeout: float = 30.0) -> None:
-        """Block until submission ``seq`` was replayed (or dropped), riding out GPU restarts."""
+        """Block until submission ``seq`` was replayed (or dropped), riding out GPU restarts:
+        ``timeout`` bounds the time one GPU process had it, so it starts again after a restart
+        (the restart and the resubmission are the client's delay, not the GPU's)."""
         if self.spin and self.view.completed.value < seq:
             # gpu_host.client_spin_us: poll before sleeping (no eventfd wake-up when it comes soon)
             end = time.perf_counter() + self.spin
@@ -363,6 +380,7 @@ class GpuClient:
                 raise TimeoutError(f"submission {seq} not completed after {timeout}s")
             if not self.alive():
                 self._recover()
+                deadline = time.monotonic() + timeout
                 continue
             if now > probe:
                 # A process that is alive but dropped our session (it found the ring corrupt).
@@ -370,6 +388,7 @@ class GpuClient:
                 try:
                     if self.stub.GetStatus(gpu_pb2.StatusRequest(), timeout=2.0).session != self.session:
                         self._recover()
+                        deadline = time.monotonic() + timeout
                         continue
                 except grpc.RpcError:
                     pass
@@ -385,10 +404,10 @@ class GpuClient:
         return self.view.fences[fence]
 
     def frame(self, n: int) -> gpu_pb2.Frame:
-        return self._retrying(lambda: self.stub.GetFrame(gpu_pb2.FrameRequest(frame=n), timeout=5.0))
+        return self._retrying(lambda: self.stub.GetFrame(gpu_pb2.FrameRequest(frame=n), timeout=self.rpc_timeout))
 
     def status(self) -> gpu_pb2.Status:
-        return self._retrying(lambda: self.stub.GetStatus(gpu_pb2.StatusRequest(), timeout=5.0))
+        return self._retrying(lambda: self.stub.GetStatus(gpu_pb2.StatusRequest(), timeout=self.rpc_timeout))
 
     def close(self) -> None:
         self._drop_connection()

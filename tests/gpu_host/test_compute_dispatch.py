@@ -257,7 +257,7 @@ def _dropped_with(env, cmds: list, msg: str) -> None:
     c.wait(seq)
     assert c.dropped() == before + 1, f"not dropped: {cmds[-1]}"
     want = f"dropped submission {seq}: "
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while time.monotonic() < deadline:
         lines = [ln for ln in gpu_log(env.dir).splitlines() if want in ln]
         if lines:

@@ -274,7 +274,7 @@ def test_pool_texture_as_current_target_is_dropped(env):
     assert gpu.client.dropped() == before + 1
     import time
 
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     msg = f"dropped submission {seq}: packet 5 DRAW: texture {env['target']} in the texture pool is the current render target"
     while msg not in gpu.log() and time.monotonic() < deadline:
         time.sleep(0.05)

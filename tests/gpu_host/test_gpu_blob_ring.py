@@ -108,7 +108,7 @@ def test_parts_across_drains(env):
     for i, part in enumerate(parts):
         c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + part, tag=TAG_BLOB)
         c.writer.publish()
-        deadline = time.monotonic() + 5  # the consumer has taken this part alone
+        deadline = time.monotonic() + 60  # a bound, not a speed check: the consumer has taken this part alone
         while c.view.read.value != c.view.write.value and time.monotonic() < deadline:
             time.sleep(0.005)
     assert np.array_equal(frame_of(gpu, c.seq, n), expected())
@@ -151,7 +151,7 @@ def test_blob_with_an_op_only_python_replays(env):
 def expect_dropped(gpu, seq: int, message: str, before: int) -> None:
     gpu.client.wait(seq, timeout=20)
     assert gpu.client.dropped() == before + 1, message
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while message not in gpu.log() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert message in gpu.log(), (message, gpu.log()[-2000:])
@@ -218,7 +218,7 @@ def test_fuzzed_blobs_keep_the_process_serving(env):
     assert gpu.client.dropped() > before + 50  # most are refused...
     assert gpu.proc.poll() is None  # ...by name, and the process lives
     want = gpu.client.dropped() - before  # one named log line each (the log is written
-    deadline = time.monotonic() + 10  # by another thread: give it time under load)
+    deadline = time.monotonic() + 60  # by another thread: give it time under load)
     while gpu.log().count("dropped submission") < want and time.monotonic() < deadline:
         time.sleep(0.1)
     assert gpu.log().count("dropped submission") >= want
@@ -252,7 +252,7 @@ def test_parts_kept_across_drains_after_one_copied_out(env):
     for i, p in enumerate(parts):
         c.writer.write(BLOB_PART.pack(c.seq, i, BLOB_LAST if i == len(parts) - 1 else 0) + p, tag=TAG_BLOB)
         c.writer.publish()
-        deadline = time.monotonic() + 10  # the consumer has taken this part alone
+        deadline = time.monotonic() + 60  # a bound, not a speed check: the consumer has taken this part alone
         while c.view.read.value != c.view.write.value and time.monotonic() < deadline:
             time.sleep(0.005)
     c.wait(c.seq, timeout=60)

@@ -527,7 +527,7 @@ def test_d24s8_fallback_when_the_device_lacks_it():
         pid = g.id()
         g.client.register_program(pid, GlslSource(Z_VS, Z_FS))
         writeback_case(g, pid, "D24S8", "block_linear", 6 << 20)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
         while "VK_FORMAT_D32_SFLOAT_S8_UINT" not in g.log() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert "format D24S8: device" in g.log() and "depth targets use VK_FORMAT_D32_SFLOAT_S8_UINT" in g.log()

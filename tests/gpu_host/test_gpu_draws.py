@@ -327,7 +327,7 @@ def test_writeback_hostile(gpu):
     ]:
         seq = gpu.client.submit(cmds)
         gpu.client.wait(seq)
-        deadline = time.monotonic() + 5  # the log file is written a moment after completion
+        deadline = time.monotonic() + 60  # a bound, not a speed check: the log file is written a moment after completion
         while msg not in gpu.log() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert msg in gpu.log(), gpu.log()[-1500:]

@@ -68,7 +68,7 @@ def submit_raw(gpu, payloads: list[bytes]) -> int:
 def expect_dropped(gpu, seq: int, message: str, before: int) -> None:
     gpu.client.wait(seq, timeout=20)
     assert gpu.client.dropped() == before + 1
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while message not in gpu.log() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert message in gpu.log(), gpu.log()[-2000:]
@@ -197,13 +197,13 @@ def test_unsealed_or_short_pool_fd_rejected(env):
     os.ftruncate(fd, 4096)
     fdpass.send(s, {"token": c.token, "kind": "pool", "id": 55}, [fd])
     with pytest.raises(Exception, match="lacks F_SEAL_SHRINK"):
-        c.stub.RegisterPool(gpu_pb2.PoolDesc(session=c.session, id=55, size=4096), timeout=5)
+        c.stub.RegisterPool(gpu_pb2.PoolDesc(session=c.session, id=55, size=4096), timeout=60)
     fdpass.send(s, {"token": c.token, "kind": "weird", "id": 1}, [fd])  # unknown label kind
     with pytest.raises(Exception, match="no memfd arrived"):
-        c.stub.RegisterPool(gpu_pb2.PoolDesc(session=c.session, id=56, size=4096), timeout=5)
+        c.stub.RegisterPool(gpu_pb2.PoolDesc(session=c.session, id=56, size=4096), timeout=60)
     s.send(b"garbage label")  # label not msgpack map
     with pytest.raises(Exception, match="not attached"):
-        c.stub.RegisterTexture(gpu_pb2.TextureDesc(session=12345, id=1), timeout=5)
+        c.stub.RegisterTexture(gpu_pb2.TextureDesc(session=12345, id=1), timeout=60)
     s.close()
     os.close(fd)
     check_still_serving(gpu, t, vb, ub)
@@ -222,7 +222,7 @@ def test_corrupt_ring_detaches_and_client_recovers(env):
     off = (c.writer.wpos - 16) % c.writer.cap
     REC_HDR.pack_into(c.view.mm, HEADER_SIZE + off, 1 << 30, 1)
     c.writer.publish()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while "session detached" not in gpu.log() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert "runs past the ring; session detached" in gpu.log()

@@ -253,7 +253,7 @@ def expect_dropped(gpu, cmds, message) -> None:
     seq = gpu.client.submit(cmds)
     gpu.client.wait(seq, timeout=20)
     assert gpu.client.dropped() == before + 1
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while message not in gpu.log() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert message in gpu.log(), gpu.log()[-2000:]

@@ -234,7 +234,7 @@ def test_hostile_submissions_are_dropped_by_name(gpu):
         gpu.client.wait(seq)
         assert gpu.client.dropped() == before + 1, message
         line = f"dropped submission {seq}: {message}"
-        deadline = time.monotonic() + 10  # the log is written by a writer thread
+        deadline = time.monotonic() + 60  # a bound, not a speed check: the log is written by a writer thread
         while line not in gpu.log() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert line in gpu.log(), (message, gpu.log()[-800:])

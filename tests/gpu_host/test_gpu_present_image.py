@@ -87,7 +87,7 @@ def _dropped(gpu, cmds: list[tuple], message: str) -> None:
     before = gpu.client.dropped()
     gpu.client.wait(gpu.client.submit(cmds), timeout=20)
     assert gpu.client.dropped() == before + 1
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while message not in gpu.log() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert message in gpu.log(), (message, gpu.log()[-1500:])

@@ -150,7 +150,7 @@ def submit_array(gpu, packets: list[bytes]) -> int:
 
 
 def wait_log(gpu, message: str) -> None:
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # a bound, not a speed check (a loaded machine is slow)
     while message not in gpu.log() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert message in gpu.log(), gpu.log()[-2000:]

@@ -53,10 +53,12 @@ int hz_main(void) {
     call(relay, &r, 0, 0);
     Handle free_ev = r.copy[0];
     int waits_ok = 0, free_ok = 0;
+    /* 60 s: bounds, not speed checks (a slot comes free once the GPU process presented, and the
+     * tests kill that process while frames are queued: a restart takes seconds under load) */
     for (uint32_t k = 0; k < FRAMES; k++) {
         int32_t idx;
-        if (svcWaitSynchronization(&idx, &vsync, 1, 1000000000LL) == 0 && svcResetSignal(vsync) == 0) waits_ok++;
-        if (svcWaitSynchronization(&idx, &free_ev, 1, 1000000000LL) == 0) free_ok++;
+        if (svcWaitSynchronization(&idx, &vsync, 1, 60000000000LL) == 0 && svcResetSignal(vsync) == 0) waits_ok++;
+        if (svcWaitSynchronization(&idx, &free_ev, 1, 60000000000LL) == 0) free_ok++;
         ptoken(); p32(0); p32(w); p32(hgt); p32(1); p32(0xB00);
         transact(3);
         int32_t slot = (int32_t)out32(0);
@@ -153,12 +155,21 @@ def test_gpu_process_killed_while_frames_are_queued(bundles) -> None:
     rc: list[int] = []
     th = threading.Thread(target=lambda: rc.append(sup.run()), daemon=True)
     th.start()
-    rng = random.Random(30)
+    # The kill moments come from a seeded generator, printed (shown with a failure's output):
+    # NXRECOMP_TEST_SEED=<seed> replays the same schedule.
+    seed = int(os.environ.get("NXRECOMP_TEST_SEED", "30"))
+    print(f"GPU kill schedule seed {seed}")
+    rng = random.Random(seed)
     kills = 0
-    deadline = time.monotonic() + 180
+    # a bound on the whole run (every restart may wait for a standby still starting: seconds each
+    # on a loaded machine), not a speed check
+    deadline = time.monotonic() + 400
     try:
         while not (frames / "frame_000001.png").exists() and time.monotonic() < deadline and th.is_alive():
             time.sleep(0.02)
+        # (the first kill stays at a random moment here: a kill in the first frames exposes an open
+        # race, frame 3 showing frame 6's present slot, reproduced with NXRECOMP_TEST_SEED=11, 12, 17
+        # under xdist; see the flake-gpu report)
         for _ in range(4):
             time.sleep(rng.uniform(0.0, 0.2))
             shown = len(list(frames.glob("frame_*.png")))
@@ -176,12 +187,18 @@ def test_gpu_process_killed_while_frames_are_queued(bundles) -> None:
             sup.stop()
             th.join(30)
     log = (run / "run.log").read_text()
-    assert rc == [0], log[-3000:]
+    assert rc == [0], f"seed {seed}: " + log[-3000:]
     assert kills >= 1
     assert "frames queued: 90, vsync waits answered: 90, slot-free waits answered: 90" in cpu_lines(log), log[-3000:]
-    died = log.count("gpu: killed by SIGKILL; restarting")
-    assert 1 <= died <= kills and sup.restarts("gpu") == died
-    assert 1 <= log.count("GPU process lost; reconnecting") <= kills
+    # A GPU process the supervisor killed itself (health checks unanswered on a loaded machine)
+    # is a death the test did not cause: counted apart.
+    sup_kills = log.count("gpu: failed ") + log.count("gpu: not healthy after")
+    deaths = log.count("gpu: killed by SIGKILL; restarting")
+    died = deaths - sup_kills
+    assert 1 <= died <= kills and sup.restarts("gpu") == deaths, (
+        f"seed {seed}: {kills} kills, {died} + {sup_kills} (supervisor) deaths"
+    )
+    assert 1 <= log.count("GPU process lost; reconnecting") <= kills + sup_kills, f"seed {seed}"
     for k in range(90):
         px = read_frame(frames / f"frame_{k + 1:06d}.png")
         assert (px == expected(k)).all(), f"frame {k + 1} differs after GPU restarts"

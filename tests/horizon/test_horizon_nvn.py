@@ -150,15 +150,23 @@ def test_gpu_process_killed_during_play(gfx) -> None:
     rc: list[int] = []
     th = threading.Thread(target=lambda: rc.append(sup.run()), daemon=True)
     th.start()
-    rng = random.Random(7)
+    # The kill moments come from a seeded generator, printed (shown with a failure's output):
+    # NXRECOMP_TEST_SEED=<seed> replays the same schedule.
+    seed = int(os.environ.get("NXRECOMP_TEST_SEED", "7"))
+    print(f"GPU kill schedule seed {seed}")
+    rng = random.Random(seed)
     kills = 0
-    deadline = time.monotonic() + 180
+    # a bound on the whole run (every restart may wait for a standby still starting: seconds each
+    # on a loaded machine), not a speed check
+    deadline = time.monotonic() + 400
     try:
         # wait for the first frame, then kill the GPU process a few times while frames go on
         while not (frames_dir / "frame_000001.png").exists() and time.monotonic() < deadline and th.is_alive():
             time.sleep(0.02)
-        for _ in range(6):
-            time.sleep(rng.uniform(0.0, 0.2))
+        for i in range(6):
+            # the first kill at once: frames may come fast enough (an idle machine, seed 13) that
+            # any pause lets the run pass frame 100 before a kill, and it then shows no restart
+            time.sleep(rng.uniform(0.0, 0.2) if i else 0.0)
             if not th.is_alive():
                 break
             shown = len(list(frames_dir.glob("frame_*.png")))
@@ -177,13 +185,19 @@ def test_gpu_process_killed_during_play(gfx) -> None:
             sup.stop()
             th.join(30)
     log = (run / "run.log").read_text()
-    assert rc == [0], log[-3000:]
+    assert rc == [0], f"seed {seed}: " + log[-3000:]
     assert kills >= 1
     played = [line for line in cpu_lines(log) if line.startswith(("frame ", "done"))]
     assert played == [*frame_lines(120), "done"], log[-3000:]
-    died = log.count("gpu: killed by SIGKILL; restarting")
-    assert 1 <= died <= kills and sup.restarts("gpu") == died  # (a kill may hit a process already dying)
-    assert 1 <= log.count("GPU process lost; reconnecting") <= kills
+    # A GPU process the supervisor killed itself (health checks unanswered on a loaded machine)
+    # is a death the test did not cause: counted apart.
+    sup_kills = log.count("gpu: failed ") + log.count("gpu: not healthy after")
+    deaths = log.count("gpu: killed by SIGKILL; restarting")
+    died = deaths - sup_kills
+    assert 1 <= died <= kills and sup.restarts("gpu") == deaths, (
+        f"seed {seed}: {kills} kills, {died} + {sup_kills} (supervisor) deaths"
+    )  # (a kill may hit a process already dying)
+    assert 1 <= log.count("GPU process lost; reconnecting") <= kills + sup_kills, f"seed {seed}"
     for f in range(1, 121):
         got = read_frame(frames_dir / f"frame_{f:06d}.png")
         assert not differs(got, expected_frame(f)).any(), f"frame {f} differs after GPU restarts"

@@ -56,8 +56,14 @@ GUEST_STORING = GUEST.replace("static HzThread setter;", "static HzThread setter
 @pytest.mark.parametrize("guest", [GUEST, GUEST_STORING], ids=["loads only", "stores each round"])
 def test_polling_loop_sees_the_other_threads_store(tmp_path, guest: str) -> None:
     bundle = bundle_from_c(guest, {}, tmp_path / "w")
-    r = subprocess.run(
-        [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
-    assert r.returncode == 0, r.stderr[-2000:]
+    # A run whose main thread reached the loop only after the setter's 50 ms (a loaded machine
+    # kept it off the CPU) polled 0 times and exits 1: it shows nothing either way, so it is run
+    # again (at most 3 times); a lifter that hoists the load hangs every run into the time bound.
+    for attempt in range(3):
+        r = subprocess.run(
+            [sys.executable, "-m", "nxrecomp", "hz-run", str(bundle)], cwd=ROOT, capture_output=True, text=True, timeout=60
+        )
+        if r.returncode != 1:
+            break
+    assert r.returncode == 0, f"attempt {attempt + 1}: " + r.stderr[-2000:]
     assert r.stdout.splitlines() == ["flag 7 seen after polling"]
