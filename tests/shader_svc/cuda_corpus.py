@@ -709,10 +709,28 @@ def _run(dev, isa: int, k, c: Case, spv: bytes, seed: int, log) -> tuple[bool, s
     return worst <= c.ulps, (f"{c.kind} max {worst} ulp (bound {c.ulps})" if worst > c.ulps else "")
 
 
+def unfinished_gaps() -> dict[tuple[int, str, str], str]:
+    """(isa, level, kernel) -> reason for the cuda_gaps.txt lines whose reason starts "run: not
+    finished": programs known not to finish translation and a lavapipe run in bounded time
+    (cpa_pipeline_prims -G: 18,952 instructions linked).  A run does not attempt them (a whole
+    run would hang on them); each is reported as not run, naming the listed reason."""
+    out = {}
+    for line in (Path(__file__).parent / "cuda_gaps.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            isa, opt, name, *why = line.split()
+            if " ".join(why).startswith("run: not finished"):
+                out[int(isa[2:]), opt, name] = " ".join(why)
+    return out
+
+
 def check(dev, isa: int, opt: str, c: Case, k) -> Result:
     from nxrecomp.common.errors import NxError
 
     res = Result(c.name, isa, opt)
+    why = unfinished_gaps().get((isa, opt, c.name))
+    if why is not None:  # listed as not finishing in bounded time: not attempted, not passed
+        res.run, res.detail = "not run", f"cuda_gaps.txt: {why}"
+        return res
     try:
         texts = decode_texts(isa, k.code)
         back = round_trips(isa, k.code, texts)
