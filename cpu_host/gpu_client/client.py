@@ -333,8 +333,16 @@ class GpuClient:
             # encoded blocks copied as they are.
             records = P.submission_records(self.seq, items)
         self.pending[self.seq] = records
+        attaches = self.reconnects
 
         def go() -> None:
+            # After a re-attach (``_retrying`` noticed a dead GPU process, here or while this
+            # was written), ``_replay_state`` already wrote this submission with the other
+            # pending ones: writing it again would replay it twice in the new process, the
+            # second time after its first completion let the caller reuse what it reads (a
+            # present slot the guest's next frame is being copied into: a torn frame).
+            if self.reconnects != attaches:
+                return
             self._write(records)
             self.writer.publish()
 
