@@ -167,9 +167,10 @@ def test_gpu_process_killed_while_frames_are_queued(bundles) -> None:
     try:
         while not (frames / "frame_000001.png").exists() and time.monotonic() < deadline and th.is_alive():
             time.sleep(0.02)
-        # (the first kill stays at a random moment here: a kill in the first frames exposes an open
-        # race, frame 3 showing frame 6's present slot, reproduced with NXRECOMP_TEST_SEED=11, 12, 17
-        # under xdist; see the flake-gpu report)
+        # (the first kill stays at a random moment here: a kill in the first frames once showed frame
+        # 3 with frame 6's present slot (NXRECOMP_TEST_SEED=11, 12, 17 under xdist): a submit that
+        # re-attached wrote its submission twice, the copy replayed after the slot was reused;
+        # tests/gpu_host/test_gpu_resubmit.py checks it directly)
         for _ in range(4):
             time.sleep(rng.uniform(0.0, 0.2))
             shown = len(list(frames.glob("frame_*.png")))
