@@ -58,3 +58,14 @@ def test_roots_of_another_register_and_of_a_reader() -> None:
 def test_an_unknown_entry_has_no_roots() -> None:
     fns = _graph()
     assert interproc.uses_roots(fns, interproc.summarize(fns), 0x999, V0) == []
+
+
+def test_bench_register_names() -> None:
+    import pytest
+
+    from bench.uses_roots import register_bit
+
+    assert register_bit("v0") == V0 and register_bit("X2") == X2
+    for bad in ("v32", "x31", "q0", "x"):
+        with pytest.raises(SystemExit, match=bad):
+            register_bit(bad)
