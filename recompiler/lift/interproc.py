@@ -145,6 +145,35 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     return summ
 
 
+def uses_roots(fns: list[FnLive], summ: dict[int, Summary], entry: int, bit: int) -> list[list[int]]:
+    """Why ``entry``'s summary reads ``bit``: for each function whose own facts read it
+    (``base_uses``: its instructions, or a call through a register, a jump out, an SVC, whose
+    reads are the worst case), the chain of entries ``[entry, ..., that function]`` along which
+    the register stays open (``site_open``/``tail_open``) and each callee's summary holds it.
+    Breadth first, so each chain is a shortest one.  A diagnostic (bench/uses_roots.py): Lua's
+    luaG_traceexec reads V0-V7 through luaD_hook's hook pointer, luaD_throw's longjmp and
+    luaD_growstack's call of the variadic luaG_runerror, whose prologue saves Q0-Q7."""
+    by_entry = {f.entry: f for f in fns}
+    prev: dict[int, int | None] = {entry: None}
+    order = [entry]
+    roots: list[list[int]] = []
+    for e in order:  # grows while it is read: a breadth-first queue
+        f = by_entry.get(e)
+        if f is None:
+            continue
+        if f.base_uses & bit:
+            chain, x = [], e
+            while x is not None:
+                chain.append(x)
+                x = prev[x]
+            roots.append(chain[::-1])
+        for g, opened in [*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]:
+            if g is not None and g not in prev and opened & bit and g in summ and summ[g].uses & bit:
+                prev[g] = e
+                order.append(g)
+    return roots
+
+
 def _tail_reads_flags(g: int, summ: dict[int, Summary]) -> bool:
     """Whether a direct tail call of ``g`` must hand it NZCV: it may read them at its entry (an
     unknown one may: a function lifted without a summary)."""
