@@ -31,7 +31,8 @@ def vote_ir(b: Block, inst: Inst, p: Value, pred: str) -> None:
     ballot = b.op("WarpBallot", p)
     r = b.emit("WarpVote", ballot, mode=inst.mods["mode"])
     b.set_reg(inst.ops["d"]["reg"], ballot)
-    b.set_pred(inst.ops[pred]["pred"], r)
+    if inst.ops[pred]["pred"] != 7:  # PT: the write is discarded (both ISAs the same IR)
+        b.set_pred(inst.ops[pred]["pred"], r)
 
 
 # SHFL's mode -> (the source lane j from this lane and b, the test of j against the segment's

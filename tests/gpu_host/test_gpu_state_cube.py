@@ -129,5 +129,8 @@ def test_layered_textures_refused_where_they_do_not_fit(gpu):
     )
     seq = gpu.client.submit(draw + [(P.OP_POOLS, [cube] + [P.EMPTY] * 15, [P.EMPTY] * 4)])
     expect_dropped(
-        gpu, seq, f"packet 4 POOLS: field textures[0] = {cube} is a cube texture; the texture pool holds 2D textures", before + 1
+        gpu,
+        seq,
+        f"packet 4 POOLS: field textures[0] = {cube} is a cube texture; the texture pool holds 2D, 2D array and 3D textures",
+        before + 1,
     )

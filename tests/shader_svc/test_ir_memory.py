@@ -59,7 +59,7 @@ def _ir(monkeypatch, isa: int, text: str) -> list[list[tuple]]:
 SAME = [
     ("SHFL.BFLY PT, R0, R1, 0x1, 0x1f", None, ["ConstU32", "ConstU32", "GetReg", "ShflWarp", "SetReg", "ShflInRange", "SetPred"]),
     ("SHFL.IDX PT, R0, R1, R2, 0x1f", None, ["GetReg", "ConstU32", "GetReg", "ShflWarp", "SetReg", "ShflInRange", "SetPred"]),
-    ("VOTE.ANY R0, PT, P0", None, ["GetPred", "WarpBallot", "WarpVote", "SetReg", "SetPred"]),
+    ("VOTE.ANY R0, PT, P0", None, ["GetPred", "WarpBallot", "WarpVote", "SetReg"]),
     ("VOTE.ALL R0, P1, !P0", None, ["GetPred", "WarpBallot", "WarpVote", "SetReg", "SetPred"]),
     ("BAR.SYNC 0x0", None, ["Barrier"]),
     (
@@ -89,7 +89,10 @@ def test_memory_and_warp_instructions_are_the_same_ir_on_both_isas(monkeypatch, 
     ir53 = _ir(monkeypatch, 53, t53)
     ir86 = _ir(monkeypatch, 86, t86 or t53)
     assert ir53 == ir86
-    assert [[name for name, _ in blk] for blk in ir53] == [want]
+    # programs with warp rows mark their running lanes at entry and return (``WarpLive``, the
+    # emulated warp's bookkeeping, lower/warp.py): the instruction's own block is the rest
+    blocks = [[name for name, _ in blk] for blk in ir53]
+    assert [b for b in blocks if b != ["WarpLive"]] == [want]
 
 
 def test_compare_and_swap_is_one_ir_operation_on_both_isas(monkeypatch):
