@@ -261,12 +261,14 @@ class Device:
         samples: int = 1,
         depth: int = 0,
         one_dim: bool = False,
+        array: bool = False,
     ) -> Image:
         """A 2D image in GENERAL layout (``depth`` > 0: a 3D one of that many slices, view 3D;
         ``one_dim``: a 1D one, ``height`` 1, view 1D or, with ``layers`` > 1, 1D_ARRAY).  ``aspect``: its format's aspects (depth, depth | stencil);
         a depth image also gets a view of its depth aspect alone, which is what shaders sample.
         ``layers``/``cube``: an array (view 2D_ARRAY) or cubes (view CUBE for 6 layers, else
-        CUBE_ARRAY)."""
+        CUBE_ARRAY); ``array``: a 2D_ARRAY view even of one layer (shader-tex: the 2D array pool's
+        one-layer dummy, whose layer count a kernel's TXQ reads)."""
         h = vk.vkCreateImage(
             self.device,
             vk.VkImageCreateInfo(
@@ -303,7 +305,7 @@ class Device:
             else (vk.VK_IMAGE_VIEW_TYPE_CUBE if layers == 6 else vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY)
             if cube
             else vk.VK_IMAGE_VIEW_TYPE_2D
-            if layers == 1
+            if layers == 1 and not array
             else vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY
         )
         view = vk.vkCreateImageView(

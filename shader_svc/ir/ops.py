@@ -623,3 +623,7 @@ OPS.update({d.name: d for d in (OpDef("BindlessFetchDim", TEXEL, (U32,) * 5, ("d
 # - ``BindlessSampleGradArray`` (handle, x, y, layer, dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y)
 #   (tex-kernels): a kernel's TXD on a 2D array texture of the 2D array pool (lower/texture.py).
 OPS.update({d.name: d for d in (OpDef("BindlessSampleGradArray", TEXEL, (U32,) * 8),)})
+# - ``BindlessFetchClamp`` (handle, a, b, c, level) (shader-tex): a kernel's TLD .LL.CL on a 2D
+#   (``dim`` "2d": x, y; c unused), 3D or 2D array texture of the pool of that dimension, the
+#   level (a signed integer) clamped to the texture's levels (lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessFetchClamp", TEXEL, (U32,) * 5, ("dim",)),)})

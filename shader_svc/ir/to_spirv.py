@@ -408,3 +408,4 @@ LOWER.update({"BindlessSampleDim": lambda lw, o, a: lw.bindless_sample_dim(o.att
 LOWER.update({"WarpLive": lambda lw, o, a: lw.warp_live_spv(o.attrs["alive"])})  # shader-assert
 LOWER.update({"BindlessFetchDim": lambda lw, o, a: lw.bindless_fetch_dim(o.attrs["dim"], *a)})
 LOWER.update({"BindlessSampleGradArray": lambda lw, o, a: lw.bindless_sample_grad_array(*a)})
+LOWER.update({"BindlessFetchClamp": lambda lw, o, a: lw.bindless_fetch_clamp(o.attrs["dim"], *a)})  # shader-tex
