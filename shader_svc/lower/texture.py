@@ -30,8 +30,9 @@ shared.  Packing read off ptxas 13 sm_86 code (tex.3d / tex.a2d / tex.level.3d):
 coordinates in Ra.. (3D: x, y, z; 2D array: the layer (u32), x, y), the handle in Rb, the level
 in Rb+1; bound: 3D Ra = (x, y), Rb = (z, level); 2D array Ra = (layer, x), Rb = (y, level).
 .SCR (ptxas writes it for tex.level; the result is tex.level's); TXD; TXQ TEX_HEADER_DIMENSION
-(width, height, 1, the level count).  Refused by name (offset, word, form): other dimensions,
-.LB, .DC, .AOFFI, .LC, a fault predicate, other TXQ queries.
+(width, height, depth or layers else 1, the level count).  Refused by name (offset, word, form):
+other dimensions, .LB, .DC, .AOFFI, .LC, a fault predicate, other TXQ queries.  The checks both
+ISAs share are one helper on the ISA's constants (``TexIsa``, ``_tex_check``).
 
 tex-kernels, both ISAs, on the 3D / 2D array pools (packing read off ptxas 13 sm_86 and ptxas
 12.9 sm_53 code, nvdisasm 13.5 / 11.8):
@@ -45,9 +46,20 @@ tex-kernels, both ISAs, on the 3D / 2D array pools (packing read off ptxas 13 sm
 - TXD on a 2D array (tex2DLayeredGrad): Ra the handle, Ra+1, +2 the point, Ra+3 the layer (last,
   unlike TEX), Rb..Rb+3 the gradients (``BindlessSampleGradArray``).
 - TXQ: no dimension in the instruction, so the entry is queried in all three pools and combined
-  by unsigned max (``bindless_query_dims``).
-Refused by name: TLD .LL (ptxas writes TLD.B.LL.CL for tex.level with integer coordinates: .CL
-not decoded), TXD .AOFFI on an array.  tex3DGrad has no TXD (neither ISA
+  by unsigned max (``bindless_query_dims``); a 2D array's z is its layer count (shader-tex; the
+  GPU process's 2D array dummy has one layer).
+
+shader-tex: TLD with a level, on 2D, 3D and 2D array textures, bound and .B, both ISAs.  PTX
+``tex.level`` with .s32 coordinates (an integer level) compiles to TLD(.SCR)(.B).LL.CL (ptxas 13
+sm_86, 12.9 sm_53; .CL decoded: SM86 bit 77, SM53 bit 54), ``tex.2d`` .s32 to TLD(.SCR)(.B).LZ
+(SM53 bound: TLDS.LZ 2D).  Packing (``_tld_ir``): SM86 .SCR splits the list (coordinates, handle,
+level) as ``SCR_RA`` says (1D x | handle, 2D x, y | handle, level, 3D x, y | z, handle; bound
+2D x | y, x, y | level); without .SCR (3D / 2D array .LL) Ra the coordinates, Rb the handle then
+the level; SM53 Ra the coordinates, Rb the handle (.B) then the level.  The level is clamped to
+the texture's levels (IR row ``BindlessFetchClamp``): .CL read as "clamp the level" (not checked
+on hardware here); TLD .LL without .CL is refused.  1D textures (``tex1Dfetch`` compiles to
+``TLD.SCR.B.LZ ... 1D``) have no pool in kernels: refused by name.  Refused by name: TXD .AOFFI
+on an array.  tex3DGrad has no TXD (neither ISA
 has a 3D TXD): ptxas emulates it with a per-quad loop of TEX.NDV, refused at decode (SM86 BMOV
 "unknown opcode 0xf55", SM53 the quad MOV with a lane mask).
 """
