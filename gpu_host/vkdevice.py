@@ -11,6 +11,7 @@ from typing import Any
 import vulkan as vk
 
 FENCE_TIMEOUT_NS = 120 * 10**9  # one submission's replay, first-draw shader compiles included
+VIEWPORTS = 16  # shader-tex: Maxwell's viewports (NVN's 16), what a ViewportIndex may name
 
 log = logging.getLogger("gpu_host.vk")
 
@@ -161,8 +162,13 @@ class Device:
         self.independent_blend = bool(have.independentBlend)
         self.int64 = bool(have.shaderInt64)
         self.geometry_shader = bool(geometry_shader and have.geometryShader)  # gfx-geom (lavapipe, NVIDIA have it)
+        # shader-tex: several viewports (a geometry stage's ViewportIndex) where the device has them:
+        # Maxwell's 16, or the device's maxViewports if fewer; 1 without multiViewport
+        self.multi_viewport = bool(self.geometry_shader and have.multiViewport)
+        self.viewports = min(VIEWPORTS, self.limits.maxViewports) if self.multi_viewport else 1
         feats = vk.VkPhysicalDeviceFeatures(
             geometryShader=vk.VK_TRUE if self.geometry_shader else vk.VK_FALSE,
+            multiViewport=vk.VK_TRUE if self.multi_viewport else vk.VK_FALSE,
             robustBufferAccess=vk.VK_TRUE,
             shaderInt64=have.shaderInt64,
             independentBlend=have.independentBlend,
@@ -211,6 +217,7 @@ class Device:
         out |= {"independentBlend"} if self.independent_blend else set()
         out |= {"shaderSampledImageArrayNonUniformIndexing"} if self.descriptor_indexing else set()
         out |= {"graphicsPipelineLibrary"} if self.pipeline_library else set()
+        out |= {"multiViewport"} if self.multi_viewport else set()
         return out
 
     # -- memory ----------------------------------------------------------------
