@@ -143,6 +143,20 @@ BK(tldab) {
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z));
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
+BK(tldl3b) {
+  int i = TID; if (i >= n) return;
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3, l = a[i];
+  asm volatile("tex.level.3d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6,%7,%7}], %8;"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z), "r"(l));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+BK(tldlab) {
+  int i = TID; if (i >= n) return;
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3, l = a[i];
+  asm volatile("tex.level.a2d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%7,%5,%6,%6}], %8;"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z), "r"(l));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
 BK(tex3z) {
   int i = TID; if (i >= n) return;
   float4 v = tex3DLod<float4>(t, XYZ, (((i >> 4) & 3) + 0.5f) * 0.25f, 0.0f);
@@ -154,7 +168,7 @@ BK(texaz) {
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
 """
-BOUND = ["tex3b", "texab", "tex3c", "texac", "tex3z", "texaz", "tld3b", "tldab"]
+BOUND = ["tex3b", "texab", "tex3c", "texac", "tex3z", "texaz", "tld3b", "tldab", "tldl3b", "tldlab"]
 TEX_OFF, DECOY_OFF = 0x600000, 0x608000
 TEX_SLOT, SAMPLER_SLOT = 5, 1
 
@@ -235,10 +249,14 @@ FORMS = {
     "tldl3": r"TLD\.B\.LL\.CL",
     "tldla": r"TLD\.B\.LL\.CL",
     **{n: r"TEX\.SCR\.L[LZ] " for n in BOUND},
+    "tldl3b": r"TLD(\.SCR)?\.LL\.CL ",
+    "tldlab": r"TLD(\.SCR)?\.LL\.CL ",
     "tld3b": r"TLD\.SCR\.LZ ",
     "tldab": r"TLD\.SCR\.LZ ",
 }
 FORMS53 = {
+    "tldl3b": r"TLD\.LL\.CL\.P ",
+    "tldlab": r"TLD\.LL\.CL\.P ",
     "tld3b": r"TLDS\.LZ\.P ",
     "tldab": r"TLDS\.LZ\.P ",
     "tex3b": r"TEX\.LL\.P ",
