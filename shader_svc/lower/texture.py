@@ -595,11 +595,27 @@ class ComputeTextures53(ComputeTextures):
                 k += 1
         ir_spirv.emit(self, blk)
 
-    def op_texs_compute53(self, inst: Inst) -> None:
-        """TEXS (bound, 2D targets of ``TEXS2D``) in a kernel: the handle at c[0x0][index * 4];
-        components to the pair d then the pair d2, as in the graphics stages."""
+    def _short_form53(self, inst: Inst, ra_roles: tuple, rb_roles: tuple, build) -> None:
+        """TEXS / TLDS (bound) in a kernel: Ra's and Rb's registers by role (a role absent or RZ
+        reads 0), the handle at c[0x0][index * 4], the texel ``build(blk, handle, val)`` makes,
+        components to the pair d then the pair d2 (as in the graphics stages)."""
         self._tex_types()
         ops = inst.ops
+        blk = Block()
+        regs = {}
+        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
+            for i, role in enumerate(roles):
+                regs[role] = None if r == 255 else r + i
+        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "z", "layer", "lod")}
+        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
+        vec = build(blk, handle, val)
+        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
+        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
+        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
+        ir_spirv.emit(self, blk)
+
+    def op_texs_compute53(self, inst: Inst) -> None:
+        """TEXS (bound, the targets of ``TEXS2D`` / ``TEXS_DIMS``) in a kernel."""
         target = inst.mods["target"]
         form = TEXS2D.get(target) or TEXS_DIMS.get(target)
         if form is None or inst.mods.get("f16"):
@@ -609,48 +625,28 @@ class ComputeTextures53(ComputeTextures):
             lod, dim, ra_roles, rb_roles = form
         else:
             lod, ra_roles, rb_roles = form
-        blk = Block()
-        regs = {}
-        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
-            for i, role in enumerate(roles):
-                regs[role] = None if r == 255 else r + i
-        roles = ("x", "y", "z", "layer", "lod")
-        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in roles}
-        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
-        if dim == "3d":
-            vec = blk.emit("BindlessSampleDim", handle, val["x"], val["y"], val["z"], val["lod"], lod=lod, dim=dim)
-        elif dim == "2d_array":
-            vec = blk.emit("BindlessSampleDim", handle, val["layer"], val["x"], val["y"], val["lod"], lod=lod, dim=dim)
-        else:
-            vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
-        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
-        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
-        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
-        ir_spirv.emit(self, blk)
+
+        def build(blk: Block, handle, val: dict):
+            if dim == "3d":
+                return blk.emit("BindlessSampleDim", handle, val["x"], val["y"], val["z"], val["lod"], lod=lod, dim=dim)
+            if dim == "2d_array":
+                return blk.emit("BindlessSampleDim", handle, val["layer"], val["x"], val["y"], val["lod"], lod=lod, dim=dim)
+            return blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
+
+        self._short_form53(inst, ra_roles, rb_roles, build)
 
     def op_tlds_compute53(self, inst: Inst) -> None:
-        """TLDS (bound) in a kernel, the 3D and 2D array targets of ``TLDS_DIMS``: the handle at
-        c[0x0][index * 4], the integer coordinates as Ra / Rb's roles, level 0; components to
-        the pair d then the pair d2."""
-        self._tex_types()
-        ops = inst.ops
+        """TLDS (bound) in a kernel, the 2D, 3D and 2D array .LZ targets of ``TLDS_DIMS``: the
+        integer coordinates as Ra / Rb's roles, level 0."""
         form = TLDS_DIMS.get(inst.mods["target"])
         if form is None or inst.mods.get("f16"):
             self._tex_refuse(inst, "this TLDS target (or .F16) in a kernel (2D, 3D and 2D array .LZ only)")
         dim, ra_roles, rb_roles = form
-        blk = Block()
-        regs = {}
-        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
-            for i, role in enumerate(roles):
-                regs[role] = None if r == 255 else r + i
-        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "z", "layer")}
-        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
-        if dim == "2d":
-            vec = blk.emit("BindlessFetch", handle, val["x"], val["y"], blk.const_u32(0))
-        else:
+
+        def build(blk: Block, handle, val: dict):
+            if dim == "2d":
+                return blk.emit("BindlessFetch", handle, val["x"], val["y"], blk.const_u32(0))
             order = ("x", "y", "z") if dim == "3d" else ("layer", "x", "y")
-            vec = blk.emit("BindlessFetchDim", handle, *(val[k] for k in order), blk.const_u32(0), dim=dim)
-        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
-        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
-        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
-        ir_spirv.emit(self, blk)
+            return blk.emit("BindlessFetchDim", handle, *(val[k] for k in order), blk.const_u32(0), dim=dim)
+
+        self._short_form53(inst, ra_roles, rb_roles, build)
