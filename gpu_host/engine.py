@@ -147,6 +147,12 @@ class Engine:
             else:
                 self.objects.add_program(id, vertex, fragment, geometry)
                 self.objects.compute_programs.pop(id, None)
+                if self.objects.programs[id].writes_viewport and not getattr(self.dev, "multi_viewport", False):
+                    del self.objects.programs[id]  # shader-tex: MultiViewport needs the device feature
+                    raise ObjectError(
+                        f"program {id}: its geometry stage writes ViewportIndex, which needs the multiViewport "
+                        f"feature, which {self.dev.name} lacks"
+                    )
             if self.recorder:
                 self.recorder.program(id, vertex, fragment, data, geometry)
             self._changed()

@@ -89,15 +89,22 @@ def carried_state(commands: list[tuple]) -> list[tuple]:
     state packet's last value, uniform and texture bindings per slot, the compute bindings
     (COMPUTE_BUFFER / COMPUTE_SURFACE per slot, COMPUTE_CONST per bank offset)."""
     target = viewport = None
+    viewports: dict[int, tuple] = {}  # shader-tex: VIEWPORT_INDEXED by index, reset by a target too
     state: dict[Any, tuple] = {}
     for cmd in commands:
         op = cmd[0]
         if op == P.OP_TARGET or op == P.OP_DEPTH_TARGET or op == P.OP_RENDER_TARGETS:
             target, viewport = cmd, None
+            viewports = {}
         elif op == P.OP_BLEND or op == P.OP_BLEND_STATE:  # per colour target (BLEND: target 0)
             state[("blend", cmd[1] if op == P.OP_BLEND_STATE else 0)] = cmd
         elif op == P.OP_VIEWPORT:
             viewport = cmd
+            viewports.pop(0, None)
+        elif op == P.OP_VIEWPORT_INDEXED:
+            viewports[cmd[1]] = cmd
+            if cmd[1] == 0:
+                viewport = None
         elif op == P.OP_UNIFORM or op == P.OP_TEXTURE:
             state[(op, cmd[1])] = cmd
         elif op in _COMPUTE_BINDINGS:  # per storage buffer / surface slot, per bank word (compute.py)
@@ -106,7 +113,7 @@ def carried_state(commands: list[tuple]) -> list[tuple]:
             key = _STATE_KEYS.get(op)
             if key is not None:
                 state[key] = cmd
-    return [c for c in (target, viewport) if c is not None] + list(state.values())
+    return [c for c in (target, viewport) if c is not None] + list(viewports.values()) + list(state.values())
 
 
 def split(commands: list[tuple]) -> list[tuple[int | None, list[tuple]]]:

@@ -214,6 +214,12 @@ class NativeReplay:
             # refuses it as a draw target, a PRESENT or (a volume) a sampled texture by name
             self.fallback += 1
             return None
+        progs = objects.programs
+        if any(getattr(progs.get(pl.pipes[i].program), "writes_viewport", False) for i in range(pl.npipes)):
+            # shader-tex: a geometry stage writing ViewportIndex draws with the device's viewports,
+            # which nxreplay.c does not set (it sets viewport 0): the Python path replays it
+            self.fallback += 1
+            return None
         plan = Plan(seq, packets, ranges, uploads)
         plan.dirty = [(r.pool, r.offset, r.size) for r in ffi.unpack(pl.dirty, pl.ndirty)]
         for f, at in presents:  # PRESENT_IMAGE: its range snapshotted, its frame made after the run

@@ -233,6 +233,12 @@ rules:
             return fail(e, idx, op, w > 0 && w <= 16384 ? "height" : "width", "VIEWPORT: size %gx%g is not in 1..16384", w, h);
         break;
     }
+    case OP_VIEWPORT_INDEXED: {  /* shader-tex: VIEWPORT's size rule after the index */
+        float w = rdf(p + 16), h = rdf(p + 20);
+        if (!(w > 0 && w <= 16384 && h > 0 && h <= 16384))
+            return fail(e, idx, op, w > 0 && w <= 16384 ? "height" : "width", "VIEWPORT_INDEXED: size %gx%g is not in 1..16384", w, h);
+        break;
+    }
     case OP_CLEAR_DEPTH_STENCIL: {
         float d = rdf(p + 4);
         if (!(d >= 0.0f && d <= 1.0f)) return fail(e, idx, op, "depth", "CLEAR_DEPTH_STENCIL: field depth = %g is not in 0..1", d);
@@ -313,7 +319,7 @@ static void fast_op(int op, const nx_op *o) {
         FAST_RULE[op] = FR_COUNTS;
         break;
     case OP_VERTEX_LAYOUT: case OP_INDEX: case OP_VIEWPORT: case OP_CLEAR_DEPTH_STENCIL: case OP_PRESENT_IMAGE:
-    case OP_MULTISAMPLE:
+    case OP_MULTISAMPLE: case OP_VIEWPORT_INDEXED:
         return;
     default:
         FAST_RULE[op] = FR_NONE;

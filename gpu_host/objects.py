@@ -120,6 +120,10 @@ GEOMETRY_MODEL = 3  # SPIR-V ExecutionModel Geometry
 # gfx-layers: the SpecId of the framebuffer's layer count in a geometry module that writes Layer
 # (shader_svc/lower/gfx_geometry.py's LAYER_COUNT_SPEC_ID; the pipeline sets it to the target's layers)
 LAYER_COUNT_SPEC_ID = 0x4C41
+# shader-tex: the SpecId of the viewport count in a geometry stage that writes ViewportIndex
+# (shader_svc/lower/gfx_geometry.py's VIEWPORT_COUNT_SPEC_ID; the pipeline sets it to the number of
+# viewports the replay sets, Device.viewports)
+VIEWPORT_COUNT_SPEC_ID = 0x5650
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,13 @@ class Program:
         """Whether the geometry stage writes Layer (declares the layer count constant): its
         pipelines are specialised on the bound target's layer count."""
         return any(LAYER_COUNT_SPEC_ID in r.spec_ids for r in self.geometry_refl)
+
+    @functools.cached_property
+    def writes_viewport(self) -> bool:
+        """Whether the geometry stage writes ViewportIndex (declares the viewport count constant,
+        shader-tex): its pipelines have the device's viewports (Device.viewports) and draws with
+        it set all of them (VIEWPORT, VIEWPORT_INDEXED)."""
+        return any(VIEWPORT_COUNT_SPEC_ID in r.spec_ids for r in self.geometry_refl)
 
     @functools.cached_property
     def sampler_kinds(self) -> dict[int, str]:

@@ -147,6 +147,9 @@ _OPS = [
             ("params_at", U32),
         ),
     ),
+    # shader-tex: viewport ``index`` (0..15; 0 is VIEWPORT's) for a geometry stage writing
+    # ViewportIndex (PROTOCOL.md "Viewports"); reset by a target, as VIEWPORT is
+    Op(45, "VIEWPORT_INDEXED", (("index", U32), ("x", F32), ("y", F32), ("width", F32), ("height", F32))),
 ]
 OPS: dict[int, Op] = {o.code: o for o in _OPS}
 BY_NAME: dict[str, Op] = {o.name: o for o in _OPS}
@@ -158,6 +161,7 @@ OP_DEPTH_TARGET, OP_CLEAR_DEPTH_STENCIL, OP_DEPTH_STENCIL, OP_RASTER, OP_DEPTH_B
 OP_SCISSOR, OP_BLEND_STATE, OP_BLEND_CONSTANT, OP_MULTISAMPLE = 25, 26, 27, 28
 OP_EVENT_SIGNAL, OP_EVENT_WAIT = 29, 30
 OP_RENDER_TARGETS, OP_CLEAR_TARGET = 31, 32
+OP_VIEWPORT_INDEXED = 45  # shader-tex
 OP_RESOLVE = 33
 OP_PRESENT_IMAGE = 40
 OP_COMPUTE_BUFFER, OP_COMPUTE_CONST, OP_COMPUTE_SURFACE, OP_DISPATCH = 41, 42, 43, 44
@@ -222,6 +226,7 @@ def _enum_limits() -> dict[tuple[int, str], int]:
         (OP_BLEND_STATE, "write_mask"): 15,
         (OP_BLEND_STATE, "color_op"): len(BLEND_OPS) - 1,
         (OP_BLEND_STATE, "alpha_op"): len(BLEND_OPS) - 1,
+        (OP_VIEWPORT_INDEXED, "index"): 15,
         (OP_SCISSOR, "x"): 16384,
         (OP_SCISSOR, "y"): 16384,
         (OP_SCISSOR, "width"): 16384,
@@ -514,6 +519,7 @@ _RULES = {
     OP_DRAW: lambda t: t[1] <= MAX_DRAW_COUNT and t[2] <= MAX_DRAW_COUNT,
     OP_DRAW_INDEXED: lambda t: t[1] <= MAX_DRAW_COUNT and t[2] <= MAX_DRAW_COUNT,
     OP_VIEWPORT: lambda t: 0 < t[3] <= 16384 and 0 < t[4] <= 16384,
+    OP_VIEWPORT_INDEXED: lambda t: 0 < t[4] <= 16384 and 0 < t[5] <= 16384,
     OP_CLEAR_DEPTH_STENCIL: lambda t: 0.0 <= t[1] <= 1.0 and 0 < t[3],
     OP_MULTISAMPLE: lambda t: t[1] in SAMPLE_COUNTS,
     OP_PRESENT_IMAGE: lambda t: _image_problem(t) is None,
@@ -620,6 +626,8 @@ def check_full(obj: Any) -> tuple:
         raise PacketError(f"{op.name}: counts {vals[0]}x{vals[1]} exceed {MAX_DRAW_COUNT}")
     elif op.code == OP_VIEWPORT and not (0 < vals[2] <= 16384 and 0 < vals[3] <= 16384):
         raise PacketError(f"VIEWPORT: size {vals[2]}x{vals[3]} is not in 1..16384")
+    elif op.code == OP_VIEWPORT_INDEXED and not (0 < vals[3] <= 16384 and 0 < vals[4] <= 16384):
+        raise PacketError(f"VIEWPORT_INDEXED: size {vals[3]}x{vals[4]} is not in 1..16384")
     for (fname, _), v in zip(op.fields, vals):
         hi = FIELD_MAX.get((op.code, fname))
         if hi is not None and v > hi:

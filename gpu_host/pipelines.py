@@ -38,7 +38,7 @@ import vulkan as vk
 from vulkan._vulkan import ffi, lib
 
 from gpu_host import packets as P
-from gpu_host.objects import LAYER_COUNT_SPEC_ID, TOPOLOGY_INPUT, ObjectError, Program
+from gpu_host.objects import LAYER_COUNT_SPEC_ID, TOPOLOGY_INPUT, VIEWPORT_COUNT_SPEC_ID, ObjectError, Program
 from gpu_host.validate import SubmissionError
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.vkdevice import Device
@@ -88,6 +88,7 @@ class Shape:
     samples: int = 1  # rasterizationSamples: the bound targets' sample count
     alpha_to_coverage: bool = False
     layers: int = 1  # gfx-layers: the bound targets' layer count, for a geometry stage writing Layer
+    viewports: int = 1  # shader-tex: the device's viewports, for a geometry stage writing ViewportIndex
 
 
 def cache_file(dev: Device, cache_dir: str | os.PathLike) -> Path:
@@ -209,8 +210,8 @@ class Pipelines:
             ),
         )
 
-    @staticmethod
     def _key(
+        self,
         prog: Program,
         layout: tuple,
         vk_format: int | tuple,
@@ -230,7 +231,11 @@ class Pipelines:
         layers = layers if prog.writes_layer else 1  # only a Layer-writing geometry stage is specialised on it
         key = (prog.digest, layout[1:], formats, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage)
         key += (layers,) if layers != 1 else ()
-        shape = Shape(layout, formats, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage, layers)
+        viewports = getattr(self.dev, "viewports", 1) if prog.writes_viewport else 1
+        key += (("viewports", viewports),) if viewports != 1 else ()
+        shape = Shape(
+            layout, formats, blend, depth_format, stencil_format, polygon_mode, samples, alpha_to_coverage, layers, viewports
+        )
         return key, shape
 
     def _make(self, prog: Program, sh: "Shape") -> Any:
@@ -351,7 +356,7 @@ class Pipelines:
         )
         vstages = [s["vstage"]] + ([s["gstage"]] if s["gstage"] is not None else [])
         pre = self._part(
-            ("pre", prog.digest, sh.polygon_mode, s["ginput"], sh.layers),
+            ("pre", prog.digest, sh.polygon_mode, s["ginput"], sh.layers, sh.viewports),
             PRE,
             stageCount=len(vstages),
             pStages=vstages,
@@ -400,12 +405,18 @@ class Pipelines:
         if has_geometry:
             ginput = TOPOLOGY_INPUT[topology]
             spec = None
-            if prog.writes_layer:  # gfx-layers: vertices whose Layer is not below this are not emitted
-                data = vk.ffi.new("uint32_t[1]", [sh.layers])
+            # gfx-layers: vertices whose Layer is not below the layer count are not emitted;
+            # shader-tex: nor those whose ViewportIndex is not below the viewport count
+            consts = [(LAYER_COUNT_SPEC_ID, sh.layers)] * prog.writes_layer
+            consts += [(VIEWPORT_COUNT_SPEC_ID, sh.viewports)] * prog.writes_viewport
+            if consts:
+                data = vk.ffi.new(f"uint32_t[{len(consts)}]", [v for _, v in consts])
                 spec = vk.VkSpecializationInfo(
-                    mapEntryCount=1,
-                    pMapEntries=[vk.VkSpecializationMapEntry(constantID=LAYER_COUNT_SPEC_ID, offset=0, size=4)],
-                    dataSize=4,
+                    mapEntryCount=len(consts),
+                    pMapEntries=[
+                        vk.VkSpecializationMapEntry(constantID=c, offset=4 * k, size=4) for k, (c, _) in enumerate(consts)
+                    ],
+                    dataSize=4 * len(consts),
                     pData=data,
                 )
             gstage = vk.VkPipelineShaderStageCreateInfo(
@@ -425,7 +436,7 @@ class Pipelines:
             ],
         )
         ia = vk.VkPipelineInputAssemblyStateCreateInfo(topology=getattr(vk, P.TOPOLOGIES[topology]))
-        vp = vk.VkPipelineViewportStateCreateInfo(viewportCount=1, scissorCount=1)
+        vp = vk.VkPipelineViewportStateCreateInfo(viewportCount=sh.viewports, scissorCount=sh.viewports)
         rs = vk.VkPipelineRasterizationStateCreateInfo(
             polygonMode=vk.VK_POLYGON_MODE_LINE if sh.polygon_mode == 1 else vk.VK_POLYGON_MODE_FILL,
             cullMode=vk.VK_CULL_MODE_NONE,

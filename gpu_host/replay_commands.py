@@ -49,6 +49,7 @@ class CommandRecording:
         self.texs: dict[int, tuple] = {}
         self.desc_dirty = True
         self.viewport = None
+        self.viewports: dict[int, tuple] = {}  # shader-tex: VIEWPORT_INDEXED's x, y, w, h by index (1..)
         self.scissor: tuple | None = None  # SCISSOR's x, y, w, h; None: the whole target
         self.ds, self.raster, self.bias, self.constants = P.DS_DEFAULT, P.RASTER_DEFAULT, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0)
         self.dyn = DynamicState()  # dynamic state as last set in this command buffer
@@ -89,7 +90,22 @@ class CommandRecording:
         else:  # clamped to the target: the render area bounds what may be drawn
             x0, y0 = min(scissor[0], w), min(scissor[1], h)
             x1, y1 = min(scissor[0] + scissor[2], w), min(scissor[1] + scissor[3], h)
-        vk.vkCmdSetScissor(self.cb, 0, 1, [vk.VkRect2D(offset=vk.VkOffset2D(x0, y0), extent=vk.VkExtent2D(x1 - x0, y1 - y0))])
+        n = self.dev.viewports  # shader-tex: the one scissor for every viewport
+        vk.vkCmdSetScissor(self.cb, 0, n, [vk.VkRect2D(offset=vk.VkOffset2D(x0, y0), extent=vk.VkExtent2D(x1 - x0, y1 - y0))] * n)
+
+    def set_viewports(self) -> None:
+        """Viewport 0 (VIEWPORT's, else the whole target) and, where the device has several
+        (shader-tex: a geometry stage's ViewportIndex), viewports 1.. (VIEWPORT_INDEXED's, else
+        the whole target); a target resets them all."""
+        w, h = self.size()
+        full = (0.0, 0.0, float(w), float(h))
+        vps = [self.viewport or full] + [self.viewports.get(k, full) for k in range(1, self.dev.viewports)]
+        vk.vkCmdSetViewport(
+            self.cb,
+            0,
+            len(vps),
+            [vk.VkViewport(x=v[0], y=v[1], width=v[2], height=v[3], minDepth=0.0, maxDepth=1.0) for v in vps],
+        )
 
     def begin(self) -> None:
         if self.rendering:
@@ -128,10 +144,7 @@ class CommandRecording:
                 pStencilAttachment=satt,
             ),
         )
-        vp = self.viewport or (0.0, 0.0, float(w), float(h))
-        vk.vkCmdSetViewport(
-            self.cb, 0, 1, [vk.VkViewport(x=vp[0], y=vp[1], width=vp[2], height=vp[3], minDepth=0.0, maxDepth=1.0)]
-        )
+        self.set_viewports()
         self.set_scissor()
         self.rendering = True
 
@@ -162,6 +175,7 @@ class CommandRecording:
         self.depth = None if d == P.EMPTY else (objs.textures[d], image_for(objs.textures[d]))
         self.pipe_dirty = True
         self.viewport = None
+        self.viewports = {}
 
     # -- clears and resolves ---------------------------------------------------------------
     def clear(self, i: int, cmd: tuple) -> None:
@@ -295,9 +309,18 @@ class CommandRecording:
     def viewport_(self, i: int, cmd: tuple) -> None:
         self.viewport = cmd[1:5]
         if self.rendering:
-            vk.vkCmdSetViewport(
-                self.cb, 0, 1, [vk.VkViewport(x=cmd[1], y=cmd[2], width=cmd[3], height=cmd[4], minDepth=0.0, maxDepth=1.0)]
-            )
+            self.set_viewports()
+
+    def viewport_indexed_(self, i: int, cmd: tuple) -> None:
+        """VIEWPORT_INDEXED (shader-tex): viewport ``index`` (0 is VIEWPORT's) for the draws whose
+        geometry stage writes ViewportIndex; an index at or beyond the device's viewports is kept
+        and never set (no vertex reaches it: such vertices are not emitted, gfx_geometry.py)."""
+        if cmd[1] == 0:
+            self.viewport = cmd[2:6]
+        else:
+            self.viewports[cmd[1]] = cmd[2:6]
+        if self.rendering:
+            self.set_viewports()
 
     # -- bindings --------------------------------------------------------------------------
     def vertex_(self, i: int, cmd: tuple) -> None:
@@ -448,6 +471,7 @@ HANDLERS = {
     P.OP_TEXTURE: R.texture,
     P.OP_POOLS: R.pools_,
     P.OP_VIEWPORT: R.viewport_,
+    P.OP_VIEWPORT_INDEXED: R.viewport_indexed_,
     P.OP_DRAW: R.draw,
     P.OP_DRAW_INDEXED: R.draw,
     P.OP_SIGNAL: R.signal,

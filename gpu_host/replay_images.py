@@ -203,12 +203,22 @@ class ReplayImages:
         if img is None and kind == "3d":  # a 1x1x1 volume (a 3D slot has no depth-compare form)
             img = self.dummies[key] = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, depth=1)
         if img is None:
-            layers, cube = {"cube": (6, True), "cube_array": (12, True), "2d_array": (2, False)}.get(kind, (1, False))
+            # a 2D array dummy has one layer (a 2D_ARRAY view): shader-tex, a kernel's TXQ combines
+            # the pools' sizes by maximum, so the dummy's layer count must not exceed a texture's
+            layers, cube = {"cube": (6, True), "cube_array": (12, True)}.get(kind, (1, False))
+            arr = kind == "2d_array"
             if depth:
                 img = self.dev.image(
-                    1, 1, vk.VK_FORMAT_D32_SFLOAT, TEX_USAGE, aspect=vk.VK_IMAGE_ASPECT_DEPTH_BIT, layers=layers, cube=cube
+                    1,
+                    1,
+                    vk.VK_FORMAT_D32_SFLOAT,
+                    TEX_USAGE,
+                    aspect=vk.VK_IMAGE_ASPECT_DEPTH_BIT,
+                    layers=layers,
+                    cube=cube,
+                    array=arr,
                 )
             else:
-                img = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, layers=layers, cube=cube)
+                img = self.dev.image(1, 1, vk.VK_FORMAT_R8G8B8A8_UNORM, TEX_USAGE, layers=layers, cube=cube, array=arr)
             self.dummies[key] = img
         return img

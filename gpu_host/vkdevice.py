@@ -11,6 +11,7 @@ from typing import Any
 import vulkan as vk
 
 FENCE_TIMEOUT_NS = 120 * 10**9  # one submission's replay, first-draw shader compiles included
+VIEWPORTS = 16  # shader-tex: Maxwell's viewports (NVN's 16), what a ViewportIndex may name
 
 log = logging.getLogger("gpu_host.vk")
 
@@ -161,8 +162,13 @@ class Device:
         self.independent_blend = bool(have.independentBlend)
         self.int64 = bool(have.shaderInt64)
         self.geometry_shader = bool(geometry_shader and have.geometryShader)  # gfx-geom (lavapipe, NVIDIA have it)
+        # shader-tex: several viewports (a geometry stage's ViewportIndex) where the device has them:
+        # Maxwell's 16, or the device's maxViewports if fewer; 1 without multiViewport
+        self.multi_viewport = bool(self.geometry_shader and have.multiViewport)
+        self.viewports = min(VIEWPORTS, self.limits.maxViewports) if self.multi_viewport else 1
         feats = vk.VkPhysicalDeviceFeatures(
             geometryShader=vk.VK_TRUE if self.geometry_shader else vk.VK_FALSE,
+            multiViewport=vk.VK_TRUE if self.multi_viewport else vk.VK_FALSE,
             robustBufferAccess=vk.VK_TRUE,
             shaderInt64=have.shaderInt64,
             independentBlend=have.independentBlend,
@@ -211,6 +217,7 @@ class Device:
         out |= {"independentBlend"} if self.independent_blend else set()
         out |= {"shaderSampledImageArrayNonUniformIndexing"} if self.descriptor_indexing else set()
         out |= {"graphicsPipelineLibrary"} if self.pipeline_library else set()
+        out |= {"multiViewport"} if self.multi_viewport else set()
         return out
 
     # -- memory ----------------------------------------------------------------
@@ -261,12 +268,14 @@ class Device:
         samples: int = 1,
         depth: int = 0,
         one_dim: bool = False,
+        array: bool = False,
     ) -> Image:
         """A 2D image in GENERAL layout (``depth`` > 0: a 3D one of that many slices, view 3D;
         ``one_dim``: a 1D one, ``height`` 1, view 1D or, with ``layers`` > 1, 1D_ARRAY).  ``aspect``: its format's aspects (depth, depth | stencil);
         a depth image also gets a view of its depth aspect alone, which is what shaders sample.
         ``layers``/``cube``: an array (view 2D_ARRAY) or cubes (view CUBE for 6 layers, else
-        CUBE_ARRAY)."""
+        CUBE_ARRAY); ``array``: a 2D_ARRAY view even of one layer (shader-tex: the 2D array pool's
+        one-layer dummy, whose layer count a kernel's TXQ reads)."""
         h = vk.vkCreateImage(
             self.device,
             vk.VkImageCreateInfo(
@@ -303,7 +312,7 @@ class Device:
             else (vk.VK_IMAGE_VIEW_TYPE_CUBE if layers == 6 else vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY)
             if cube
             else vk.VK_IMAGE_VIEW_TYPE_2D
-            if layers == 1
+            if layers == 1 and not array
             else vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY
         )
         view = vk.vkCreateImageView(

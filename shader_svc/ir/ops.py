@@ -606,6 +606,9 @@ OPS.update(
 #   for the vertices emitted from now on (lower/gfx_geometry.py: a Private variable, copied to
 #   the ``Layer`` output at each EmitVertex where it is below the framebuffer's layer count).
 OPS.update({d.name: d for d in (OpDef("StoreLayer", None, (U32,)),)})
+# - ``StoreViewport`` (shader-tex): AST of a[0x68] (the viewport index), kept as ``StoreLayer``'s
+#   value is and copied to the ``ViewportIndex`` output at each EmitVertex (lower/gfx_geometry.py).
+OPS.update({d.name: d for d in (OpDef("StoreViewport", None, (U32,)),)})
 # - ``BindlessSampleDim`` (handle, a, b, c, level): a kernel's TEX on a 3D (``dim`` "3d": x, y, z
 #   f32) or 2D array (``dim`` "2d_array": the layer a u32, then x, y f32) texture of the pool of
 #   that dimension (lower/texture.py: set 1 bindings 7 and 8); ``lod`` as ``BindlessSample``'s
@@ -623,3 +626,7 @@ OPS.update({d.name: d for d in (OpDef("BindlessFetchDim", TEXEL, (U32,) * 5, ("d
 # - ``BindlessSampleGradArray`` (handle, x, y, layer, dP/dx.x, dP/dy.x, dP/dx.y, dP/dy.y)
 #   (tex-kernels): a kernel's TXD on a 2D array texture of the 2D array pool (lower/texture.py).
 OPS.update({d.name: d for d in (OpDef("BindlessSampleGradArray", TEXEL, (U32,) * 8),)})
+# - ``BindlessFetchClamp`` (handle, a, b, c, level) (shader-tex): a kernel's TLD .LL.CL on a 2D
+#   (``dim`` "2d": x, y; c unused), 3D or 2D array texture of the pool of that dimension, the
+#   level (a signed integer) clamped to the texture's levels (lower/texture.py).
+OPS.update({d.name: d for d in (OpDef("BindlessFetchClamp", TEXEL, (U32,) * 5, ("dim",)),)})

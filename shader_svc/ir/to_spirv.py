@@ -404,7 +404,9 @@ LOWER.update(
 )
 # --- gfx-layers (issue 31/32): a geometry program's render target layer ----------------------------
 LOWER.update({"StoreLayer": lambda lw, o, a: lw.store_layer(a[0])})
+LOWER.update({"StoreViewport": lambda lw, o, a: lw.store_viewport(a[0])})  # shader-tex
 LOWER.update({"BindlessSampleDim": lambda lw, o, a: lw.bindless_sample_dim(o.attrs["dim"], o.attrs["lod"], *a)})
 LOWER.update({"WarpLive": lambda lw, o, a: lw.warp_live_spv(o.attrs["alive"])})  # shader-assert
 LOWER.update({"BindlessFetchDim": lambda lw, o, a: lw.bindless_fetch_dim(o.attrs["dim"], *a)})
 LOWER.update({"BindlessSampleGradArray": lambda lw, o, a: lw.bindless_sample_grad_array(*a)})
+LOWER.update({"BindlessFetchClamp": lambda lw, o, a: lw.bindless_fetch_clamp(o.attrs["dim"], *a)})  # shader-tex

@@ -32,9 +32,15 @@ encoders, nouveau's codegen, Ryujinx's shader translator):
   is not emitted (the strip goes on without it), so only primitives whose every vertex names an
   existing layer are drawn.  The layer count is the specialisation constant ``SpecId``
   ``LAYER_COUNT_SPEC_ID`` (default 1), which the GPU process sets to the bound target's layers
-  (gpu_host/pipelines.py).  ``a[0x68]`` (ViewportIndex) is refused by name: the GPU process draws
-  with one viewport.  A vertex program's a[0x64] is refused by name too (it needs Vulkan's
+  (gpu_host/pipelines.py).  A vertex program's a[0x64] is refused by name (it needs Vulkan's
   shaderOutputLayer, which the GPU process does not enable) (gfx-layers, issue 31/32);
+- ``AST a[0x68]`` (the viewport index; Ryujinx's attribute map, NAK's NAK_ATTR_VIEWPORT_INDEX)
+  in a geometry program whose header declares it (shader-tex): as Layer, a Private variable
+  copied to the ``ViewportIndex`` output at each ``OUT.EMIT`` (capability MultiViewport); a
+  vertex whose index is at or beyond the viewport count (``SpecId`` ``VIEWPORT_COUNT_SPEC_ID``,
+  default 1: the number of viewports the GPU process sets, gpu_host/pipelines.py) is not
+  emitted, Vulkan leaving such an index undefined.  A vertex program's a[0x68] is refused by
+  name (shaderOutputViewportIndex is not enabled);
 - execution modes from the shader program header (sph.py): output topology, max output
   vertices, invocations; the input primitive from the request's stage.  Vulkan limits the
   output components of all emitted vertices (maxGeometryTotalOutputComponents, at least 1024):
@@ -61,6 +67,9 @@ LAYER, VIEWPORT_INDEX = 0x64, 0x68  # the render target array index and viewport
 # gfx-layers: the SpecId of the framebuffer's layer count in a geometry module that writes Layer
 # (gpu_host/pipelines.py LAYER_COUNT_SPEC_ID must equal it: tests/gpu_host/test_gpu_layered.py)
 LAYER_COUNT_SPEC_ID = 0x4C41
+# shader-tex: the SpecId of the number of viewports the GPU process sets for a geometry module that
+# writes ViewportIndex (gpu_host/objects.py VIEWPORT_COUNT_SPEC_ID must equal it)
+VIEWPORT_COUNT_SPEC_ID = 0x5650
 
 
 class GfxGeometry(Lowering):
@@ -138,19 +147,16 @@ class GfxGeometry(Lowering):
     def system_output_ir(self, b: Block, a: int, val, inst: Inst) -> None:
         """AST of a[0x64] (Layer) in a geometry program: ``StoreLayer``; a[0x68] and a vertex
         program's a[0x64] refused by name (module docstring)."""
-        if a == VIEWPORT_INDEX:
-            raise TranslateError(
-                f"{inst.text()}: a[0x68] (ViewportIndex) is not translated: the GPU process draws with one viewport",
-                offset=inst.addr,
-            )
+        name = "ViewportIndex" if a == VIEWPORT_INDEX else "Layer"
         if self.header.stage != "geometry":
             raise TranslateError(
-                f"{inst.text()}: a[0x64] (Layer) is translated in geometry programs only (a {self.header.stage} "
-                "program's Layer needs Vulkan's shaderOutputLayer, which the GPU process does not enable)",
+                f"{inst.text()}: a[{a:#x}] ({name}) is translated in geometry programs only (a {self.header.stage} "
+                f"program's {name} needs Vulkan's shaderOutput{'ViewportIndex' if a == VIEWPORT_INDEX else 'Layer'}, "
+                "which the GPU process does not enable)",
                 offset=inst.addr,
             )
         self._need(self.header.outputs, a, "writes", inst)
-        b.emit("StoreLayer", val)
+        b.emit("StoreViewport" if a == VIEWPORT_INDEX else "StoreLayer", val)
 
     @property
     def writes_layer(self) -> bool:
@@ -175,6 +181,33 @@ class GfxGeometry(Lowering):
     def store_layer(self, val: int) -> None:
         """``StoreLayer``."""
         self.do("OpStore", self._layer_state()[0], val)
+
+    # --- the viewport index (shader-tex) ------------------------------------------------------------
+    @property
+    def writes_viewport(self) -> bool:
+        return self.header.stage == "geometry" and VIEWPORT_INDEX in self.header.outputs
+
+    def _viewport_state(self) -> tuple[int, int, int]:
+        """(the Private u32 holding the last ViewportIndex written, the ``ViewportIndex`` output,
+        the viewport count specialisation constant), declared on first use with the
+        MultiViewport capability."""
+        st = getattr(self, "_viewport", None)
+        if st is None:
+            m, E = self.m, self.m.E
+            m.emit("cap", "OpCapability", E("Capability", "MultiViewport"))
+            priv = E("StorageClass", "Private")
+            shadow = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", priv, self.u32), shadow, priv, self.c(0))
+            self.interface.append(shadow)
+            count = m.id()
+            m.emit("types", "OpSpecConstant", self.u32, count, 1)
+            m.emit("annot", "OpDecorate", count, E("Decoration", "SpecId"), VIEWPORT_COUNT_SPEC_ID)
+            st = self._viewport = (shadow, self.builtin("ViewportIndex", "Output", self.i32), count)
+        return st
+
+    def store_viewport(self, val: int) -> None:
+        """``StoreViewport``."""
+        self.do("OpStore", self._viewport_state()[0], val)
 
     # --- the per-vertex inputs ----------------------------------------------------------------------
     def geom_input_ref(self, a: int, inst: Inst) -> tuple[int, int]:
@@ -206,15 +239,19 @@ class GfxGeometry(Lowering):
         return self.op("OpLoad", self.f32, self.op("OpAccessChain", ptr, var, idx, self.c(comp)))
 
     def emit_vertex(self) -> None:
-        """``EmitVertex``; where the program writes Layer, the vertex gets the last value written
-        and is emitted only if it is below the layer count (module docstring)."""
-        if not self.writes_layer:
+        """``EmitVertex``; where the program writes Layer (ViewportIndex), the vertex gets the
+        last value written and is emitted only if it is below the layer (viewport) count (module
+        docstring)."""
+        kept = [st() for w, st in ((self.writes_layer, self._layer_state), (self.writes_viewport, self._viewport_state)) if w]
+        if not kept:
             self.do("OpEmitVertex")
             return
-        shadow, out, count = self._layer_state()
-        layer = self.op("OpLoad", self.u32, shadow)
-        self.do("OpStore", out, self.op("OpBitcast", self.i32, layer))
-        ok = self.op("OpULessThan", self.bool, layer, count)
+        ok = None
+        for shadow, out, count in kept:
+            v = self.op("OpLoad", self.u32, shadow)
+            self.do("OpStore", out, self.op("OpBitcast", self.i32, v))
+            below = self.op("OpULessThan", self.bool, v, count)
+            ok = below if ok is None else self.op("OpLogicalAnd", self.bool, ok, below)
         # written as SPIR-V (rows are lowered after the IR's blocks are made): the block goes on
         # in ``after``, which takes its merge and terminator (a block with operations never heads
         # a loop here: loop headers are empty, lower/control.py)
@@ -235,6 +272,7 @@ class GfxGeometry(Lowering):
         """OpEntryPoint Geometry with the header's execution modes (module docstring)."""
         m, E, h = self.m, self.m.E, self.header
         comps = 4 * (len(self.outputs) + ("Position" in self.builtin_vars)) + ("Layer" in self.builtin_vars)
+        comps += "ViewportIndex" in self.builtin_vars
         if comps * h.max_vertices > MAX_TOTAL_OUTPUT_COMPONENTS:
             raise TranslateError(
                 f"geometry program writes {comps} output components for each of up to {h.max_vertices} "

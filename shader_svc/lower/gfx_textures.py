@@ -32,13 +32,14 @@ TEX_BINDING0 = 4
 # TXQ TEX_HEADER_DIMENSION, both architectures: the components (mask bits x, y, z, w) translated per
 # (SPIR-V Dim, arrayed).  Known: width x, height y, a 3D depth z (ptxas compiles PTX txq.width /
 # .height / .depth to components 0x1 / 0x2 / 0x4), levels w and a 2D view's depth 1 as the 2D
-# lowering had them; a 1D view's height, a cube's or an array's z (the layer count: ptxas reads it
-# from a descriptor in memory, not TXQ) are not established here.
+# lowering had them; a 2D array's z is its layer count (shader-tex: Ryujinx's Maxwell TXQ reads it
+# so, as Vulkan's size of an arrayed image); a 1D view's height, a cube's or a 1D array's layer
+# component are not established here.
 TXQ_KNOWN = {
     ("1D", 0): 0b1001,
     ("1D", 1): 0b1001,
     ("2D", 0): 0b1111,
-    ("2D", 1): 0b1011,
+    ("2D", 1): 0b1111,  # shader-tex: z the layer count (Ryujinx's TXQ; Vulkan's arrayed size)
     ("3D", 0): 0b1111,
     ("Cube", 0): 0b1011,
     ("Cube", 1): 0b1011,
@@ -271,7 +272,9 @@ class GfxTextures(Lowering):
         k, arrayed = {"1D": 1, "2D": 2, "3D": 3, "Cube": 2}[at["dim"]], at["arrayed"]
         size_t = self.u32 if k + arrayed == 1 else self.m.type("OpTypeVector", self.u32, k + arrayed)
         size = self.op("OpImageQuerySizeLod", size_t, img, level)
-        comps = [size] if k + arrayed == 1 else [self.op("OpCompositeExtract", self.u32, size, i) for i in range(k)]
+        # a 2D array's z is its layer count (shader-tex; TXQ_KNOWN): the size's third component
+        n = k + (arrayed and at["dim"] == "2D")
+        comps = [size] if k + arrayed == 1 else [self.op("OpCompositeExtract", self.u32, size, i) for i in range(n)]
         xyz = (comps + [self.c(1)] * 3)[:3]
         levels = self.op("OpImageQueryLevels", self.u32, img)
         return self.op("OpCompositeConstruct", self.m.type("OpTypeVector", self.u32, 4), *xyz, levels)

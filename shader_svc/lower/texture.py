@@ -30,8 +30,9 @@ shared.  Packing read off ptxas 13 sm_86 code (tex.3d / tex.a2d / tex.level.3d):
 coordinates in Ra.. (3D: x, y, z; 2D array: the layer (u32), x, y), the handle in Rb, the level
 in Rb+1; bound: 3D Ra = (x, y), Rb = (z, level); 2D array Ra = (layer, x), Rb = (y, level).
 .SCR (ptxas writes it for tex.level; the result is tex.level's); TXD; TXQ TEX_HEADER_DIMENSION
-(width, height, 1, the level count).  Refused by name (offset, word, form): other dimensions,
-.LB, .DC, .AOFFI, .LC, a fault predicate, other TXQ queries.
+(width, height, depth or layers else 1, the level count).  Refused by name (offset, word, form):
+other dimensions, .LB, .DC, .AOFFI, .LC, a fault predicate, other TXQ queries.  The checks both
+ISAs share are one helper on the ISA's constants (``TexIsa``, ``_tex_check``).
 
 tex-kernels, both ISAs, on the 3D / 2D array pools (packing read off ptxas 13 sm_86 and ptxas
 12.9 sm_53 code, nvdisasm 13.5 / 11.8):
@@ -45,14 +46,27 @@ tex-kernels, both ISAs, on the 3D / 2D array pools (packing read off ptxas 13 sm
 - TXD on a 2D array (tex2DLayeredGrad): Ra the handle, Ra+1, +2 the point, Ra+3 the layer (last,
   unlike TEX), Rb..Rb+3 the gradients (``BindlessSampleGradArray``).
 - TXQ: no dimension in the instruction, so the entry is queried in all three pools and combined
-  by unsigned max (``bindless_query_dims``).
-Refused by name: TLD .LL (ptxas writes TLD.B.LL.CL for tex.level with integer coordinates: .CL
-not decoded), TXD .AOFFI on an array.  tex3DGrad has no TXD (neither ISA
+  by unsigned max (``bindless_query_dims``); a 2D array's z is its layer count (shader-tex; the
+  GPU process's 2D array dummy has one layer).
+
+shader-tex: TLD with a level, on 2D, 3D and 2D array textures, bound and .B, both ISAs.  PTX
+``tex.level`` with .s32 coordinates (an integer level) compiles to TLD(.SCR)(.B).LL.CL (ptxas 13
+sm_86, 12.9 sm_53; .CL decoded: SM86 bit 77, SM53 bit 54), ``tex.2d`` .s32 to TLD(.SCR)(.B).LZ
+(SM53 bound: TLDS.LZ 2D).  Packing (``_tld_ir``): SM86 .SCR splits the list (coordinates, handle,
+level) as ``SCR_RA`` says (1D x | handle, 2D x, y | handle, level, 3D x, y | z, handle; bound
+2D x | y, x, y | level); without .SCR (3D / 2D array .LL) Ra the coordinates, Rb the handle then
+the level; SM53 Ra the coordinates, Rb the handle (.B) then the level.  The level is clamped to
+the texture's levels (IR row ``BindlessFetchClamp``): .CL read as "clamp the level" (not checked
+on hardware here); TLD .LL without .CL is refused.  1D textures (``tex1Dfetch`` compiles to
+``TLD.SCR.B.LZ ... 1D``) have no pool in kernels: refused by name.  Refused by name: TXD .AOFFI
+on an array.  tex3DGrad has no TXD (neither ISA
 has a 3D TXD): ptxas emulates it with a per-quad loop of TEX.NDV, refused at decode (SM86 BMOV
 "unknown opcode 0xf55", SM53 the quad MOV with a lane mask).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
@@ -67,6 +81,34 @@ from shader_svc.lower.texel_words import set_texel_words
 TEXTURE_POOL_2D_ARRAY, TEXTURE_POOL_3D = 7, 8
 POOL_DIMS = {2: "3d", 5: "2d_array"}
 
+
+@dataclass(frozen=True)
+class TexIsa:
+    """What the compute texture checks and TLD's packing read per ISA (shader-tex: one helper,
+    ``ComputeTextures._tex_check``, for both): the dimension codes with a pool of their own
+    (``POOL_DIMS``), 2D's and the 2D array's codes (TXD on arrays), TLD's .LZ / .LL values,
+    the predicate-result operand and its wording."""
+
+    pool_dims: dict
+    dim_2d: int
+    dim_array: int
+    tld_lz: int
+    tld_ll: int
+    pred: str
+    pred_what: str
+
+
+TEX86 = TexIsa(POOL_DIMS, 1, 5, 1, 3, "fault", "a texture fault predicate")
+TEX53 = TexIsa({4: "3d", 3: "2d_array"}, 2, 3, 0, 1, "pd", "a texture predicate result")
+# TLD's coordinates per dimension (dim -> the coordinate count)
+TLD_COORDS = {"2d": 2, "3d": 3, "2d_array": 3}
+# SM86 .SCR (bit 60) splits the source list (coordinates, the handle (.B), the level (.LL)) over
+# Ra and Rb: Ra takes this many of its first values, Rb the rest (read off ptxas 13: 1D .LZ
+# ``TLD.SCR.B.LZ RZ, R6, R0, R3, 1D`` x | handle; 1D .LL x, handle | level; 2D .LZ x, y | handle,
+# bound x | y; 2D .LL x, y | handle, level; 3D .LZ x, y | z, handle); five or more values are not
+# split so (ptxas writes TLD.B without .SCR: Ra the coordinates, Rb the handle then the level)
+SCR_RA = {1: 1, 2: 1, 3: 2, 4: 2}
+
 TEXTURE_RULES = {
     "TEX": "op_tex_compute",
     "TEX.B": "op_tex_compute",
@@ -74,7 +116,7 @@ TEXTURE_RULES = {
     "TXD.B": "op_tex_compute",
     "TXQ": "op_tex_compute",
     "TXQ.B": "op_tex_compute",
-    "TLD.B": "op_tex_compute",  # (tex-kernels) 3D and 2D array textures only
+    "TLD.B": "op_tex_compute",  # (tex-kernels) 2D (shader-tex), 3D and 2D array textures
     "TLD": "op_tex_compute",
 }
 
@@ -100,6 +142,7 @@ class ComputeTextures(LowerBase):
     bindless_ir = GraphicsLowering.bindless_ir
     _coord2f = GraphicsLowering._coord2f
     bindless_sample = GraphicsLowering.bindless_sample
+    bindless_fetch = GraphicsLowering.bindless_fetch  # shader-tex: TLD .LZ on a 2D texture
     texel_word = GraphicsLowering.texel_word
 
     def _tex_types(self) -> None:
@@ -108,6 +151,7 @@ class ComputeTextures(LowerBase):
         if "v4f" not in self.__dict__:
             self.v4f = self.m.type("OpTypeVector", self.f32, 4)
             self.v2f = self.m.type("OpTypeVector", self.f32, 2)
+            self.v2i = self.m.type("OpTypeVector", self.m.type("OpTypeInt", 32, 1), 2)  # BindlessFetch
 
     def pool_vars(self) -> tuple[int, int]:
         """The pools (``GraphicsLowering.pool_vars``), with the ImageQuery capability TXQ needs."""
@@ -145,33 +189,78 @@ class ComputeTextures(LowerBase):
             return blk.emit("BindlessSampleGradOffset", handle, *point, *grads, val(off), word=known, inst=inst)
         return blk.emit("BindlessSampleGrad", handle, *point, *grads)
 
+    def _tex_check(self, inst: Inst, isa: TexIsa) -> str | None:
+        """The refusals both ISAs' TEX / TLD / TXD / TXQ share (shader-tex: one helper on the
+        ISA's constants); the pool the instruction reads ("3d", "2d_array", "2d" for TLD on a 2D
+        texture, None for the other 2D forms and TXQ)."""
+        ir, ops, mods = inst.row.ir, inst.ops, inst.mods
+        kind = ir.split(".")[0]
+        dim = isa.pool_dims.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
+        if kind == "TXD" and ops["dim"]["sym"] == isa.dim_array:  # (tex-kernels) TXD on a 2D array texture
+            dim = "2d_array"
+        if kind != "TXQ" and ops["dim"]["sym"] != isa.dim_2d and dim is None:
+            self._tex_refuse(inst, "a texture other than 2D, 3D or 2D array (kernels have no 1D or cube pool)")
+        if kind == "TLD":
+            dim = dim or "2d"
+            if mods["lod"] not in (isa.tld_lz, isa.tld_ll) or mods.get("MS"):
+                self._tex_refuse(inst, "TLD other than .LZ / .LL(.CL)")
+        if mods.get("DC") or mods.get("LC") or mods.get("NDV"):
+            self._tex_refuse(inst, ".DC/.LC/.NDV")
+        if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
+            self._tex_refuse(inst, ".AOFFI other than TXD.B's")
+        if ops.get(isa.pred, {"pred": 7})["pred"] != 7:
+            self._tex_refuse(inst, isa.pred_what)
+        return dim
+
+    def _tld_ir(self, blk: Block, inst: Inst, isa: TexIsa, dim: str, handle, val):
+        """TLD (.B) of either ISA in a kernel (shader-tex): the integer coordinates, the handle
+        (.B) and the level (.LL) as ptxas packs them (``SCR_RA`` for SM86's .SCR, else Ra the
+        coordinates and Rb the handle then the level), ``BindlessFetchDim`` (.LZ: level 0) or
+        ``BindlessFetchClamp`` (.LL(.CL): the level clamped to the texture's levels).  ``handle``
+        None: .B, the handle read from its register."""
+        ops, mods = inst.ops, inst.mods
+        a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
+        ll = mods["lod"] == isa.tld_ll
+        n = TLD_COORDS[dim]
+        roles = [f"c{k}" for k in range(n)] + ["handle"] * (handle is None) + ["level"] * ll
+        if mods.get("SCR"):
+            if len(roles) not in SCR_RA:
+                self._tex_refuse(inst, f"TLD .SCR with {len(roles)} source values")
+            split = SCR_RA[len(roles)]
+        else:
+            split = n
+        regs = {}
+        for k, role in enumerate(roles):
+            r, i = (a, k) if k < split else (b, k - split)
+            regs[role] = None if r == 255 else r + i
+        if handle is None:
+            if regs["handle"] is None:
+                self._tex_refuse(inst, "a bindless handle of RZ")
+            handle = blk.get_reg(regs["handle"])
+        coords = [val(regs[f"c{k}"]) for k in range(n)] + [blk.const_u32(0)] * (3 - n)
+        if ll:
+            if not mods.get("CL"):
+                self._tex_refuse(inst, "TLD .LL without .CL (an unclamped level: not established)")
+            return blk.emit("BindlessFetchClamp", handle, *coords, val(regs["level"]), dim=dim)
+        if dim == "2d":
+            return blk.emit("BindlessFetch", handle, coords[0], coords[1], blk.const_u32(0))
+        return blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
+
     def op_tex_compute(self, inst: Inst) -> None:
-        """TEX / TXD / TXQ, bound or .B, of a kernel (module docstring)."""
+        """TEX / TXD / TXQ / TLD, bound or .B, of a kernel (module docstring)."""
         self._tex_types()
         ir, ops, mods = inst.row.ir, inst.ops, inst.mods
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
-        dim = POOL_DIMS.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
-        if kind == "TXD" and ops["dim"]["sym"] == 5:  # (tex-kernels) TXD on a 2D array texture
-            dim = "2d_array"
-        if kind != "TXQ" and ops["dim"]["sym"] != 1 and dim is None:
-            self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
-        if kind == "TLD" and (dim is None or mods["lod"] != 1):
-            self._tex_refuse(inst, "TLD other than .LZ on a 3D or 2D array texture")
-        if mods.get("DC") or mods.get("LC"):
-            self._tex_refuse(inst, ".DC/.LC")
-        if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
-            self._tex_refuse(inst, ".AOFFI other than TXD.B's")
-        if ops.get("fault", {"pred": 7})["pred"] != 7:
-            self._tex_refuse(inst, "a texture fault predicate")
+        dim = self._tex_check(inst, TEX86)
         a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
 
         def reg(r: int, k: int) -> int | None:  # register r + k, None for RZ (reads 0)
             return None if r == 255 else r + k
 
         blk = Block()
-        if kind == "TLD" and bindless:  # (tex-kernels) TLD.B: two coordinates in Ra, the third in Rb, the handle Rb+1
-            handle = blk.get_reg(b + 1)
+        if kind == "TLD" and bindless:  # the handle where _tld_ir's packing puts it
+            handle = None
         elif bindless:
             handle_reg = b if kind == "TEX" else a
             handle = blk.get_reg(handle_reg)
@@ -206,8 +295,7 @@ class ComputeTextures(LowerBase):
                 vec = blk.emit("BindlessSample", handle, *args, lod=lod)
             fl = True
         elif kind == "TLD":
-            coords = [val(reg(a, 0)), val(reg(a, 1)), val(reg(b, 0))]
-            vec = blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
+            vec = self._tld_ir(blk, inst, TEX86, dim, handle, val)
             fl = True
         elif kind == "TXD":
             vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
@@ -251,6 +339,36 @@ class ComputeTextures(LowerBase):
         lod = m.E("ImageOperands", "Lod")
         return self._on_dim_pool(dim, handle, False, lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, lod, lv))
 
+    def bindless_fetch_clamp(self, dim: str, handle: int, a: int, b: int, c: int, lv: int) -> int:
+        """``BindlessFetchClamp`` (shader-tex): TLD .LL.CL, OpImageFetch at the level clamped to
+        [0, levels - 1] of each pool entry (signed: a negative level reads level 0) on the pool
+        of ``dim`` ("2d": the 2D pool, x, y).  .CL's meaning is read as "clamp the level", as
+        CUDA clamps the levels of a mipmapped texture; not checked on NVIDIA hardware here."""
+        m = self.m
+        i32 = m.type("OpTypeInt", 32, 1)
+        n = 2 if dim == "2d" else 3
+        vu, vi = m.type("OpTypeVector", self.u32, n), m.type("OpTypeVector", i32, n)
+        xyz = (a, b) if dim == "2d" else (b, c, a) if dim == "2d_array" else (a, b, c)
+        coord = self.op("OpBitcast", vi, self.op("OpCompositeConstruct", vu, *xyz))
+        level = self.op("OpBitcast", i32, lv)
+
+        def leaf(img: int, si) -> int:
+            top = self.op("OpISub", i32, self.op("OpBitcast", i32, self.op("OpImageQueryLevels", self.u32, img)), m.const(i32, 1))
+            lvc = self.op(
+                "OpExtInst",
+                i32,
+                self.glsl,
+                GLSL["SMax"],
+                self.op("OpExtInst", i32, self.glsl, GLSL["SMin"], level, top),
+                m.const(i32, 0),
+            )
+            return self.op("OpImageFetch", self.v4f, img, coord, m.E("ImageOperands", "Lod"), lvc)
+
+        if dim == "2d":
+            self.pool_vars()  # the ImageQuery capability
+            return self.bindless(handle, False, self.v4f, leaf)
+        return self._on_dim_pool(dim, handle, False, leaf)
+
     def bindless_sample_grad_array(self, handle: int, x: int, y: int, layer: int, dxx: int, dyx: int, dxy: int, dyy: int) -> int:
         """``BindlessSampleGradArray`` (tex-kernels): OpImageSampleExplicitLod with the Grad
         operand on the 2D array pool, the layer converted to f32 (Vulkan rounds and clamps it)."""
@@ -271,9 +389,9 @@ class ComputeTextures(LowerBase):
         dimension, so the handle's entry is queried in the three pools (2D, 3D, 2D array) and
         the components combined by unsigned max: the GPU process puts the texture in the pool of
         its kind and a one-texel, one-level dummy in the others, so the max is the texture's
-        (width, height, a 3D texture's depth else 1, level count).  A 2D array's z is 1 here
-        (the array size: ptxas reads it from a descriptor in memory for txq.array_size, not from
-        TXQ; TXQ's z on an array is not established).  The level is clamped to each entry's
+        (width, height, a 3D texture's depth or a 2D array's layer count else 1, level count;
+        shader-tex: TXQ's z on an array is its layer count, as Ryujinx's Maxwell TXQ reads it,
+        Vulkan's OpImageQuerySizeLod on an arrayed image).  The level is clamped to each entry's
         levels - 1 (querying past an image's levels is undefined in Vulkan); a handle outside
         the pools reads 0."""
         m, u32 = self.m, self.u32
@@ -294,7 +412,7 @@ class ComputeTextures(LowerBase):
         self.pool_vars()
         q2d = self.bindless(handle, False, v4u, query(2, False))
         q3d = self._on_dim_pool("3d", handle, False, query(3, True), v4u)
-        qar = self._on_dim_pool("2d_array", handle, False, query(3, False), v4u)
+        qar = self._on_dim_pool("2d_array", handle, False, query(3, True), v4u)
         return glsl("UMax", v4u, glsl("UMax", v4u, q2d, q3d), qar)
 
     def _on_dim_pool(self, dim: str, handle: int, with_sampler: bool, leaf, result_ty: int | None = None) -> int:
@@ -382,13 +500,16 @@ class ComputeTextures(LowerBase):
         )
 
 
-TEXTURE_RULES53 = {k: "op_tex_compute53" for k in ("TEX", "TEX.B", "TXD", "TXD.B", "TXQ", "TXQ.B", "TLD.B")}
+TEXTURE_RULES53 = {k: "op_tex_compute53" for k in ("TEX", "TEX.B", "TXD", "TXD.B", "TXQ", "TXQ.B", "TLD.B", "TLD")}
 TEXTURE_RULES53["TEXS"] = "op_texs_compute53"
 TEXTURE_RULES53["TLDS"] = "op_tlds_compute53"
 # tex-kernels: TLDS's 3D and 2D array targets in a kernel (sm53/gfx_tex.py TLDS_FORMS' rows 7, 8:
 # .LZ): target -> (dimension, Ra's roles, Rb's roles); ptxas 12.9 writes ``TLDS.LZ.P RZ, R6, R6,
 # R0, 0x52, 3D, RA`` for an integer tex.3d on a kernel parameter
 TLDS_DIMS = {7: ("3d", ("x", "y"), ("z",)), 8: ("2d_array", ("layer",), ("x", "y"))}
+# shader-tex: TLDS 2D .LZ (target 2: x in Ra, y in Rb), ptxas 12.9's ``TLDS.LZ.P RZ, R4, R5, R0,
+# 0x52, 2D, RA`` for an integer tex.2d on a kernel parameter
+TLDS_DIMS[2] = ("2d", ("x",), ("y",))
 # TEXS's 2D targets in a kernel: target -> (TexSample's lod mode, Ra's roles, Rb's roles), as
 # sm53/gfx_tex.py's TEXS_FORMS reads ptxas's packing (1 implicit, 2 .LZ, 3 .LL)
 TEXS2D = {1: (0, ("x",), ("y",)), 2: (1, ("x",), ("y",)), 3: (3, ("x", "y"), ("lod",))}
@@ -401,8 +522,6 @@ TEXS_DIMS = {
     7: (0, "2d_array", ("layer", "x"), ("y",)),
     8: (1, "2d_array", ("layer", "x"), ("y",)),
 }
-# SM53's TEX dimension codes (sm53/table.py TEX_DIM) with a pool of their own
-POOL_DIMS53 = {4: "3d", 3: "2d_array"}
 
 
 class ComputeTextures53(ComputeTextures):
@@ -422,19 +541,7 @@ class ComputeTextures53(ComputeTextures):
         ir, ops, mods = inst.row.ir, inst.ops, inst.mods
         bindless = ir.endswith(".B")
         kind = ir.split(".")[0]
-        dim = POOL_DIMS53.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
-        if kind == "TXD" and ops["dim"]["sym"] == 3:  # (tex-kernels) TXD on a 2D array texture
-            dim = "2d_array"
-        if kind != "TXQ" and ops["dim"]["sym"] != 2 and dim is None:
-            self._tex_refuse(inst, "a texture other than 2D (TEX: 2D, 3D, 2D array)")
-        if kind == "TLD" and (dim is None or mods["lod"] != 0):
-            self._tex_refuse(inst, "TLD other than .LZ on a 3D or 2D array texture")
-        if mods.get("DC") or mods.get("LC") or mods.get("NDV"):
-            self._tex_refuse(inst, ".DC/.LC/.NDV")
-        if mods.get("AOFFI") and ir != "TXD.B":  # (shader-ctl: TXD.B's offsets word, Ra + 3)
-            self._tex_refuse(inst, ".AOFFI other than TXD.B's")
-        if ops.get("pd", {"pred": 7})["pred"] != 7:
-            self._tex_refuse(inst, "a texture predicate result")
+        dim = self._tex_check(inst, TEX53)
         a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
 
         def reg(r: int, k: int) -> int | None:
@@ -445,8 +552,10 @@ class ComputeTextures53(ComputeTextures):
         def val(r: int | None):
             return blk.const_u32(0) if r is None else blk.get_reg(r)
 
-        if bindless:
-            hreg = b if kind in ("TEX", "TLD") else a
+        if kind == "TLD":  # the handle where _tld_ir's packing puts it (.B), or the bank's word
+            handle = None if bindless else blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
+        elif bindless:
+            hreg = b if kind == "TEX" else a
             handle = blk.get_reg(hreg) if hreg != 255 else blk.const_u32(0)
             first = 0 if kind in ("TEX", "TLD") else 1
         else:
@@ -464,9 +573,8 @@ class ComputeTextures53(ComputeTextures):
             else:
                 vec = blk.emit("BindlessSample", handle, val(reg(a, 0)), val(reg(a, 1)), val(level), lod=lod)
             fl = True
-        elif kind == "TLD":  # (tex-kernels) TLD.B.LZ: the three coordinates in Ra.., the handle Rb
-            coords = [val(reg(a, k)) for k in range(3)]
-            vec = blk.emit("BindlessFetchDim", handle, *coords, blk.const_u32(0), dim=dim)
+        elif kind == "TLD":  # (tex-kernels, shader-tex) the coordinates in Ra.., the handle (.B) then the level in Rb..
+            vec = self._tld_ir(blk, inst, TEX53, dim, handle, val)
             fl = True
         elif kind == "TXD":
             vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
@@ -487,11 +595,27 @@ class ComputeTextures53(ComputeTextures):
                 k += 1
         ir_spirv.emit(self, blk)
 
-    def op_texs_compute53(self, inst: Inst) -> None:
-        """TEXS (bound, 2D targets of ``TEXS2D``) in a kernel: the handle at c[0x0][index * 4];
-        components to the pair d then the pair d2, as in the graphics stages."""
+    def _short_form53(self, inst: Inst, ra_roles: tuple, rb_roles: tuple, build) -> None:
+        """TEXS / TLDS (bound) in a kernel: Ra's and Rb's registers by role (a role absent or RZ
+        reads 0), the handle at c[0x0][index * 4], the texel ``build(blk, handle, val)`` makes,
+        components to the pair d then the pair d2 (as in the graphics stages)."""
         self._tex_types()
         ops = inst.ops
+        blk = Block()
+        regs = {}
+        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
+            for i, role in enumerate(roles):
+                regs[role] = None if r == 255 else r + i
+        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "z", "layer", "lod")}
+        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
+        vec = build(blk, handle, val)
+        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
+        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
+        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
+        ir_spirv.emit(self, blk)
+
+    def op_texs_compute53(self, inst: Inst) -> None:
+        """TEXS (bound, the targets of ``TEXS2D`` / ``TEXS_DIMS``) in a kernel."""
         target = inst.mods["target"]
         form = TEXS2D.get(target) or TEXS_DIMS.get(target)
         if form is None or inst.mods.get("f16"):
@@ -501,45 +625,28 @@ class ComputeTextures53(ComputeTextures):
             lod, dim, ra_roles, rb_roles = form
         else:
             lod, ra_roles, rb_roles = form
-        blk = Block()
-        regs = {}
-        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
-            for i, role in enumerate(roles):
-                regs[role] = None if r == 255 else r + i
-        roles = ("x", "y", "z", "layer", "lod")
-        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in roles}
-        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
-        if dim == "3d":
-            vec = blk.emit("BindlessSampleDim", handle, val["x"], val["y"], val["z"], val["lod"], lod=lod, dim=dim)
-        elif dim == "2d_array":
-            vec = blk.emit("BindlessSampleDim", handle, val["layer"], val["x"], val["y"], val["lod"], lod=lod, dim=dim)
-        else:
-            vec = blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
-        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
-        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
-        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
-        ir_spirv.emit(self, blk)
+
+        def build(blk: Block, handle, val: dict):
+            if dim == "3d":
+                return blk.emit("BindlessSampleDim", handle, val["x"], val["y"], val["z"], val["lod"], lod=lod, dim=dim)
+            if dim == "2d_array":
+                return blk.emit("BindlessSampleDim", handle, val["layer"], val["x"], val["y"], val["lod"], lod=lod, dim=dim)
+            return blk.emit("BindlessSample", handle, val["x"], val["y"], val["lod"], lod=lod)
+
+        self._short_form53(inst, ra_roles, rb_roles, build)
 
     def op_tlds_compute53(self, inst: Inst) -> None:
-        """TLDS (bound) in a kernel, the 3D and 2D array targets of ``TLDS_DIMS``: the handle at
-        c[0x0][index * 4], the integer coordinates as Ra / Rb's roles, level 0; components to
-        the pair d then the pair d2."""
-        self._tex_types()
-        ops = inst.ops
+        """TLDS (bound) in a kernel, the 2D, 3D and 2D array .LZ targets of ``TLDS_DIMS``: the
+        integer coordinates as Ra / Rb's roles, level 0."""
         form = TLDS_DIMS.get(inst.mods["target"])
         if form is None or inst.mods.get("f16"):
-            self._tex_refuse(inst, "this TLDS target (or .F16) in a kernel (3D and 2D array .LZ only)")
+            self._tex_refuse(inst, "this TLDS target (or .F16) in a kernel (2D, 3D and 2D array .LZ only)")
         dim, ra_roles, rb_roles = form
-        blk = Block()
-        regs = {}
-        for r, roles in ((ops["a"]["reg"], ra_roles), (ops["b"]["reg"], rb_roles)):
-            for i, role in enumerate(roles):
-                regs[role] = None if r == 255 else r + i
-        val = {k: blk.const_u32(0) if regs.get(k) is None else blk.get_reg(regs[k]) for k in ("x", "y", "z", "layer")}
-        handle = blk.emit("CBankU32", bank=0, offset=ops["tid"]["imm"] * 4, inst=inst)
-        order = ("x", "y", "z") if dim == "3d" else ("layer", "x", "y")
-        vec = blk.emit("BindlessFetchDim", handle, *(val[k] for k in order), blk.const_u32(0), dim=dim)
-        d, d2 = ops["d"]["reg"], ops["d2"]["reg"]
-        dests = [d, d + 1 if d != 255 else 255, d2, d2 + 1 if d2 != 255 else 255]
-        set_texel_words(blk, vec, ops["mask"]["mask"], dests, True)
-        ir_spirv.emit(self, blk)
+
+        def build(blk: Block, handle, val: dict):
+            if dim == "2d":
+                return blk.emit("BindlessFetch", handle, val["x"], val["y"], blk.const_u32(0))
+            order = ("x", "y", "z") if dim == "3d" else ("layer", "x", "y")
+            return blk.emit("BindlessFetchDim", handle, *(val[k] for k in order), blk.const_u32(0), dim=dim)
+
+        self._short_form53(inst, ra_roles, rb_roles, build)

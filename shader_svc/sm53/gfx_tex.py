@@ -158,6 +158,8 @@ class Tex53(GraphicsLowering, Compute53):
         ops, mods, ir = inst.ops, inst.mods, inst.row.ir
         if ops["pd"]["pred"] != 7:
             self.bad(inst, "a texture predicate result is not translated yet")
+        if mods.get("CL"):  # shader-tex: decoded (ptxas's TLD.LL.CL), translated in kernels only
+            self.bad(inst, "TLD .CL (level clamp) is not translated in graphics stages")
         dim = TEX_DIMS.get(ops["dim"]["sym"])
         if dim is None or (ir == "TLD" and dim[0] == "Cube"):
             self.bad(inst, "fetches from cubes (TLD) are not translated (Vulkan fetches no texels from cubes)")
@@ -274,6 +276,8 @@ class Tex53(GraphicsLowering, Compute53):
         dests = [d + i if d != 255 else 255 for i in range(4)]
         attrs: dict = {}
         if ir == "TLD.B":
+            if mods.get("CL"):  # shader-tex: translated in kernels only
+                self.bad(inst, "TLD .CL (level clamp) is not translated in graphics stages")
             row, args = "BindlessFetch", (*xy, rb + 1 if mods["lod"] == 1 else None)
         elif ir == "TLD4.B":
             # a gather reads level 0 whatever the derivatives, so .NDV changes nothing

@@ -920,12 +920,14 @@ row(
     ir="TEX",
     cls="tex",
 )
-# TLD's .AOFFI (35) is decoded; .MS (50) and .CL (54) stay held 0
+# TLD's .AOFFI (35) is decoded; .MS (50) stays held 0.  shader-tex: .CL (54; ptxas 12.9 writes
+# TLD.LL.CL for tex.level with integer coordinates), printed after .AOFFI, before .NODEP
+# (nvdisasm 11.8 "TLD.LL.AOFFI.CL", "TLD.B.LL.CL.NODEP"); on TLD.B too
 row(
     "TLD",
     op(0xDC00, 8),
     TEX_OPS,
-    (field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), flag("AOFFI", 35), NODEP),
+    (field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), flag("AOFFI", 35), flag("CL", 54), NODEP),
     base=7 << 51,
     ir="TLD",
     cls="tex",
@@ -953,9 +955,9 @@ row(
 )
 row(
     "TLD",
-    op(0xDD38, 13, holes=(55,)),
+    op(0xDD38, 13, holes=(54, 55)),
     TEXB_OPS,
-    (text("B", ".B"), field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), NODEP),
+    (text("B", ".B"), field("lod", 55, 1, {0: ".LZ", 1: ".LL"}), flag("CL", 54), NODEP),
     ir="TLD.B",
     cls="tex",
 )

@@ -831,7 +831,15 @@ TEX_BASE = hi(0x7 << 17 | 1 << 20 | 0xF << 8)
 
 
 def tex_rows(
-    mn: str, op: int, lod: Mod, pre: tuple = (), post: tuple = (), ir: str = "", dim: Sym = TEX_DIM, bound_extra: tuple = ()
+    mn: str,
+    op: int,
+    lod: Mod,
+    pre: tuple = (),
+    post: tuple = (),
+    ir: str = "",
+    dim: Sym = TEX_DIM,
+    bound_extra: tuple = (),
+    b_extra: tuple = (),
 ):
     ir = ir or mn
     return [
@@ -851,7 +859,7 @@ def tex_rows(
             op + 1,
             TEX_DSTS + (Reg("b", 32), dim, TEX_MASK),
             pre + ((TEX_B,) if mn != "TLD4" else ()),
-            ((TEXCACHE, lod, NODEP) if mn != "TLD4" else (TEX_B, TEXCACHE, NODEP)) + post,
+            ((TEXCACHE, lod) + b_extra + (NODEP,) if mn != "TLD4" else (TEX_B, TEXCACHE, NODEP)) + post,
             TEX_BASE | 1 << 59 | (1 << 87 if mn == "TLD" else 0),
             refuse=(("b", 255), ("a", 255)),
             ir=ir + ".B",
@@ -865,8 +873,11 @@ TLD4_DIM = Sym("dim", 61, 3, tuple(x for x in TEX_DIM.names if x[0] in (1, 3, 5,
 TLD4_COMP = Mod("comp", 87, 2, ((0, ".R"), (1, ".G"), (2, ".B"), (3, ".A")))
 # bound TEX's .DC (78; .AOFFI 76 and .NDV 77 held 0), printed after the LOD (nvdisasm 13.5)
 R(tex_rows("TEX", 0x360, TEX_LOD, bound_extra=(Mod("DC", 78, 1, ONOFF(".DC")),)))
-# bound TLD's .AOFFI (76; .CL 77 and .MS 78 held 0), printed after the LOD (nvdisasm 13.5)
-R(tex_rows("TLD", 0x366, TLD_LOD, dim=TLD_DIM, bound_extra=(Mod("AOFFI", 76, 1, ONOFF(".AOFFI")),)))
+# bound TLD's .AOFFI (76; .MS 78 held 0), printed after the LOD (nvdisasm 13.5); shader-tex: .CL
+# (77: ptxas 13 writes TLD.LL.CL for tex.level with integer coordinates), printed after .AOFFI and
+# before .NODEP (nvdisasm 13.5 "TLD.SCR.LL.AOFFI.CL", "TLD.SCR.B.LL.CL.NODEP"); on TLD.B too
+TLD_CL = Mod("CL", 77, 1, ONOFF(".CL"))
+R(tex_rows("TLD", 0x366, TLD_LOD, dim=TLD_DIM, bound_extra=(Mod("AOFFI", 76, 1, ONOFF(".AOFFI")), TLD_CL), b_extra=(TLD_CL,)))
 # bound TLD4's offset mode (76..77: .AOFFI, .PTP; both bits print INVALID3, refused) and depth
 # compare (78), printed after the component (bits found by flipping them under nvdisasm 13.5; ptxas
 # sets them for PTX tld4 with offsets / a depth reference)
@@ -2770,7 +2781,7 @@ R(
             0x367,
             TEX_DSTS + (Reg("b", 32), TLD_DIM, TEX_MASK),
             (TEX_SCR, TEX_B),
-            (TEXCACHE, TLD_LOD, NODEP),
+            (TEXCACHE, TLD_LOD, TLD_CL, NODEP),
             TEX_BASE | 1 << 59 | 1 << 60 | 1 << 87,
             refuse=(("b", 255), ("a", 255)),
             ir="TLD.B",
@@ -2787,7 +2798,7 @@ R(
             0xB66,
             TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TLD_DIM, TEX_MASK),
             (TEX_SCR,),
-            (TEXCACHE, TLD_LOD, Mod("AOFFI", 76, 1, ONOFF(".AOFFI")), NODEP),
+            (TEXCACHE, TLD_LOD, Mod("AOFFI", 76, 1, ONOFF(".AOFFI")), TLD_CL, NODEP),
             TEX_BASE | 1 << 60 | 1 << 87,
             refuse=(("a", 255),),
             ir="TLD",

@@ -278,6 +278,7 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
         xy = (a, a + 1 if a != 255 else 255)
         attrs: dict = {}
         if ir == "TLD.B":
+            self._refuse_cl(inst)
             row, args = "BindlessFetch", (*xy, b + 1 if lod == 3 else None)
         elif ir == "TLD4.B":
             row, args, attrs = "BindlessGather", xy, {"comp": inst.mods["comp"]}
@@ -326,7 +327,15 @@ class Gfx86(GraphicsLowering, GraphicsAlu86):
         regs = self.sources(inst, self._roles(arrayed, n, lod in (2, 3)) + ["dref"] * dc)
         self._tex_ir(inst, "TexSample", regs, TEX_ARGS, True, dim=dim, arrayed=arrayed, lod=lod, dc=dc)
 
+    @staticmethod
+    def _refuse_cl(inst: Inst) -> None:
+        """TLD .CL (shader-tex: decoded since ptxas writes it on TLD.LL; translated in kernels,
+        lower/texture.py) is refused in the graphics stages, naming the instruction."""
+        if inst.mods.get("CL"):
+            raise TranslateError(f"{inst.text()}: TLD .CL (level clamp) not translated in graphics stages", offset=inst.addr)
+
     def tld(self, inst: Inst) -> None:
+        self._refuse_cl(inst)
         dim, arrayed, n = self.target(inst)
         self.image(inst)
         aoffi = inst.mods.get("AOFFI", 0)

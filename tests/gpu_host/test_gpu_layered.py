@@ -7,8 +7,8 @@ Each layer equals the numpy reference of the squares sent to it (within 1/255, e
 left out).  A Layer at or beyond the target's layers (4, and -1) is what Vulkan leaves
 undefined: those vertices are not emitted, so nothing of those squares appears in any layer.
 A program without Layer draws into layer 0 only.  Refused by name: a layered target with a depth
-target, colour targets of different layer counts, PRESENT of a layered target, ViewportIndex
-(a[0x68]) and a vertex program's Layer at translation."""
+target, colour targets of different layer counts, PRESENT of a layered target, and a vertex
+program's Layer at translation (a geometry program's ViewportIndex: test_gpu_viewports.py)."""
 
 from __future__ import annotations
 
@@ -185,18 +185,14 @@ def test_layered_target_misuse_refused_by_name(gpu):
         _dropped_with(gpu, cmds, msg)
 
 
-def test_viewport_index_and_a_vertex_programs_layer_refused_by_name():
-    hdr = dict(inputs=LAYER_HDR["inputs"], outputs=LAYER_HDR["outputs"] | {0x68})
-    text = LAYER86.replace("AST a[0x64], R6, R5\n", "AST a[0x68], R6, R5\n")
-    with pytest.raises(
-        TranslateError, match=r"a\[0x68\] \(ViewportIndex\) is not translated: the GPU process draws with one viewport"
-    ):
-        tr.translate(tr.make_program(86, 4, code(86, text, hdr)))
+def test_a_vertex_programs_layer_and_viewport_index_refused_by_name():
+    """(shader-tex: a geometry program's ViewportIndex is translated, test_gpu_viewports.py.)"""
     from quad_draw import program
 
-    vs = VS_PASS.replace("EXIT", "AST a[0x64], R0\nEXIT")
-    with pytest.raises(TranslateError, match=r"a\[0x64\] \(Layer\) is translated in geometry programs only"):
-        tr.translate(tr.make_program(86, 2, program("vertex", vs, dict(VS_PASS_HDR, outputs=VS_PASS_HDR["outputs"] | {0x64}))))
+    for a, name in ((0x64, "Layer"), (0x68, "ViewportIndex")):
+        vs = VS_PASS.replace("EXIT", f"AST a[{a:#x}], R0\nEXIT")
+        with pytest.raises(TranslateError, match=rf"a\[{a:#x}\] \({name}\) is translated in geometry programs only"):
+            tr.translate(tr.make_program(86, 2, program("vertex", vs, dict(VS_PASS_HDR, outputs=VS_PASS_HDR["outputs"] | {a}))))
     # undeclared by the header: refused as any undeclared output
     with pytest.raises(TranslateError, match=r"writes a\[0x64\], which the shader program header does not declare"):
         tr.translate(tr.make_program(86, 4, code(86, LAYER86, dict(LAYER_HDR, outputs=LAYER_HDR["outputs"] - {0x64}))))

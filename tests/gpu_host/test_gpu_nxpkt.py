@@ -72,6 +72,7 @@ def every_op() -> list[tuple]:
         (P.OP_COMPUTE_CONST, 0xFFFC, 0xDEADBEEF),
         (P.OP_COMPUTE_SURFACE, 7, E),
         (P.OP_DISPATCH, 9, 65535, 2, 3, 65536, 0xFFFF, E, 0, 0, 0),
+        (P.OP_VIEWPORT_INDEXED, 15, 16.0, 0.5, 16384.0, 1.0),  # shader-tex: a geometry stage's ViewportIndex
     ]
 
 

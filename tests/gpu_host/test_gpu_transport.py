@@ -315,6 +315,7 @@ VALID = {
     P.OP_COMPUTE_CONST: (0xFFFC, 7),
     P.OP_COMPUTE_SURFACE: (7, P.EMPTY),
     P.OP_DISPATCH: (9, 65535, 2, 3, 65536, 0xFFFF, P.EMPTY, 0, 0, 0),
+    P.OP_VIEWPORT_INDEXED: (3, 16.0, 0.0, 16.0, 16.0),  # shader-tex
 }
 
 

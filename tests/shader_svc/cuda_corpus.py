@@ -434,6 +434,7 @@ import cuda_corpus_tex  # noqa: E402  (shader-tex: texture objects, the texture 
 
 cuda_corpus_tex.define(case, Inputs)
 cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated warp
+cuda_corpus_tex.define_fetch(case, Inputs)  # shader-tex: TLD .LZ / .LL.CL (integer fetches)
 cuda_corpus_more.define_shader_u(case, Inputs)  # shader-u: SM86's uniform datapath, the last vector ALU rows
 cuda_corpus_more.define_shader_u_wide(case, Inputs)  # shader-u: uniform carries, ULEA.HI.X.SX32
 import cuda_corpus_mma  # noqa: E402  (shader-mma: cp.async, ldmatrix, movmatrix, mma.sync)

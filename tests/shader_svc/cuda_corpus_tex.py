@@ -201,6 +201,72 @@ extern "C" __global__ void tex_bound(const uint32_t *__restrict__ a, const uint3
     )
 
 
+def define_fetch(case, Inputs) -> None:
+    """Integer fetches with and without a level (shader-tex, group ``texture_fetch``): PTX
+    ``tex.2d`` / ``tex.level.2d`` with .s32 coordinates (an integer level), which ptxas compiles
+    to TLD(.SCR)(.B).LZ and TLD(.SCR)(.B).LL.CL (SM86; SM53 TLD.B.LZ / TLD.B.LL.CL, bound TLDS.LZ
+    2D and TLD.LL.CL), on the texture object loaded from memory (``tex_fetch``) or passed as a
+    kernel parameter (``tex_fetch_bound``).  The level is clamped to the texture's levels (-2..6
+    on a 5-level chain: the convention lower/texture.py reads .CL as); the texel coordinates lie
+    inside the level read (outside, a fetch is undefined in Vulkan)."""
+    src_body = r"""
+  float4 z, l; int x = a[i], y = a[i + n], lv = a[i + 2 * n];
+  asm volatile("tex.2d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6}];"
+               : "=f"(z.x), "=f"(z.y), "=f"(z.z), "=f"(z.w) : "l"(t), "r"(x), "r"(y));
+  asm volatile("tex.level.2d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6}], %7;"
+               : "=f"(l.x), "=f"(l.y), "=f"(l.z), "=f"(l.w) : "l"(t), "r"(x), "r"(y), "r"(lv));
+  float *of = (float *)o;
+  of[4 * i] = z.x; of[4 * i + 1] = z.w; of[4 * i + 2] = l.y; of[4 * i + 3] = l.z;
+}"""
+
+    def inputs(r):
+        lv = r.integers(-2, 7, N)
+        d = np.clip(lv, 0, LEVELS - 1)
+        side = np.maximum(W0 >> d, 1)
+        x, y = (r.integers(0, 2**16, N) % side, r.integers(0, 2**16, N) % side)
+        a = np.concatenate([x, y, lv]).astype(np.int64).astype(np.uint32)
+        return Inputs(a, _handles(), N, N, np.zeros(4 * N, np.uint32), textures=_pools(r))
+
+    def ref(x):
+        px, py, lv = (x.a[k * N : (k + 1) * N].view(np.int32) for k in range(3))
+        t = x.textures[3]
+        z = np.stack([t[0][py[i], px[i]] for i in range(N)])
+        d = np.clip(lv, 0, LEVELS - 1)
+        lvl = np.stack([t[d[i]][py[i], px[i]] for i in range(N)])
+        return _f(np.stack([z[:, 0], z[:, 3], lvl[:, 1], lvl[:, 2]], axis=1).ravel())
+
+    def bound_inputs(r):
+        x = inputs(r)
+        x.extra = struct.pack("<IQ", 0, HANDLE)  # n at 0x178, then t at 0x180
+        return x
+
+    case(
+        name="tex_fetch",
+        style="texture",
+        group="texture_fetch",
+        src="""
+K(tex_fetch) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];"""
+        + src_body,
+        inputs=inputs,
+        ref=ref,
+    )
+    case(
+        name="tex_fetch_bound",
+        style="texture",
+        group="texture_fetch",
+        src="""
+extern "C" __global__ void tex_fetch_bound(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
+                                           uint32_t *__restrict__ o, int n, cudaTextureObject_t t) {
+  // K(tex_fetch_bound): K's parameters and a texture object after n (cuda_build.build's marker)
+  int i = TID; if (i >= n) return;"""
+        + src_body,
+        inputs=bound_inputs,
+        ref=ref,
+    )
+
+
 def define_match(case, Inputs) -> None:
     """MATCH (shader-tex): __match_any_sync / __match_all_sync on 32- and 64-bit values (PTX
     match.sync, sm_70 and up: SM86's MATCH.ANY / MATCH.ALL / .U64).  PTX for sm_53 has no

@@ -24,6 +24,7 @@ CI_G = {"warp_reduce", "histogram", "int64_math"}
 CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
 CI_TEX = {"tex_grad", "tex_bound"}  # shader-tex (cuda_corpus_tex.py): TXD/TEX/TXQ, bindless and bound
+CI_TEX |= {"tex_fetch", "tex_fetch_bound"}  # shader-tex: TLD .LZ / .LL.CL (the texture_fetch group)
 # shader-u: SM86's uniform datapath and the last vector ALU rows, -O3 on both ISAs (the shader_u group)
 CI_U = {
     "uni_alu_0",

@@ -81,7 +81,26 @@ K(tldar) {
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z));
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
+K(tldl3) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3, l = a[i];
+  asm volatile("tex.level.3d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6,%7,%7}], %8;"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z), "r"(l));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+K(tldla) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3, l = a[i];
+  asm volatile("tex.level.a2d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%7,%5,%6,%6}], %8;"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z), "r"(l));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
 """
+# shader-tex: tldl3 / tldla are integer fetches with a level (PTX tex.level with .s32
+# coordinates): ptxas writes TLD.B.LL.CL (no .SCR on SM86: Ra the three coordinates, Rb the
+# handle, Rb+1 the level); the level words (-3..3 by thread) are clamped to the one level
 # tex-kernels: the same texels through a texture object passed as the kernel's second parameter
 # (bound forms: the handle at c[0x0][0x148] (SM53) / c[0x0][0x168] (SM86)): ptxas 13 writes
 # TEX.SCR.LL / TEX.SCR.LZ for SM86, ptxas 12.9 TEX.LL, TEXS (3D, ARRAY_2D) and TEXS.LZ for SM53;
@@ -124,6 +143,20 @@ BK(tldab) {
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z));
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
+BK(tldl3b) {
+  int i = TID; if (i >= n) return;
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3, l = a[i];
+  asm volatile("tex.level.3d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6,%7,%7}], %8;"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z), "r"(l));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
+BK(tldlab) {
+  int i = TID; if (i >= n) return;
+  float4 v; int x = i & 3, y = (i >> 2) & 3, z = (i >> 4) & 3, l = a[i];
+  asm volatile("tex.level.a2d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%7,%5,%6,%6}], %8;"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(t), "r"(x), "r"(y), "r"(z), "r"(l));
+  o[i] = __float_as_uint(v.x - 2.0f * v.w);
+}
 BK(tex3z) {
   int i = TID; if (i >= n) return;
   float4 v = tex3DLod<float4>(t, XYZ, (((i >> 4) & 3) + 0.5f) * 0.25f, 0.0f);
@@ -135,7 +168,7 @@ BK(texaz) {
   o[i] = __float_as_uint(v.x - 2.0f * v.w);
 }
 """
-BOUND = ["tex3b", "texab", "tex3c", "texac", "tex3z", "texaz", "tld3b", "tldab"]
+BOUND = ["tex3b", "texab", "tex3c", "texac", "tex3z", "texaz", "tld3b", "tldab", "tldl3b", "tldlab"]
 TEX_OFF, DECOY_OFF = 0x600000, 0x608000
 TEX_SLOT, SAMPLER_SLOT = 5, 1
 
@@ -170,9 +203,10 @@ def translated(k, isa: int = 86) -> bytes:
     return to_spirv.translate_compute(decode.decode_stream(k.code), to_spirv.ComputeSpec((BLOCK, 1, 1), ()))
 
 
-def dispatch(env, k, prog: int, pool_tex: list[int], isa: int = 86, bound: bool = False) -> None:
+def dispatch(env, k, prog: int, pool_tex: list[int], isa: int = 86, bound: bool = False, a: bytes | None = None) -> None:
     """One dispatch of ``k`` on the texture pool ``pool_tex``: ``bound``, the handle is the second
-    parameter (no buffer b) and ``a`` is zeros; else b's first word is the handle."""
+    parameter (no buffer b); else b's first word is the handle; ``a`` the words of buffer a
+    (zeros unless given)."""
     from cpu_host.horizon.hle.nvn.compute import ComputeInfo, driver_words
 
     PARAMS = _isa(isa)[2].PARAMS
@@ -190,7 +224,7 @@ def dispatch(env, k, prog: int, pool_tex: list[int], isa: int = 86, bound: bool 
     ]
     handle = SAMPLER_SLOT << 20 | TEX_SLOT
     env.pool.write(PAR_OFF, struct.pack("<QQQi", 0xA, handle if bound else 0xB, 0xC, N))
-    env.pool.write(A_OFF, bytes(4 * N))
+    env.pool.write(A_OFF, a if a is not None else bytes(4 * N))
     env.pool.write(B_OFF, struct.pack("<Q", handle) + bytes(56))
     env.pool.write(O_OFF, bytes(4 * N))
     before = env.client.dropped()
@@ -204,7 +238,7 @@ def want_words(texels: np.ndarray) -> np.ndarray:
     return (px[:, 0] - np.float32(2) * px[:, 3]).astype(np.float32).view(np.uint32)
 
 
-NAMES = ["tex3r", "texar", "tld3", "tldar", *BOUND, "txdar"]
+NAMES = ["tex3r", "texar", "tld3", "tldar", *BOUND, "txdar", "tldl3", "tldla"]
 # the instruction each kernel must contain (the form under test), per ISA
 FORMS = {
     "tex3r": r"TEX(\.SCR)?\.B\b",
@@ -212,11 +246,17 @@ FORMS = {
     "tld3": r"TLD(\.SCR)?\.B\.LZ",
     "tldar": r"TLD(\.SCR)?\.B\.LZ",
     "txdar": r"TXD\.B\b",
+    "tldl3": r"TLD\.B\.LL\.CL",
+    "tldla": r"TLD\.B\.LL\.CL",
     **{n: r"TEX\.SCR\.L[LZ] " for n in BOUND},
+    "tldl3b": r"TLD(\.SCR)?\.LL\.CL ",
+    "tldlab": r"TLD(\.SCR)?\.LL\.CL ",
     "tld3b": r"TLD\.SCR\.LZ ",
     "tldab": r"TLD\.SCR\.LZ ",
 }
 FORMS53 = {
+    "tldl3b": r"TLD\.LL\.CL\.P ",
+    "tldlab": r"TLD\.LL\.CL\.P ",
     "tld3b": r"TLDS\.LZ\.P ",
     "tldab": r"TLDS\.LZ\.P ",
     "tex3b": r"TEX\.LL\.P ",
@@ -257,11 +297,12 @@ def test_kernel_samples_a_3d_or_layered_texture_of_its_pool(env, built, name, is
     env.client.register(TextureDesc(did, 1, DECOY_OFF, 4, 4, "RGBA32F", block_linear=False, pitch=64))
     pool = [P.EMPTY] * P.POOL_TEXTURES
     pool[TEX_SLOT], pool[TEX_SLOT - 1] = tid, did
-    dispatch(env, k, prog, pool, isa, name in BOUND)
+    levels = (np.arange(N) % 7 - 3).astype(np.int32).tobytes() if name.startswith("tldl") else None
+    dispatch(env, k, prog, pool, isa, name in BOUND, levels)
     assert np.array_equal(words(env, O_OFF), want_words(texels))
     # the texture in another entry: this entry reads the dummy (0), not the texture
     pool[TEX_SLOT], pool[TEX_SLOT + 1] = P.EMPTY, tid
-    dispatch(env, k, prog, pool, isa, name in BOUND)
+    dispatch(env, k, prog, pool, isa, name in BOUND, levels)
     assert not np.array_equal(words(env, O_OFF), want_words(texels))
 
 
@@ -283,8 +324,9 @@ def test_kernel_queries_the_dimensions_of_a_volume_layered_or_2d_texture(env, bu
     """(tex-kernels) PTX txq.width / .height / .depth on a texture object: TXQ.B TEX_HEADER_DIMENSION
     components 0x1, 0x2, 0x4 on both ISAs (read off ptxas 13 / 12.9); the instruction names no
     dimension, so the kernel must find the texture in whichever pool holds it: an 8x4x2 volume
-    gives (8, 4, 2), an 8x4 texture with 2 layers and a 2D 8x4 texture (8, 4, *) and (8, 4, 1).
-    On the old code the kernel read the 2D pool's dummy for the volume and the array (1, 1, 1)."""
+    gives (8, 4, 2), an 8x4 texture with 2 layers (8, 4, 2) (shader-tex: z is the layer count,
+    as Ryujinx's TXQ reads an array's; it was 1) and a 2D 8x4 texture (8, 4, 1).  On the old
+    code the kernel read the 2D pool's dummy for the volume and the array (1, 1, 1)."""
     k = built[isa]["txq3"]
     text = disassembly(k, isa)
     assert re.search(r"TXQ\.B.*TEX_HEADER_DIMENSION.*0x4", text), text
@@ -296,11 +338,9 @@ def test_kernel_queries_the_dimensions_of_a_volume_layered_or_2d_texture(env, bu
     env.pool.write(DECOY_OFF, bytes(2 * 4 * 128))
     env.client.register(TextureDesc(aid, 1, DECOY_OFF, 8, 4, "RGBA32F", block_linear=False, pitch=128, layers=2))
     env.client.register(TextureDesc(tid, 1, DECOY_OFF, 8, 4, "RGBA32F", block_linear=False, pitch=128))
-    for t, want_d in ((vid, 2), (aid, None), (tid, 1)):
+    for t, want_d in ((vid, 2), (aid, 2), (tid, 1)):
         pool = [P.EMPTY] * P.POOL_TEXTURES
         pool[TEX_SLOT] = t
         dispatch(env, k, prog, pool, isa)
         got = words(env, O_OFF)
-        assert np.all(got & 0xFF == 8 + 16 * 4), (t, got[:4])
-        if want_d is not None:
-            assert np.all(got == 8 + 16 * 4 + 256 * want_d), (t, got[:4])
+        assert np.all(got == 8 + 16 * 4 + 256 * want_d), (t, got[:4])

@@ -312,7 +312,7 @@ TXQ_USES = {
         ("3D", (2, 4, 8), "0xf", (8, 4, 2, 1)),  # texels (depth, h, w): x = w, y = h, z = depth, w = levels
         ("CUBE", (6, 4, 4), "0xb", (4, 4, 1)),  # x, y, levels
         ("1D", (1, 1, 8), "0x9", (8, 1)),  # x, levels
-        ("ARRAY_2D", (3, 4, 8), "0xb", (8, 4, 1)),  # x, y, levels
+        ("ARRAY_2D", (3, 4, 8), "0xf", (8, 4, 3, 1)),  # x, y, layers (shader-tex), levels
     ],
 )
 def test_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, want):
@@ -327,7 +327,7 @@ def test_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, want):
     assert tr.reflect(tr.make_program(53, 3, program53(text, FS53_HDR))).texture_dims == (kind,)
 
 
-@pytest.mark.parametrize("kind,mask", [("CUBE", "0x4"), ("1D", "0x2"), ("ARRAY_2D", "0x4")])
+@pytest.mark.parametrize("kind,mask", [("CUBE", "0x4"), ("1D", "0x2")])
 def test_txq_components_not_established_are_refused(kind, mask):
     text = FS_TXQ.format(mask=mask, use=TXQ_USES[kind])
     with pytest.raises(TranslateError, match=r"TXQ R4, RZ, TEX_HEADER_DIMENSION.*not translated"):
@@ -594,6 +594,8 @@ EXIT
     [
         ("3D", (2, 4, 8), "0xf", "TEX.LZ R10, R8, R8, R9, 0x0, 0x0, 3D", (8, 4, 2, 1)),
         ("CUBE", (6, 4, 4), "0xb", "TEX.LZ R10, R8, R8, R9, 0x0, 0x0, CUBE", (4, 4, 1)),
+        # shader-tex: a 2D array's z is its layer count (3)
+        ("ARRAY_2D", (3, 4, 8), "0xf", "TEX.LZ R10, R8, R8, R9, 0x0, 0x0, ARRAY_2D", (8, 4, 3, 1)),
     ],
 )
 def test_sm86_txq_on_the_slots_view(gpu, tmp_path, kind, shape, mask, use, want):
