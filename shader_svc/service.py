@@ -81,12 +81,17 @@ class Translator:
         key = p.key()
         hit = self.cache.get_entry(key)
         if hit is not None:
+            # every program seen is in the program store (disk_cache.py), a hit too: its
+            # translation may predate the store's file (an emptied programs/, an older cache);
+            # put_program is one stat when the file is there
+            self.cache.put_program(key, p.serialize())
             self._count(cache_hits=1)
             return shader_pb2.Translation(
                 key=key, spirv=hit[0], cached=True, translator=self.id, reflection=self._reflection(p, hit[1])
             )
         prev = self.cache.previous(key) if carry else None
         if prev is not None:
+            self.cache.put_program(key, p.serialize())  # stored now, not when the re-translation ends
             self._count(carried=1)
             with self.lock:
                 queue = key not in self.pending

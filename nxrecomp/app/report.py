@@ -67,7 +67,7 @@ def _timings(r: dict) -> list[list[object]]:
                 "shader preparation (shader service)",
                 f"{sh['translate_seconds']:.2f} s translating",
                 f"{sh['translations']} translated, {sh['cache_hits']} from the cache, "
-                f"{sh['cache_misses']} misses, {sh['errors']} errors",
+                f"{sh['cache_misses']} misses, {sh.get('carried', 0)} carried from an older translator, {sh['errors']} errors",
             ]
         )
     if t.get("first_frame_s") is not None:

@@ -2,7 +2,8 @@
 its log afterwards.
 
 - shader preparation: the shader service's own counters (``GetStats`` of proto/shader.proto:
-  translations, cache hits/misses, seconds spent translating), asked every half second while
+  translations, cache hits/misses, programs carried over from an older translator's files,
+  seconds spent translating), asked every half second while
   the run plays (the service is gone when the run ends; the last answer is kept);
 - processes: the supervisor's events (started, healthy, restarts, standby promoted), timed
   from the start of the run;
@@ -28,6 +29,7 @@ class ShaderStats:
     cache_misses: int = 0
     errors: int = 0
     translate_seconds: float = 0.0
+    carried: int = 0  # served from an older translator's file while this one re-translates
 
 
 @dataclass
@@ -54,7 +56,9 @@ class ShaderWatch:
             while not self._stop.is_set():
                 try:
                     s = stub.GetStats(shader_pb2.StatsRequest(), timeout=POLL_S)
-                    self.last = ShaderStats(s.translations, s.cache_hits, s.cache_misses, s.errors, round(s.translate_seconds, 3))
+                    self.last = ShaderStats(
+                        s.translations, s.cache_hits, s.cache_misses, s.errors, round(s.translate_seconds, 3), s.carried
+                    )
                 except grpc.RpcError:
                     pass  # not up yet, or already stopped
                 self._stop.wait(POLL_S)

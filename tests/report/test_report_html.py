@@ -86,7 +86,14 @@ def recorded_run(out: Path) -> dict:
             "recompile_s": 24.8,
             "functions": 96,
             "ready_s": {"shader": 1.1, "gpu": 1.4},
-            "shaders": {"translations": 4, "cache_hits": 0, "cache_misses": 4, "errors": 0, "translate_seconds": 0.61},
+            "shaders": {
+                "translations": 4,
+                "cache_hits": 0,
+                "cache_misses": 4,
+                "errors": 0,
+                "translate_seconds": 0.61,
+                "carried": 3,
+            },
             "first_frame_s": 2.3,
         },
         "device": {"vulkan_device": "llvmpipe (LLVM 15.0.6, 256 bits)", "presentation": "headless (no DISPLAY)"},
@@ -154,6 +161,7 @@ def test_page_holds_the_report(page) -> None:
         for key in ("mean", "p50", "p95", "p99", "max"):
             assert str(fm[part][key]) in text, (part, key)
     assert "llvmpipe (LLVM 15.0.6, 256 bits)" in text
+    assert "4 translated, 0 from the cache, 4 misses, 3 carried from an older translator, 0 errors" in text
     assert "killed by SIGKILL" in text and "coop: player 2 appears" in text
     assert HOSTILE in text  # shown as text ...
     assert not any(tag == "script" for tag, _ in t.tags)  # ... never run

@@ -182,6 +182,29 @@ def test_older_translation_is_carried_while_retranslated(server, corpus_sm86):
     assert (s.carried, s.translations, s.cache_hits, s.retranslating) == (1, 1, 1, 0)
 
 
+def test_every_program_served_is_in_the_program_store(server, corpus_sm86):
+    """disk_cache.py: programs/ holds each program seen, so a later boot can prepare it; a cache
+    hit and a carried older translation store it too (here their translations exist without the
+    program file, as in a cache from before the store or with programs/ emptied), and Prepare
+    then finds them."""
+    stub, ch, t, cache = server
+    from shader_svc.translate import make_program
+
+    hit, carried = (make_program(P.SM86, P.COMPUTE, corpus_sm86[n].code, (BS, 1, 1)) for n in ("add_i32", "saxpy"))
+    a = stub.Translate(_prog(corpus_sm86["add_i32"].code), timeout=60)
+    assert not a.cached and a.key == hit.key()
+    (cache / "programs" / f"{hit.key()}.prog").unlink()
+    DiskCache(cache, "c" * 32).put(carried.key(), b"older translator's spirv")
+    assert stub.Translate(_prog(corpus_sm86["add_i32"].code), timeout=60).cached
+    assert stub.Translate(_prog(corpus_sm86["saxpy"].code), timeout=60).translator == "c" * 32
+    t.drain()
+    store = DiskCache(cache, t.id)
+    assert store.program_keys() == sorted([hit.key(), carried.key()])
+    assert store.get_program(hit.key()) == hit.serialize() and store.get_program(carried.key()) == carried.serialize()
+    s = stub.GetStats(P.StatsRequest())
+    assert (s.cache_hits, s.carried) == (1, 1)
+
+
 def test_translator_identity_follows_its_sources(tmp_path):
     src = Path(identity.__file__).parent
     for name in identity.SOURCES:

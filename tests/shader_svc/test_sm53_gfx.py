@@ -333,20 +333,34 @@ def test_gfx_guest_program_draws_its_frames_from_sm53(tmp_path):
     check_gfx_guest_frames(tmp_path, "sm53")
 
 
-def test_demo_game_switch1_build_matches_reference_and_native_states(tmp_path):
+def test_demo_game_switch1_build_matches_reference_and_native_states(tmp_path, monkeypatch):
     """``nxrecomp demo --target switch1`` (= --shaders sm53, textures in Switch 1's GOB layout):
     frames 1 and 60 equal tests/demo's reference pictures (made with the GLSL build) with the
-    tolerance tests/demo uses, and the per-frame state checksums equal the native build's."""
+    tolerance tests/demo uses, and the per-frame state checksums equal the native build's.
+
+    The game really carried Maxwell code: the run's shader service, on a cache folder of its
+    own (so neither other tests nor earlier runs can answer for it), stored exactly the two
+    programs of the switch1 build, SM53 vertex and fragment with the listings' bytes, and a
+    translation of each by this translator.  The stored programs are compared by arch, stage
+    and code, not by key: the key also covers the feature bits of the GPU process's device."""
+    from shader_svc import identity
+    from shader_svc.disk_cache import DiskCache
     from tests.demo.test_demo import native_states
 
+    cache_root = tmp_path / "shader-cache"
+    monkeypatch.setenv("NXRECOMP_SHADER_SVC_CACHE_DIR", str(cache_root))
     report = check_demo_matches_reference(tmp_path, "--target", "switch1")
     assert report["states"] == native_states(60, tmp_path)
-    # the game really carried Maxwell code: the shader service saw (and cached) both programs
-    from shader_svc.service import default_cache_root
-
-    for stage in ("vertex", "fragment"):
-        key = tr.make_program(53, STAGE[stage], shaders.sm53_program("scene", stage)).key()
-        assert (default_cache_root() / "programs" / f"{key}.prog").is_file(), stage
+    cache = DiskCache(cache_root, identity.translator_id())
+    keys = cache.program_keys()
+    seen = {}
+    for key in keys:
+        p = tr.Program.deserialize(cache.get_program(key), key)
+        seen[(p.arch, p.stage)] = p.code
+        assert cache.get(key) is not None, f"program {key} (SM{p.arch} stage {p.stage}) has no translation"
+    want = {(53, STAGE[st]): shaders.sm53_program("scene", st) for st in ("vertex", "fragment")}
+    assert len(keys) == 2 and seen == want, sorted(seen)
+    assert (report["timings"].get("shaders") or {}).get("errors", 0) == 0
 
 
 # --- the builds: RomFS files, --shaders sm53 and its alias --target switch1 ------------------------
