@@ -115,6 +115,11 @@ class ControlFlow(LowerBase):
 
     STRUCT_SKIP: tuple[str, ...] = ()
 
+    # instructions the structuriser never duplicates (``structure.plan``'s tail duplication):
+    # every invocation of the workgroup must meet the same instance of a barrier, and the
+    # emulated warp's exchanges are barriers
+    PINNED = ("BAR", "BAR.RED", "SHFL", "VOTE", "MATCH", "REDUX")
+
     def structure_ok(self) -> bool:
         """Whether the structuriser may try this program (SM53: not with CAL/RET, whose return
         targets are run-time values)."""
@@ -141,7 +146,11 @@ class ControlFlow(LowerBase):
         if self.structure_ok():
             try:
                 nodes, succ = expand(len(blocks), self._step(blocks, target))
-                steps = structure.plan(succ)
+                steps = structure.plan(
+                    succ,
+                    [len(blocks[n]) for n in nodes],
+                    frozenset(k for k, n in enumerate(nodes) if any(i.row.ir in self.PINNED for i in blocks[n])),
+                )
             except structure.Unstructured as e:
                 log.debug("dispatcher loop: %s", e)
         entry = self.label()
