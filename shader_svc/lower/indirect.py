@@ -316,17 +316,25 @@ class IndirectBranch(LowerBase):
                     work.append((p, r, st))  # a guarded write: the value from before it as well
         return vals
 
-    @staticmethod
-    def _wide(ins: Inst) -> bool:
-        """Whether an instruction may write more than its destination register (a 64- or
-        128-bit result: .64/.128/.WIDE forms, double precision, 64-bit conversions), judged
-        by its text so an unknown form counts as wide."""
-        t = ins.text().split(" ", 1)[0] if not ins.text().startswith("@") else ins.text().split(" ")[1]
-        if ins.row.ir == "MOV":
-            return False
-        return any(m in t for m in (".64", ".128", "WIDE", "F64", "S64", "U64")) or t.startswith(
-            ("D", "LD", "SHFL", "ATOM", "HMMA", "IMMA")
-        )
+    # instructions whose register result is one 32-bit register (either ISA): any other writer
+    # may write the registers after its destination too (.64/.128 loads, IMAD.WIDE, doubles,
+    # CS2R, texture fetches...)
+    NARROW = frozenset(
+        "MOV MOV32I IADD3 IADD IADD32I LOP3 LOP LOP32I SHF SHL SHR IMAD ISCADD LEA SEL FSEL PRMT S2R "
+        "FADD FADD32I FMUL FFMA FMNMX IMNMX POPC FLO BREV BFE BFI I2F F2I MUFU IABS P2R XMAD ICMP "
+        "FSET ISET SHFL".split()
+    )
+
+    @classmethod
+    def _wide(cls, ins: Inst) -> bool:
+        """Whether an instruction may write more than its destination register: anything but
+        the one-register forms of ``NARROW`` (judged by the printed form, so an unknown form
+        counts as wide)."""
+        words = ins.text().split(" ")
+        op = words[1] if words[0].startswith("@") else words[0]
+        if op.split(".")[0] not in cls.NARROW:
+            return True
+        return any(m in op for m in (".64", ".128", "WIDE", "F64", "S64", "U64"))
 
     def _returns_of(self, insts: list[Inst], call: int) -> list[int] | None:
         """The return instructions (RET, RET.ABS) of the function the direct call ``insts[call]``
