@@ -86,6 +86,8 @@ def main() -> None:
     a = ap.parse_args()
     for isa in a.isa or [86, 53]:
         for name in a.kernels:
+            if isa < next(c for c in cc.CASES if c.name == name).min_sm:
+                continue  # the compiler refuses it for this ISA
             print(measure(name, isa, a.opt), flush=True)
             if a.lavapipe:
                 _lavapipe(name, isa, a.opt)
