@@ -149,9 +149,13 @@ class _Folder:
         self.consts[v.index] = (ty, x)
         return v
 
-    def fold(self, o: Op, args: tuple[Value, ...]) -> Value | None:
+    def fold(self, o: Op, args: tuple[Value, ...], defs: dict[int, Op] | None = None) -> Value | None:
         name = o.op.name
         cs = self.consts
+        if defs is not None and name in _PAIRS:
+            r = self._pair(name, args, defs)
+            if r is not None:
+                return r
         if name in ("Select32", "Select64"):
             c = cs.get(args[0].index)
             if c is not None:
@@ -187,6 +191,39 @@ class _Folder:
                 if b is not None and b[1] == unit:
                     return args[0]
         return None
+
+    def _pair(self, name: str, args: tuple[Value, ...], defs: dict[int, Op]) -> Value | None:
+        """Identities of 64-bit values built from and taken apart into 32-bit halves (SM53's
+        carry chains and 64-bit addresses): the low half of ZExt64/SExt64/Pack64 is its low
+        word, the high half of a Pack64 its high word, a zero-extended word shifted right by 32
+        or more is 0, a pair rebuilt from the halves of one value is that value."""
+        d = defs.get(args[0].index)
+        if name == "Trunc32" and d is not None:
+            dn = d.op.name
+            if dn in ("ZExt64", "SExt64", "Pack64"):
+                return d.args[0]
+            if dn == "Shr64":
+                c = self.consts.get(d.args[1].index)
+                p = defs.get(d.args[0].index)
+                if c is not None and c[1] == 32 and p is not None and p.op.name == "Pack64":
+                    return p.args[1]
+        elif name == "Shr64" and d is not None and d.op.name == "ZExt64":
+            c = self.consts.get(args[1].index)
+            if c is not None and 32 <= c[1] < 64:
+                return self.const(Type.U64, 0)
+        elif name == "Pack64" and d is not None and d.op.name == "Trunc32":
+            h = defs.get(args[1].index)
+            if h is not None and h.op.name == "Trunc32":
+                s = defs.get(h.args[0].index)
+                c = self.consts.get(s.args[1].index) if s is not None and s.op.name == "Shr64" else None
+                if c is not None and c[1] == 32 and s.args[0] == d.args[0]:
+                    return d.args[0]
+        return None
+
+
+_PAIRS = {"Trunc32", "Shr64", "Pack64"}
+# pure arithmetic: the same operation of the same values in one block is computed once
+_CSE = set(_EVAL) | {"Select32", "Select64", "BitcastF32", "BitcastU32"}
 
 
 def optimize(fn: Function, key: Callable[[Op], int]) -> tuple[dict[int, tuple[Type, int]], Stats]:
@@ -256,6 +293,7 @@ def _forward(blocks, succ, key, consts, keys, st) -> dict[int, Value]:
         for s in ss:
             preds[s].append(k)
     folder = _Folder(consts)
+    defs: dict[int, Op] = {}  # value index -> the operation that computes it (kept ones)
     out: dict[int, dict[int, Value]] = {}
     for k in _rpo(succ):
         ps = preds[k]
@@ -265,6 +303,7 @@ def _forward(blocks, succ, key, consts, keys, st) -> dict[int, Value]:
             first = out[ps[0]]
             avail = {v: x for v, x in first.items() if all(out[p].get(v) == x for p in ps[1:])}
         items = []
+        seen: dict[tuple, Value] = {}  # _CSE operations of this block by (name, args, attrs)
         for it in blocks[k].items:
             args = it.args
             for a in args:
@@ -296,11 +335,25 @@ def _forward(blocks, succ, key, consts, keys, st) -> dict[int, Value]:
                 consts[it.result.index] = (it.result.type, int(it.attrs["value"]))
                 continue
             elif it.result is not None:
-                r = folder.fold(it, args)
+                r = folder.fold(it, args, defs)
                 if r is not None:
                     repl[it.result.index] = r
                     st.folded += 1
                     continue
+                if name in _CSE and "inst" not in it.attrs:
+                    try:
+                        sig = (name, tuple([a.index for a in args]), tuple(sorted(it.attrs.items())))
+                        hash(sig)
+                    except TypeError:
+                        sig = None
+                    if sig is not None:
+                        got = seen.get(sig)
+                        if got is not None:
+                            repl[it.result.index] = got
+                            st.folded += 1
+                            continue
+                        seen[sig] = it.result
+                defs[it.result.index] = it
             items.append(it)
         blocks[k].items = items
         out[k] = avail

@@ -11,6 +11,7 @@ below)."""
 
 from __future__ import annotations
 
+import gc
 import logging
 
 from shader_svc.ir import optimize as ir_opt
@@ -115,6 +116,11 @@ class ControlFlow(LowerBase):
 
     STRUCT_SKIP: tuple[str, ...] = ()
 
+    # instructions the structuriser never duplicates (``structure.plan``'s tail duplication):
+    # every invocation of the workgroup must meet the same instance of a barrier, and the
+    # emulated warp's exchanges are barriers
+    PINNED = ("BAR", "BAR.RED", "SHFL", "VOTE", "MATCH", "REDUX")
+
     def structure_ok(self) -> bool:
         """Whether the structuriser may try this program (SM53: not with CAL/RET, whose return
         targets are run-time values)."""
@@ -124,6 +130,18 @@ class ControlFlow(LowerBase):
         """Called after the instructions of every basic block."""
 
     def build(self) -> bytes:
+        # the cyclic garbage collector off while the program is built: a large one holds millions
+        # of IR and SPIR-V tuples, none in a cycle, which each full collection walks again (the
+        # corpus's largest program, 18,952 instructions: a third of its translation time)
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return self._build()
+        finally:
+            if was:
+                gc.enable()
+
+    def _build(self) -> bytes:
         for ins in self.insts:
             if not self.lowered(ins.row.ir):
                 raise TranslateError(f"{ins.text()} (word {ins.word:#x}): not translated yet", offset=ins.addr)
@@ -141,7 +159,11 @@ class ControlFlow(LowerBase):
         if self.structure_ok():
             try:
                 nodes, succ = expand(len(blocks), self._step(blocks, target))
-                steps = structure.plan(succ)
+                steps = structure.plan(
+                    succ,
+                    [len(blocks[n]) for n in nodes],
+                    frozenset(k for k, n in enumerate(nodes) if any(i.row.ir in self.PINNED for i in blocks[n])),
+                )
             except structure.Unstructured as e:
                 log.debug("dispatcher loop: %s", e)
         entry = self.label()

@@ -253,6 +253,127 @@ class IndirectBranch(LowerBase):
             work.extend(preds[n])
         return sorted(out)
 
+    CALLS = ("CALL", "CALL.ABS", "CALL.IND", "CALL.ABS.R", "CAL", "JCAL")
+
+    def known_values(self, insts: list[Inst], at: int, reg: int) -> set[int] | None:
+        """The values R``reg`` may hold before ``insts[at]`` where every write of it that may
+        reach there (plain copies followed) is a move of an immediate: those immediates (nvcc
+        -G's return addresses and function pointers, ``MOV R20, 0x440`` before ``CALL.ABS``);
+        None where anything else may reach it: another write (a wider one starting below it
+        too), a call through a register, the program's entry (no write at all).  Where a direct
+        call returns, the value at each of its callee's returns is followed into the callee and
+        out of its entry to that same call only (the calls entered so far are a stack: a
+        function called from several places keeps its callers apart); from a function's entry
+        with no call entered, to every caller."""
+        preds, seen, vals = self._preds_memo(insts), set(), set()
+        work: list[tuple[int, int, tuple]] = [(at, reg, ())]
+        while work:
+            n, r, stack = work.pop()
+            if r == 255:
+                vals.add(0)
+                continue
+            if (n, r, stack) in seen:
+                continue
+            if len(seen) > 20000 or len(stack) > 32:
+                return None  # too far to follow
+            seen.add((n, r, stack))
+            if n == 0:
+                return None  # the value the program starts with
+            # (an instruction nothing reaches, the padding after a function: no value)
+            for p in preds[n]:
+                ip = insts[p]
+                st = stack
+                if ip.row.ir in self.CALLS:
+                    if p == n - 1:
+                        # the callee returns here: its value at each of the callee's returns
+                        rets = self._returns_of(insts, p)
+                        if rets is None:
+                            return None
+                        work.extend((k, r, stack + (p,)) for k in rets)
+                        continue
+                    if stack:  # a callee's entry: back to the call that entered it only
+                        if p != stack[-1]:
+                            continue
+                        st = stack[:-1]
+                hit = False
+                for name, d in ip.ops.items():
+                    if name.startswith("d") and isinstance(d, dict) and d.get("file", "R") == "R" and "reg" in d:
+                        if d["reg"] == r:
+                            hit = True
+                        elif d["reg"] < r <= d["reg"] + 3 and d["reg"] != 255 and self._wide(ip):
+                            return None  # a wide write covers R<reg>
+                if not hit:
+                    work.append((p, r, st))
+                    continue
+                b = ip.ops.get("b", {})
+                if ip.row.ir == "MOV" and "imm" in b:
+                    vals.add(b["imm"] & 0xFFFFFFFF)
+                elif ip.row.ir == "MOV" and "reg" in b and b.get("file", "R") == "R" and not b.get("neg"):
+                    work.append((p, b["reg"], st))
+                else:
+                    return None
+                if ip.pred != 7 or ip.pred_not:
+                    work.append((p, r, st))  # a guarded write: the value from before it as well
+        return vals
+
+    # instructions whose register result is one 32-bit register (either ISA): any other writer
+    # may write the registers after its destination too (.64/.128 loads, IMAD.WIDE, doubles,
+    # CS2R, texture fetches...)
+    NARROW = frozenset(
+        "MOV MOV32I IADD3 IADD IADD32I LOP3 LOP LOP32I SHF SHL SHR IMAD ISCADD LEA SEL FSEL PRMT S2R "
+        "FADD FADD32I FMUL FFMA FMNMX IMNMX POPC FLO BREV BFE BFI I2F F2I MUFU IABS P2R XMAD ICMP "
+        "FSET ISET SHFL".split()
+    )
+
+    @classmethod
+    def _wide(cls, ins: Inst) -> bool:
+        """Whether an instruction may write more than its destination register: anything but
+        the one-register forms of ``NARROW`` (judged by the printed form, so an unknown form
+        counts as wide)."""
+        words = ins.text().split(" ")
+        op = words[1] if words[0].startswith("@") else words[0]
+        if op.split(".")[0] not in cls.NARROW:
+            return True
+        return any(m in op for m in (".64", ".128", "WIDE", "F64", "S64", "U64"))
+
+    def _returns_of(self, insts: list[Inst], call: int) -> list[int] | None:
+        """The return instructions (RET, RET.ABS) of the function the direct call ``insts[call]``
+        enters, found along its code from its entry (its own calls stepped over); None for a
+        call through a register or a target outside the code."""
+        ins = insts[call]
+        t = ins.ops.get("target", {})
+        dest = t.get("target", t.get("imm")) if ins.row.ir in ("CALL", "CALL.ABS", "JCAL", "CAL") else None
+        memo = self.__dict__.setdefault("_returns_memo", {})
+        key = (id(insts), dest)
+        if key in memo:
+            return memo[key]
+        at = {x.addr: k for k, x in enumerate(insts)} if dest is not None else {}
+        out: list[int] | None = [] if dest in at else None
+        seen, work = set(), [at[dest]] if out is not None else []
+        while work:
+            k = work.pop()
+            if k in seen or k >= len(insts):
+                continue
+            seen.add(k)
+            x = insts[k]
+            if x.row.ir in ("RET", "RET.ABS"):
+                out.append(k)
+                if x.pred == 7 and not x.pred_not:
+                    continue
+            if x.row.ir in INDIRECT:
+                out = None
+                break
+            if x.row.ir not in self.CALLS:
+                for v in x.ops.values():
+                    if isinstance(v, dict) and "target" in v:
+                        for e in (0, 8):
+                            if v["target"] + e in at:
+                                work.append(at[v["target"] + e])
+            if not (x.row.ir in self.NO_FALL and x.pred == 7 and not x.pred_not):
+                work.append(k + 1)
+        memo[key] = out
+        return out
+
     def _value_sources(self, insts: list[Inst], at: int, reg: int) -> list[int]:
         """The writers of R``reg``'s value at ``insts[at]`` over every path, plain copies
         (``MOV Rd, Rs``, -G's ``MOV Rd, Rd`` too) followed."""

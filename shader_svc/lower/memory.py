@@ -341,6 +341,25 @@ class Memory(LowerBase):
         res = [self.var(f"g{inst.addr}_{k}", self.fn_u32) for k in range(n)] if mode != "store" else []
 
         def path(space: str, off: int) -> None:
+            if space == "shared" and mode != "atomic" and n % 2 == 0 and self._wide_shared():
+                # 64-bit shared words: a 64/128-bit access (naturally aligned, as the hardware
+                # requires) is one u64 load or store per pair of words, no half-word loops
+                for k in range(0, n, 2):
+                    p = self.shared_word64(self.op("OpIAdd", u32, off, self.c(4 * k)))
+                    if mode == "load":
+                        v = self.op("OpLoad", u64, p)
+                        self.do("OpStore", res[k], self.op("OpUConvert", u32, v))
+                        self.do(
+                            "OpStore",
+                            res[k + 1],
+                            self.op("OpUConvert", u32, self.op("OpShiftRightLogical", u64, v, self.c64(32))),
+                        )
+                    else:
+                        lo, hi = (self.op("OpUConvert", u64, x) for x in values[k : k + 2])
+                        self.do(
+                            "OpStore", p, self.op("OpBitwiseOr", u64, lo, self.op("OpShiftLeftLogical", u64, hi, self.c64(32)))
+                        )
+                return
             for k in range(n):
                 if space == "shared":
                     p = self.shared_word(self.op("OpIAdd", u32, off, self.c(4 * k)))

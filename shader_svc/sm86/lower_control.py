@@ -30,7 +30,7 @@ class Control86(IndirectBranch, CacheControl, BarrierReduce, MBarrier, Lower86):
     CONTROL_KEYS = ("BRA", "EXIT", "CALL", "CALL.ABS", "RET", "RET.ABS", "BPT", "BREAK")
 
     # --- calls inlined for the structuriser (spirv/expand.py) ----------------------------------
-    STRUCT_BRANCH = ("BRA", "EXIT", "BPT", "CALL", "CALL.ABS", "RET", "RET.ABS")
+    STRUCT_BRANCH = ("BRA", "EXIT", "BPT", "CALL", "CALL.ABS", "CALL.ABS.R", "RET", "RET.ABS")
 
     def _step(self, blocks: list[list[Inst]], target):
         """States are the calls in progress (a tuple of (call block, return block)): CALL goes
@@ -41,35 +41,40 @@ class Control86(IndirectBranch, CacheControl, BarrierReduce, MBarrier, Lower86):
         anything else — a guarded CALL/RET, another return address, a RET with no call in
         progress — is refused here and runs in the dispatcher loop, which follows the register."""
         base = super()._step(blocks, target)
+        at = {ins.addr: k for k, ins in enumerate(self.insts)}
 
         def ret_addr(call_block: int, ra: int) -> int | None:
-            for ins in reversed(blocks[call_block][:-1]):
-                d = ins.ops.get("d", {})
-                if d.get("reg") == ra and d.get("file", "R") == "R":
-                    b = ins.ops.get("b", {})
-                    return b["imm"] if ins.row.ir == "MOV" and ins.pred == 7 and "imm" in b else None
-            return None
+            # every write of the return register reaching the call moves one immediate (the
+            # MOV may sit in an earlier block: a spurious leader, an over-approximated
+            # indirect target, splits the caller's straight line)
+            vals = self.known_values(self.insts, at[blocks[call_block][-1].addr], ra)
+            return vals.pop() if vals is not None and len(vals) == 1 else None
+
+        def callee(last: Inst) -> int | None:
+            """The one address a call through a register (CALL.ABS Rn) can go to, else None."""
+            vals = self.known_values(self.insts, at[last.addr], last.ops["a"]["reg"])
+            return vals.pop() if vals is not None and len(vals) == 1 else None
 
         def step(i: int, st: tuple) -> list:
             last = blocks[i][-1]
             ir = last.row.ir
-            if ir in INDIRECT:
+            dest = None
+            if ir == "CALL.ABS.R" and self._unconditional(last):
+                dest = callee(last)  # a function pointer with one value: a direct call
+            if ir in INDIRECT and dest is None:
                 self.indirect_step(last)
-            if ir not in ("CALL", "CALL.ABS", "RET", "RET.ABS", "BPT"):
+            if ir not in ("CALL", "CALL.ABS", "CALL.ABS.R", "RET", "RET.ABS", "BPT"):
                 return base(i, st)
             if not self._unconditional(last):
                 raise Unstructured(f"offset {last.addr:#x}: guarded {ir}")
             if ir == "BPT":
                 return [(RET, st)]
-            if ir in ("CALL", "CALL.ABS"):
+            if ir in ("CALL", "CALL.ABS", "CALL.ABS.R"):
                 if i + 1 >= len(blocks):
                     raise Unstructured(f"offset {last.addr:#x}: a call with no code after it")
-                return [
-                    (
-                        self._block_at(last.ops["target"]["target"] if ir == "CALL" else last.ops["target"]["imm"], last),
-                        st + ((i, i + 1),),
-                    )
-                ]
+                if dest is None:
+                    dest = last.ops["target"]["target"] if ir == "CALL" else last.ops["target"]["imm"]
+                return [(self._block_at(dest, last), st + ((i, i + 1),))]
             if not st:
                 raise Unstructured(f"offset {last.addr:#x}: {ir} with no call in progress")
             call_block, back = st[-1]

@@ -30,10 +30,14 @@ from shader_svc.spirv.structure import RET, Unstructured
 Step = Callable[[int, Hashable], list[tuple[int, Hashable]]]
 
 
-def expand(n_blocks: int, step: Step, limit: int = 4096) -> tuple[list[int], list[list[int]]]:
-    """(nodes, succ): the reachable (block, state) pairs from block 0 with the empty state."""
+def expand(n_blocks: int, step: Step, limit: int | None = None) -> tuple[list[int], list[list[int]]]:
+    """(nodes, succ): the reachable (block, state) pairs from block 0 with the empty state; at
+    most ``limit`` of them (default: 8 per block, at least 4096; nvcc -G code calls the same
+    helpers from many places: 2,297 blocks become 7,154 nodes in the corpus's largest program)."""
     if n_blocks == 0:
         return [], []
+    if limit is None:
+        limit = max(4096, 8 * n_blocks)
     index: dict[tuple[int, Hashable], int] = {(0, ()): 0}
     nodes: list[int] = [0]
     states: list[Hashable] = [()]

@@ -99,6 +99,33 @@ def _dominators(succ: list[list[int]], rpo: list[int]) -> dict[int, int]:
     return idom
 
 
+def _dominators_of(rpo: list[int], succ: dict[int, list[int]], index: dict[int, int]) -> dict[int, int]:
+    """Immediate dominators of an acyclic graph given in reverse post-order (one pass suffices:
+    every predecessor comes first)."""
+    preds: dict[int, list[int]] = {n: [] for n in rpo}
+    for n in rpo:
+        for s in succ[n]:
+            preds[s].append(n)
+    idom = {rpo[0]: rpo[0]}
+    for n in rpo[1:]:
+        new = None
+        for p in preds[n]:
+            if p not in idom:
+                continue
+            if new is None:
+                new = p
+                continue
+            a, b = p, new
+            while a != b:
+                while index[a] > index[b]:
+                    a = idom[a]
+                while index[b] > index[a]:
+                    b = idom[b]
+            new = a
+        idom[n] = new if new is not None else n
+    return idom
+
+
 def _dominates(idom: dict[int, int], a: int, b: int) -> bool:
     while True:
         if a == b:
@@ -108,8 +135,10 @@ def _dominates(idom: dict[int, int], a: int, b: int) -> bool:
         b = idom[b]
 
 
-def plan(succ: list[list[int]]) -> list:
-    """The structured plan of the graph whose entry is block 0 (see the module text)."""
+def plan(succ: list[list[int]], weight: list[int] | None = None, pinned: frozenset[int] = frozenset()) -> list:
+    """The structured plan of the graph whose entry is block 0 (see the module text).
+    ``weight``: each block's size (its instructions), ``pinned``: blocks never duplicated (a
+    workgroup barrier must stay one instance), for the tail duplication of crossings."""
     if not succ:
         return [("ret",)]
     rpo = _rpo(succ)
@@ -161,13 +190,20 @@ def plan(succ: list[list[int]]) -> list:
         if len(exits) > 1:
             raise Unstructured(f"loop at block {h} leaves to {len(exits)} places")
         lp.merge = exits.pop() if exits else None
-    return _Planner(succ, loops, innermost, reach).region(None)
+    pl = _Planner(succ, loops, innermost, reach)
+    pl.weight, pl.pinned = weight or [1] * len(succ), pinned
+    pl.budget = sum(pl.weight[n] for n in reach)  # duplicates at most double the program
+    return pl.region(None)
 
 
 class _Planner:
     def __init__(self, succ, loops, innermost, reach) -> None:
         self.succ, self.loops, self.innermost, self.reach = succ, loops, innermost, reach
         self.placed: set[int] = set()
+        self.copying = 0  # > 0 while a tail is being placed again (``_copy_ok``)
+        self.weight: list[int] = []
+        self.pinned: frozenset[int] = frozenset()
+        self.budget = 0
         self.header: int | None = None
         self.nodes: set[int] = set()
         self.ipdom: dict = {}
@@ -246,12 +282,14 @@ class _Planner:
                 if isinstance(t, int):
                     npred[t] = npred.get(t, 0) + 1
         dead: set[int] = set()
+        own = self._own_exits(order)
         for n in order:  # successors first
             rs = self._rsucc(n, header)
             live = [s for s in rs if s not in ("ret", "unreachable") and not (s in dead and npred.get(s, 0) == 1)]
-            # a path that ends the program constrains no merge where another path goes on
+            # a path that ends the program constrains no merge where another path goes on (an
+            # arm of its own that leaves: where another arm goes on)
             cur = None
-            for s in live or rs:
+            for s in [s for s in live if not (s in own and npred.get(s, 0) == 1)] or live or rs:
                 if not isinstance(s, int):
                     continue  # a jump leaves the construct: not a path to its merge
                 if cur is None:
@@ -270,6 +308,62 @@ class _Planner:
         ipdom[_VEXIT] = _VEXIT
         return ipdom
 
+    def _own_exits(self, order: list[int]) -> set[int]:
+        """The blocks of the region (``order``: its post-order) whose every path leaves the
+        program and which dominate every block those paths run (an assert's failure arm into its
+        own inlined copy of __assertfail, whose blocks meet again before its trap): such an arm
+        is a construct of its own that meets no other path, so it constrains no merge.  Found
+        without walking each arm: A(n), the nearest common dominator of the blocks reachable
+        from n, is n itself exactly when n dominates them all; A(n) = LCA(n, A(s) for each
+        successor s), in post-order, with the region's dominator tree."""
+        rpo = order[::-1]
+        idx = {n: k for k, n in enumerate(rpo)}
+        succ = {n: [s for s in self._rsucc(n, self.header) if isinstance(s, int)] for n in rpo}
+        idom = _dominators_of(rpo, succ, idx)
+
+        def lca(a: int, b: int) -> int:
+            while a != b:
+                while idx[a] > idx[b]:
+                    a = idom[a]
+                while idx[b] > idx[a]:
+                    b = idom[b]
+            return a
+
+        leaves: set[int] = set()
+        anc: dict[int, int] = {}
+        own: set[int] = set()
+        for n in order:
+            a = n
+            for s in succ[n]:
+                a = lca(a, anc[s])
+            anc[n] = a
+            if all(s in ("ret", "unreachable") or s in leaves for s in self._rsucc(n, self.header)):
+                leaves.add(n)
+                if a == n:
+                    own.add(n)
+        return own
+
+    def _copy_ok(self, n: int, stop) -> bool:
+        """Whether block n, already placed in another construct, may be placed again here with
+        the rest of its paths up to ``stop`` (tail duplication: a block two arms of a selection
+        both reach before its merge, as nvcc -G's switch cases that join early): none of those
+        blocks pinned, their size within the budget (what is left of doubling the program)."""
+        seen, work, size = set(), [n], 0
+        while work:
+            x = work.pop()
+            if not isinstance(x, int) or x == stop or x in seen:
+                continue
+            seen.add(x)
+            body = self.loops[x].body if x in self.loops and x != self.header else {x}
+            if body & self.pinned:
+                return False
+            size += sum(self.weight[b] for b in body)
+            if size > self.budget:
+                return False
+            work.extend(self._rsucc(x, self.header))
+        self.budget -= size
+        return True
+
     def _seq(self, n, stop, first=None) -> list:
         out: list = []
         header = self.header
@@ -280,8 +374,15 @@ class _Planner:
             if not isinstance(n, int):
                 out.append((n,))
                 return out
-            if n in self.placed and n != first:
-                raise Unstructured(f"block {n} is reached from two constructs")
+            if n in self.placed and n != first and not self.copying:
+                if not self._copy_ok(n, stop):
+                    raise Unstructured(f"block {n} is reached from two constructs")
+                self.copying += 1
+                try:
+                    out += self._seq(n, stop, first=n)
+                finally:
+                    self.copying -= 1
+                return out
             first = None
             self.placed.add(n)
             if n in self.loops and n != header:

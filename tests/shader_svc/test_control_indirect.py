@@ -217,3 +217,59 @@ def test_sm53_jmx_through_a_global_load_is_refused_without_data():
     insts = dec53.decode_stream(code)
     with pytest.raises(TranslateError, match=r"JMX R3 .*call target loaded from global memory with no program data"):
         tr53(insts)
+
+
+# shader-size: a function pointer copied into another register and kept across a call, and a
+# return address set before a block boundary (0x90 is a branch target: its block holds only the
+# CALL), as nvcc -G code has them.  Both have one value on every path (``known_values``), so
+# the program is structured (no dispatcher loop: no OpSwitch) and runs: out[i] = i + 0x100 + 7.
+POINTER86 = """S2R R0, SR_TID.X
+MOV R6, 0x4
+IMAD.WIDE R8, R0, R6, c[0x0][0x170]
+MOV R2, 0x100
+MOV R28, R2
+MOV R20, 0x70
+CALL.ABS.NOINC 0x120
+MOV R20, 0xa0
+@P0 BRA 0x90
+CALL.ABS.NOINC R28
+STG.E [R8.64], R0
+EXIT
+EXIT
+EXIT
+EXIT
+EXIT
+IADD3 R0, R0, 0x7, RZ
+RET.ABS.NODEC R20 0x0
+IADD3 R0, R0, 0x100, RZ
+RET.ABS.NODEC R20 0x0
+"""
+
+
+def test_sm86_one_valued_pointer_and_return_address_are_structured(compute_device):
+    import numpy as np
+    import vk_compute
+    from compute_dispatch import run_spirv, upload
+
+    insts = dec86.decode_stream(asm86(POINTER86))
+    assert [i.text() for i in insts if i.addr in (0x80, 0x90, 0x100, 0x120)] == [
+        "@P0 BRA 0x90",
+        "CALL.ABS.NOINC R28",
+        "IADD3 R0, R0, 0x7, RZ",
+        "IADD3 R0, R0, 0x100, RZ",
+    ]
+    spv = tr86(insts, ComputeSpec((64, 1, 1)))
+    _spv_ok(spv)
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+        f.write(spv)
+        f.flush()
+        text = subprocess.run(["spirv-dis", f.name], capture_output=True, text=True, check=True).stdout
+    assert "OpSwitch" not in text  # structured: the calls inlined, no dispatcher loop
+    n = 64
+    bo = upload(compute_device, np.zeros(n, np.uint32))
+    params = struct.pack("<QQQi", 0, 0, bo.address, n)
+    (out,) = run_spirv(compute_device, spv, vk_compute.cbank0, 0x17C, n, params, [bo], 64)
+    assert out[:n].tolist() == [i + 0x107 for i in range(n)], out[:8]

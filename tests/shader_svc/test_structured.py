@@ -231,12 +231,43 @@ def test_plan_of_nested_loops_with_an_exit_from_the_inner_one():
         ([[1, 2], [2], [1, 3], [RET]], "irreducible"),  # the loop 1 <-> 2 has two entries
         # a loop leaving to 3 and to 4, both also reached from outside it (from 5)
         ([[1, 5], [3, 2], [4, 1], [RET], [RET], [3, 4]], "leaves to 2 places"),
-        ([[1, 2], [3, 4], [4, 5], [6], [6], [6], [RET]], "two constructs"),  # arms crossing at 4
     ],
 )
 def test_refused_shapes(succ, why):
     with pytest.raises(Unstructured, match=why):
         plan(succ)
+
+
+def _blocks_of(steps: list) -> list[int]:
+    out = []
+    for st in steps:
+        if st[0] == "block":
+            out.append(st[1])
+        elif st[0] == "if":
+            out += _blocks_of(st[2]) + _blocks_of(st[3])
+        elif st[0] == "loop":
+            out += _blocks_of(st[2])
+    return out
+
+
+def test_crossing_arms_duplicate_the_shared_tail_unless_pinned():
+    # arms crossing at 4 (1's arm and 2's arm both reach it before the merge 6): 4 is placed in
+    # both arms (nvcc -G's switch whose cases join early); a pinned block (a barrier) is not
+    succ = [[1, 2], [3, 4], [4, 5], [6], [6], [6], [RET]]
+    got = _blocks_of(plan(succ))
+    assert sorted(got) == [0, 1, 2, 3, 4, 4, 5, 6]
+    with pytest.raises(Unstructured, match="two constructs"):
+        plan(succ, pinned=frozenset({4}))
+
+
+def test_an_arm_that_only_leaves_constrains_no_merge():
+    # 0 branches to 1 (an assert: 3 fails into its own __assertfail, whose blocks 5 and 6 meet
+    # again before its trap; 4 goes on) or 2; 4 and 2 meet at 7.  The failing arm's paths never
+    # meet another's, so 0's merge is 7 and every block is placed once (no copy)
+    succ = [[1, 2], [3, 4], [7], [5, 6], [7], [6], [RET], [RET]]
+    steps = plan(succ)
+    assert sorted(_blocks_of(steps)) == list(range(8))
+    assert steps[1][0] == "if" and steps[2] == ("block", 7)
 
 
 # --- kernels on lavapipe ------------------------------------------------------------------------
