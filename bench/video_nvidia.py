@@ -162,7 +162,7 @@ VK_HEAVY = [
 ]
 
 
-def stage_vulkan(carry: Path) -> list[dict]:
+def stage_vulkan(carry: Path, only: str = "") -> list[dict]:
     """Translate each program here (SM86/SM53 as the corpus test does), run it on lavapipe, and
     keep the SPIR-V, inputs, lavapipe's words and numpy's reference for the device."""
     import cuda_build
@@ -177,6 +177,8 @@ def stage_vulkan(carry: Path) -> list[dict]:
         for n in ("video_add", "video_absminmax", "video_shift", "video_set", "video_mad", "video_ptxas86")
     ]
     progs += VK_HEAVY
+    if only:  # ISA:LEVEL:KERNEL,... instead of the list above
+        progs = [(int(i), o, n) for i, o, n in (t.split(":") for t in only.split(","))]
     man = []
     ctx = open_device()
     dev = ctx.__enter__()
@@ -235,16 +237,16 @@ def cmd_stage(a: argparse.Namespace) -> None:
     shutil.rmtree(carry, ignore_errors=True)
     for sub in ("cubin", "vk", "whl", "deb"):
         (carry / sub).mkdir(parents=True)
-    ks = kernels()
+    ks = {} if a.no_cuda else kernels()
     src = source(ks)
     (carry / "video.cu").write_text(src)
-    made = build_cubins(src, carry / "cubin")
+    made = {} if a.no_cuda else build_cubins(src, carry / "cubin")
     xa, xb = inputs()
     np.savez(carry / "inputs.npz", a=xa, b=xb)
     man = {
         "kernels": {n: len(s) for n, s in ks.items()},
         "cubins": sorted(made),
-        "vk": stage_vulkan(carry) if not a.no_vk else [],
+        "vk": stage_vulkan(carry, a.vk) if not a.no_vk else [],
     }
     (carry / "manifest.json").write_text(json.dumps(man, indent=1))
     for d in ("whl", "deb"):
@@ -316,7 +318,7 @@ def cmd_device(a: argparse.Namespace) -> None:
     x = np.load(carry / "inputs.npz")
     cubins = {p.stem: p.read_bytes() for p in sorted((carry / "cubin").glob("*sm90*.cubin"))}
     with tempfile.TemporaryDirectory() as tmp:  # the device's own nvcc on the same source
-        for opt, flags in (("O3", ["-O3"]), ("G", ["-G", "-O0"])):
+        for opt, flags in (("O3", ["-O3"]), ("G", ["-G", "-O0"])) if man["kernels"] else ():
             p = Path(tmp) / f"dev_sm90_{opt}.cubin"
             t = time.perf_counter()
             subprocess.run(["nvcc", "-cubin", "-arch=sm_90", *flags, str(carry / "video.cu"), "-o", str(p)], check=True)
@@ -329,9 +331,10 @@ def cmd_device(a: argparse.Namespace) -> None:
         for name, nspec in man["kernels"].items():
             res[f"{label}/{name}"] = cu.run(mod, name, x["a"], x["b"], N * nspec, N, N)
         print(f"CUDA {label}: {len(man['kernels'])} kernels run", flush=True)
-    np.savez_compressed(out / "cuda.npz", **res)
-    same = [k for k in res if np.array_equal(res[k], res[k.replace(k.split("/")[0], "nvcc13_sm90_O3")])]
-    print(f"CUDA: {len(same)} of {len(res)} runs equal nvcc13_sm90_O3's words for the same kernel", flush=True)
+    if res:
+        np.savez_compressed(out / "cuda.npz", **res)
+        same = [k for k in res if np.array_equal(res[k], res[k.replace(k.split("/")[0], "nvcc13_sm90_O3")])]
+        print(f"CUDA: {len(same)} of {len(res)} runs equal nvcc13_sm90_O3's words for the same kernel", flush=True)
     if a.no_vk or not man["vk"]:
         return
     import types
@@ -462,6 +465,8 @@ def main(argv: list[str]) -> int:
     st.add_argument("--whl", required=True, help="folder of cp312 wheels: vulkan, cffi, pycparser, pyelftools")
     st.add_argument("--deb", required=True, help="folder of the Vulkan loader / glvnd debs")
     st.add_argument("--no-vk", action="store_true")
+    st.add_argument("--no-cuda", action="store_true", help="Vulkan programs only")
+    st.add_argument("--vk", default="", help="ISA:LEVEL:KERNEL,... (default: the video kernels and VK_HEAVY)")
     st.set_defaults(func=cmd_stage)
     dv = sub.add_parser("device")
     dv.add_argument("--carry", required=True)
