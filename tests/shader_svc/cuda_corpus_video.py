@@ -136,16 +136,18 @@ def ref_one(s: dict, a: int, b: int, c: int) -> int:
 #     64-bit signed ISETP; PTX: the comparison's result and c are unsigned);
 #  5. vshl/vshr's .min/.max compare the whole 64-bit shifted value with c, both taken by the
 #     destination's sign (0x7fff << 32 is then larger than any c and writes 0; PTX: the .s34
-#     intermediate, whose bits 0..33 are 0 there);
+#     intermediate, whose bits 0..33 are 0 there); with .sat, the clamped word sign-extended;
 #  6. vadd/vsub/vabsdiff/vmin/vmax .u32 with .min/.max compare the 64-bit two's complement
 #     result with c as unsigned 64-bit values (a negative result is the larger); with .sat the
 #     result is only clamped below (a negative one to 0: ISETP.GE + SEL + LOP3), not above, and
 #     vadd/vsub compare its low word sign-extended (SHF.R.S32.HI; PTX: clamped to 0..2^32-1).
+#  7. vshl/vshr with .sat under a merge clamp PTX's .s34 intermediate to the destination WORD's
+#     range (0x7fff << 32 is -2^32 there: .s32 gives 0x80000000), then move its low byte/half
+#     into the field (PTX: clamped to the field's range).
 # Every form of the corpus's six video kernels follows the model on the H100 (the 12 of
 # video_ptxas86 depart from PTX, the other 41 agree with it); of bench/video_nvidia.py's probe
-# (1,648 more forms) the model misses 124, all in two families left to PTX's text here: vmad
-# with a signed type or a negation (whole-word operands multiplied as signed), and vshl/vshr
-# with .sat under a merge or .min/.max (no clamp to the field; the 64-bit shift's own overflow).
+# (1,648 more forms) the model misses 44, all vmad with a signed type or a negation, left to
+# PTX's text here (ptxas multiplies whole-word operands as signed and saturates by other rules).
 
 
 def _emu_merge(t: int, c: int, dsel: str) -> int:
@@ -194,8 +196,12 @@ def ref_emulated(s: dict, a: int, b: int, c: int) -> int:
         n = min(n, 32) if s["mode"] == "clamp" else n & 31
         if op2 in ("min", "max"):  # departure 5
             t = ta << n if op == "vshl" else ta >> n
+            if sat:  # the .s34 intermediate clamped to the destination's range, its word sign-extended
+                t = _sext32(_sat(_s34(t), s["dt"] == "s32", None) & M32)
             return _emu_minmax(op2, t, c, s["dt"] == "s32") & M32
-        return _emu_tail(ref_one(s, a, b, c), s, a, b, c)
+        if dsel is not None:  # departure 7: .sat clamps to the word's range, the merge as 1.
+            return _emu_merge(ref_one({k: v for k, v in s.items() if k != "dsel"}, a, b, c), c, dsel)
+        return ref_one(s, a, b, c)
     if op == "vset":
         if op2 in ("min", "max"):  # departure 4
             tb = _part(b, s.get("bt", "u32"), s.get("bsel"))
