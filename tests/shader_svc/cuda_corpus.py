@@ -77,6 +77,12 @@ class Case:
     # the assertion's text as nvcc passes it
     asserts: Callable[[Inputs], set] | None = None
     assert_text: str = ""
+    # shader-video: the SM86 reference where it differs from ``ref`` (PTX's video instructions,
+    # which SM86 lacks: ptxas's emulation, as an H100 computes it; cuda_corpus_video.py)
+    ref86: Callable[[Inputs], np.ndarray] | None = None
+
+    def reference(self, isa: int) -> Callable[[Inputs], np.ndarray]:
+        return self.ref86 if isa == 86 and self.ref86 is not None else self.ref
 
 
 CASES: list[Case] = []
@@ -699,7 +705,7 @@ def _run(dev, isa: int, k, c: Case, spv: bytes, seed: int, log) -> tuple[bool, s
     if c.kind == "perm":  # the words are a permutation of 0..len-1 (atomic exchanges' old values)
         ok = sorted(got.tolist()) == list(range(len(got)))
         return ok, "" if ok else f"not a permutation of 0..{len(got) - 1}: {sorted(got.tolist())[:8]}..."
-    want = np.asarray(c.ref(x), np.uint32)
+    want = np.asarray(c.reference(isa)(x), np.uint32)
     if c.kind == "u32":
         bad = np.nonzero(got != want)[0]
         return (not len(bad)), (

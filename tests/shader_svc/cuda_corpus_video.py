@@ -9,7 +9,8 @@ optMerge; vmad's negation/.po/scale rules): each source's byte/half/word extende
 sign; the primary result as PTX's .s34 intermediate (bits 0..33 sign-extended: vshl's may be
 wider); .sat clamps it to the destination type's range (the merged field's with a d.dsel); then
 added or compared with c extended by the destination's sign, or merged; vset's result and c are
-unsigned."""
+unsigned.  That is SM53's reference (real video instructions).  SM86 has none: its reference is
+``ref_emulated``, the model of what ptxas's emulation computes, checked on an H100 (below)."""
 
 from __future__ import annotations
 
@@ -110,6 +111,120 @@ def ref_one(s: dict, a: int, b: int, c: int) -> int:
         "vmax": lambda: max(ta, tb),
     }[op]()
     return _finish(t, s, c, s["dt"] == "s32")
+
+
+# --- What ptxas's emulation computes (SM86, and sm_90 alike) ------------------------------------
+# No NVIDIA GPU since Volta has video instructions: ptxas emulates them with PRMT, IADD3,
+# IMAD.WIDE, SHF, ISETP and SEL, and for some forms that code departs from the PTX ISA's text.
+# The model below is what an H100 computed (native CUDA, the same PTX assembled for sm_90 by
+# nvcc 13 and by ptxas 12.9: 240 of 240 runs equal) and what our translation of the sm_86 code
+# computes on lavapipe and on the NVIDIA Vulkan driver (bench/video_nvidia.py: all 1,701 forms of
+# the corpus and the script's probe, 326,592 words, equal; the figures are in shader_svc/README.md).  SM53 has real video instructions (VADD, VMNMX, VSHL, VSET, VMAD...): its
+# reference stays ``ref_one``.  Departures, each seen in the SASS and on the hardware:
+#  1. a .h1 merge writes the result's own HIGH half (PRMT 0x3254), where .b0-.b3 and .h0 move its
+#     low byte/half into the field (0x7650, 0x7604, 0x7054, 0x0654, 0x7610) as PTX says;
+#  2. .sat with a sub-word merge (vadd/vsub/vabsdiff/vmin/vmax) clamps only from above, as an
+#     unsigned word: a result outside 0..2^32-1 (the IADD3's high word not 0) becomes
+#     0xffffffff, then min(.., the field's maximum) (ISETP.GT.U32 + SEL): s16 -125 gives 0x7fff,
+#     u8 -20 gives 0xff (PTX: the field's signed/unsigned range); with .h1 (1.) that writes 0;
+#  3. an unsigned vmad (no negation) is a signed IMAD.WIDE: a whole-word operand is taken as
+#     signed, c is sign-extended (SHF.R.S32.HI); with .shr7/.shr15 the 64-bit sum is shifted
+#     logically (SHF.R.U64) and .sat gives 0xffffffff where the shifted high word is not 0
+#     (a negative sum too); without a scale .sat clamps the signed sum to 0..2^32-1 (PTX:
+#     (u32 * u32) + u32, final unsigned);
+#  4. vset's .min/.max compare with c extended by the sign of a's type (.s32: SHF.R.S32.HI + a
+#     64-bit signed ISETP; PTX: the comparison's result and c are unsigned);
+#  5. vshl/vshr's .min/.max compare the whole 64-bit shifted value with c, both taken by the
+#     destination's sign (0x7fff << 32 is then larger than any c and writes 0; PTX: the .s34
+#     intermediate, whose bits 0..33 are 0 there); with .sat, the clamped word sign-extended;
+#  6. vadd/vsub/vabsdiff/vmin/vmax .u32 with .min/.max compare the 64-bit two's complement
+#     result with c as unsigned 64-bit values (a negative result is the larger); with .sat the
+#     result is only clamped below (a negative one to 0: ISETP.GE + SEL + LOP3), not above, and
+#     vadd/vsub compare its low word sign-extended (SHF.R.S32.HI; PTX: clamped to 0..2^32-1).
+#  7. vshl/vshr with .sat under a merge clamp PTX's .s34 intermediate to the destination WORD's
+#     range (0x7fff << 32 is -2^32 there: .s32 gives 0x80000000), then move its low byte/half
+#     into the field (PTX: clamped to the field's range).
+# Every form of the corpus's six video kernels follows the model on the H100 (the 12 of
+# video_ptxas86 depart from PTX, the other 41 agree with it); of bench/video_nvidia.py's probe
+# (1,648 more forms) the model misses 44, all vmad with a signed type or a negation, left to
+# PTX's text here (ptxas multiplies whole-word operands as signed and saturates by other rules).
+
+
+def _emu_merge(t: int, c: int, dsel: str) -> int:
+    """Departure 1: .h1 keeps the result's high half in place; the rest as PTX."""
+    if dsel == "h1":
+        return (t & 0xFFFF0000) | (c & 0xFFFF)
+    sh, m = (16 * int(dsel[1]), 0xFFFF) if dsel[0] == "h" else (8 * int(dsel[1]), 0xFF)
+    return ((t & m) << sh) | (c & ~(m << sh) & M32)
+
+
+def _emu_sat_field(t: int, signed: bool, dsel: str) -> int:
+    """Departure 2: an unsigned clamp from above to the field's maximum."""
+    w = 8 if dsel[0] == "b" else 16
+    u = t if 0 <= t <= M32 else M32
+    return min(u, (1 << (w - 1)) - 1 if signed else (1 << w) - 1)
+
+
+def _emu_minmax(op2: str, t: int, c: int, signed: bool) -> int:
+    """min/max of the 64-bit value t and c, both as ``signed`` says (64-bit two's complement)."""
+    m64 = (1 << 64) - 1
+    x, y = t & m64, (_sext32(c) if signed else c) & m64
+    if signed:
+        x, y = (x - (1 << 64) if x >> 63 else x), (y - (1 << 64) if y >> 63 else y)
+    return (min if op2 == "min" else max)(x, y)
+
+
+def ref_emulated(s: dict, a: int, b: int, c: int) -> int:
+    """One video instruction of spec ``s`` as ptxas's sm_86 (and sm_90) code computes it: ``ref_one``
+    with the departures above."""
+    op, op2, dsel, sat = s["op"], s.get("op2"), s.get("dsel"), s.get("sat", False)
+    ta = _part(a, s.get("at", "u32"), s.get("asel"))
+    if op == "vmad":
+        na, nb, nc = s.get("na", False), s.get("nb", False), s.get("nc", False)
+        signed = s.get("at") == "s32" or s.get("bt") == "s32" or na != nb or nc
+        if signed:
+            return ref_one(s, a, b, c)
+        tb = _part(b, s.get("bt", "u32"), s.get("bsel"))
+        ta, tb = (_sext32(ta) if s.get("asel") is None else ta), (_sext32(tb) if s.get("bsel") is None else tb)
+        t = ta * tb + _sext32(c) + (1 if s.get("po") else 0)  # departure 3
+        if s.get("scale") is None:
+            return min(max(t, 0), M32) if sat else t & M32
+        t = (t & ((1 << 64) - 1)) >> {"shr7": 7, "shr15": 15}[s["scale"]]
+        return min(t, M32) if sat else t & M32
+    if op in ("vshl", "vshr"):
+        n = _part(b, "u32", s.get("bsel"))
+        n = min(n, 32) if s["mode"] == "clamp" else n & 31
+        if op2 in ("min", "max"):  # departure 5
+            t = ta << n if op == "vshl" else ta >> n
+            if sat:  # the .s34 intermediate clamped to the destination's range, its word sign-extended
+                t = _sext32(_sat(_s34(t), s["dt"] == "s32", None) & M32)
+            return _emu_minmax(op2, t, c, s["dt"] == "s32") & M32
+        if dsel is not None:  # departure 7: .sat clamps to the word's range, the merge as 1.
+            return _emu_merge(ref_one({k: v for k, v in s.items() if k != "dsel"}, a, b, c), c, dsel)
+        return ref_one(s, a, b, c)
+    if op == "vset":
+        if op2 in ("min", "max"):  # departure 4
+            tb = _part(b, s.get("bt", "u32"), s.get("bsel"))
+            return _emu_minmax(op2, 1 if CMPS[s["cmp"]](ta, tb) else 0, c, s.get("at") == "s32") & M32
+        return _emu_tail(ref_one(s, a, b, c), s, a, b, c)
+    tb = _part(b, s.get("bt", "u32"), s.get("bsel"))
+    t = {"vadd": ta + tb, "vsub": ta - tb, "vabsdiff": abs(ta - tb), "vmin": min(ta, tb), "vmax": max(ta, tb)}[op]
+    signed = s["dt"] == "s32"
+    if sat and dsel is not None:  # departure 2, then 1
+        return _emu_merge(_emu_sat_field(t, signed, dsel), c, dsel)
+    if op2 in ("min", "max") and not signed:  # departure 6
+        if sat:  # only a negative result is clamped (to 0); vadd/vsub compare its low word sign-extended
+            t = max(t, 0)
+            t = _sext32(t & M32) if op in ("vadd", "vsub") else t
+        return _emu_minmax(op2, t, c, False) & M32
+    return _emu_tail(ref_one(s, a, b, c), s, a, b, c)
+
+
+def _emu_tail(isa: int, s: dict, a: int, b: int, c: int) -> int:
+    """A form whose only departure can be the .h1 merge (1.): PTX's word, its field moved."""
+    if s.get("dsel") != "h1":
+        return isa
+    return _emu_merge(ref_one({k: v for k, v in s.items() if k != "dsel"}, a, b, c), c, "h1")
 
 
 def ptx_text(s: dict) -> str:
@@ -226,13 +341,16 @@ def _inputs(rng: np.random.Generator, Inputs, specs: list) -> object:
     return Inputs(a, b, N, N, np.zeros(N * len(specs), np.uint32))
 
 
-def _ref(specs: list):
+def _ref(specs: list, one=ref_one):
+    """The kernel's words by ``one`` (``ref_one``: PTX's definition; ``ref_emulated``: ptxas's
+    emulation, the SM86 reference)."""
+
     def ref(x) -> np.ndarray:
         out = np.zeros(N * len(specs), np.uint32)
         for i in range(N):
             a, b, c = int(x.a[i]), int(x.b[i]), int(x.b[N + i])
             for k, s in enumerate(specs):
-                out[i * len(specs) + k] = ref_one(s, a, b, c)
+                out[i * len(specs) + k] = one(s, a, b, c)
         return out
 
     return ref
@@ -262,4 +380,5 @@ def define(case, Inputs) -> None:
             src=_src(name, specs),
             inputs=lambda r, specs=specs: _inputs(r, Inputs, specs),
             ref=_ref(specs),
+            ref86=_ref(specs, ref_emulated),  # SM86 has no video instructions: ptxas's emulation
         )
