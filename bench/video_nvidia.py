@@ -162,7 +162,7 @@ VK_HEAVY = [
 ]
 
 
-def stage_vulkan(carry: Path, only: str = "") -> list[dict]:
+def stage_vulkan(carry: Path, only: str = "", lavapipe: bool = True) -> list[dict]:
     """Translate each program here (SM86/SM53 as the corpus test does), run it on lavapipe, and
     keep the SPIR-V, inputs, lavapipe's words and numpy's reference for the device."""
     import cuda_build
@@ -193,7 +193,10 @@ def stage_vulkan(carry: Path, only: str = "") -> list[dict]:
             params = struct.pack("<QQQi", ba.address, bb.address, bo.address, x.n)
             layout = vk_compute.cbank0 if isa == 86 else cbank53
             t = time.perf_counter()
-            got = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK)[0][: len(x.out)]
+            if lavapipe:
+                got = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, [bo], BLOCK)[0][: len(x.out)]
+            else:  # a module lavapipe's LLVM does not finish compiling (cuda_gaps.txt): NVIDIA only
+                got = np.zeros(0, np.uint32)
             dt = time.perf_counter() - t
             key = f"sm{isa}_{opt}_{name}"
             ref = np.asarray(c.reference(isa)(x), np.uint32)
@@ -246,7 +249,7 @@ def cmd_stage(a: argparse.Namespace) -> None:
     man = {
         "kernels": {n: len(s) for n, s in ks.items()},
         "cubins": sorted(made),
-        "vk": stage_vulkan(carry, a.vk) if not a.no_vk else [],
+        "vk": stage_vulkan(carry, a.vk, not a.no_lavapipe) if not a.no_vk else [],
     }
     (carry / "manifest.json").write_text(json.dumps(man, indent=1))
     for d in ("whl", "deb"):
@@ -466,6 +469,9 @@ def main(argv: list[str]) -> int:
     st.add_argument("--deb", required=True, help="folder of the Vulkan loader / glvnd debs")
     st.add_argument("--no-vk", action="store_true")
     st.add_argument("--no-cuda", action="store_true", help="Vulkan programs only")
+    st.add_argument(
+        "--no-lavapipe", action="store_true", help="do not run the programs here first (modules lavapipe cannot compile)"
+    )
     st.add_argument("--vk", default="", help="ISA:LEVEL:KERNEL,... (default: the video kernels and VK_HEAVY)")
     st.set_defaults(func=cmd_stage)
     dv = sub.add_parser("device")
