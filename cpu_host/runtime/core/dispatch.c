@@ -282,6 +282,11 @@ NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
  * NX_IC checks its address before use. */
 #define NX_IC_RETARGET 16
 static __attribute__((noinline)) NxCpu *ic_fill_general(NxCpu *s, const NxEntry **ic, const NxEntry *cur, int full) {
+    if (full == 2) {   /* a full cache of a thread without its dispatch data yet */
+        NxThread *t = thread_of(s);
+        if (!t || ++t->ic_retargets % NX_IC_RETARGET) return s;
+        full = 1;
+    }
     uint64_t addr = s->pc;
     if (host_count && host_lookup(addr)) return s;
     const NxEntry *e = entry_row(addr);   /* a run-time lift's row too: overlay rows never move */
@@ -298,8 +303,9 @@ NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
     const NxEntry *cur = __atomic_load_n(ic, __ATOMIC_RELAXED);
     int full = cur && cur->addr != NX_IC_EMPTY;   /* empty: lifted.h's nx_ic_empty_* row */
     if (full) {
-        NxThread *t = thread_of(s);
-        if (!t || ++t->ic_retargets % NX_IC_RETARGET) return s;
+        NxThread *t = (NxThread *)s->thread;
+        if (UNLIKELY(!t)) return ic_fill_general(s, ic, cur, 2);
+        if (++t->ic_retargets % NX_IC_RETARGET) return s;
     }
     return ic_fill_general(s, ic, cur, full);
 }
