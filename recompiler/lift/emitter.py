@@ -339,11 +339,14 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             self.callees.add(target)
             self.out(f"_r = {fname(target)}{ARGS};")
         else:
-            # the site's inline cache (lifted.h NX_IC), else the runtime's lookup
+            # the site's inline cache (lifted.h NX_IC), else the runtime's lookup.  s->pc is
+            # the runtime's input (nx_ic_fill, nx_call_ind): a hit enters a lifted function's
+            # own entry, which does not read it, so only a miss stores it (one store a call)
+            t = target_expr if target_expr else f"{target:#x}ull"
             self.out(
-                f"s->pc = {target_expr if target_expr else f'{target:#x}ull'}; "
-                "{ static const NxEntry *_ic = &nx_ic_empty_call; const NxEntry *_e = NX_IC(&_ic, s->pc); "
-                f"if (_e) _r = _e->fn{ARGS}; else {{ if (nx_ic_fill) s = nx_ic_fill(s, &_ic); _r = nx_call_ind{ARGS}; }} }}"
+                f"{{ static const NxEntry *_ic = &nx_ic_empty_call; const NxEntry *_e = NX_IC(&_ic, {t}); "
+                f"if (_e) _r = _e->fn{ARGS}; else {{ s->pc = {t}; if (nx_ic_fill) s = nx_ic_fill(s, &_ic); "
+                f"_r = nx_call_ind{ARGS}; }} }}"
             )
         # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result
         self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;")

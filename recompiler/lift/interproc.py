@@ -331,10 +331,13 @@ def site_lists(
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
     reloads = [site_live[k] & callee[k].mods & clob & ~keep & ~X0 & ~X30 for k in range(n_sites)]
-    # what a call passes in registers: X0, X1, X30, SP and X29 to a lifted callee.  An unknown one
-    # (BLR) gets X1 stored as well: its return stores X1 only if it may write X1 (_ret_mask), so a
-    # caller that reloads X1 after it (a helper with its own convention that keeps X1) must
-    # find its own value there.
+    # what a call passes in registers: X0, X1, X30, SP and X29, to any callee (an unknown one, BLR,
+    # is entered with them by its inline cache or nx_call_ind; a host function bound there finds
+    # them in NxCpu, where nx_call_ind stores them first).  Where the caller reloads X1 after an
+    # unknown callee, X1 is stored as well: that callee's return stores X1 only if it may write X1
+    # (_ret_mask), so the caller (a helper with its own convention keeps X1) must find its own
+    # value there.  Where X1 is not reloaded after it, it is not stored for the callee to read:
+    # SQLite's and sort's comparator calls stored X1 at each comparison.
     passed = [ARGS if g is not None else ARGS & ~X1 for g in f.site_target]
     ret_stores = [0] * n_rets
     d_out = [0] * n
@@ -349,7 +352,7 @@ def site_lists(
             k = f.site[i]
             if k >= 0:
                 c = callee[k]
-                st = (c.uses | (site_live[k] & c.mods & clob & ~keep)) & d & ~passed[k]
+                st = (c.uses & ~ARGS | (site_live[k] & c.mods & clob & ~keep) & ~passed[k]) & d
                 stores[k] = st
                 elided[k] = site_live[k] & L.ELIDED_SAVES & d & ~st
                 # after the call: what was stored is in NxCpu; a caller-saved register the

@@ -16,10 +16,11 @@ SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29)"
 ARGS = "(s, x0, x1, x30, sp, x29)"
 ARG_REGS = (0, 1, 29, 30)  # the X registers among them: every function has their locals
 # control.py's BR to a register outside any table (``FunctionEmitter.jump_out``): the site's inline
-# cache, else nx_jump.  An instruction's effects are read without it (the jump's reads are its leaves)
+# cache, else nx_jump.  An instruction's effects are read without it (the jump's reads are its leaves).
+# s->pc only on the miss path: a hit enters a lifted function's own entry, which does not read it.
 JUMP_OUT = (
-    "STORE_INDIRECT; s->pc = _t; { static const NxEntry *_ic = &nx_ic_empty_jump; "
-    f"const NxEntry *_e = NX_IC(&_ic, _t); if (_e) MUSTTAIL return _e->fn{ARGS}; "
+    "STORE_INDIRECT; { static const NxEntry *_ic = &nx_ic_empty_jump; "
+    f"const NxEntry *_e = NX_IC(&_ic, _t); if (_e) MUSTTAIL return _e->fn{ARGS}; s->pc = _t; "
     f"if (nx_ic_fill) s = nx_ic_fill(s, &_ic); }} MUSTTAIL return nx_jump{ARGS};"
 )
 

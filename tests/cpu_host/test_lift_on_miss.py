@@ -166,6 +166,18 @@ def test_branch_to_no_code_is_a_fatal_error_naming_the_target_and_the_branch(pro
     assert not (bundle / "discovered_entries.txt").exists()
 
 
+def test_call_to_all_ones_names_that_address_not_a_stale_one(program, bundle):
+    """An empty inline cache holds a row of address ~0 (lifted.h NX_IC_EMPTY), so a call through a
+    pointer of all ones "hits" it; the site stores s->pc only when it misses, so that row's function
+    stores it before the runtime's path names it."""
+    ref = _qemu(program, "allones")
+    assert ref.returncode != 0 and ref.stdout == "before\n"
+    ours = _ours(bundle, "allones")
+    assert ours.returncode == 134 and ours.stdout == "before\n", (ours.returncode, ours.stderr[-800:])
+    fatal = [ln for ln in ours.stderr.splitlines() if "fatal" in ln]
+    assert len(fatal) == 1 and "at guest pc 0xffffffffffffffff" in fatal[0] and "BLR at guest pc 0x" in fatal[0], fatal
+
+
 def test_compile_failure_names_the_function_and_the_compilers_message(program, symbols, bundle):
     ours = _ours(bundle, "pointer", "5", NXRECOMP_RECOMPILER_OPT="-fno-such-flag-nxrecomp")
     assert ours.returncode == 134, (ours.returncode, ours.stderr[-800:])

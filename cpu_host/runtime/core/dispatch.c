@@ -120,6 +120,8 @@ static NxHostFn host_lookup(uint64_t addr) {
  * scheduling point raises nx_preempt_pending; the next indirect call or jump of any thread
  * calls the hook, which decides whether that thread hands its core over. */
 volatile int nx_preempt_pending;
+/* the same flag under a name that game.so binds to itself (one load, not the GOT's address first) */
+extern volatile int nx_preempt_here __attribute__((alias("nx_preempt_pending"), visibility("hidden")));
 static NxPreemptHook preempt_hook;
 void nx_set_preempt_hook(NxPreemptHook h) { preempt_hook = h; }
 #define NX_PREEMPT_POINT(s) do { if (UNLIKELY(nx_preempt_pending) && preempt_hook) preempt_hook(s); } while (0)
@@ -199,14 +201,43 @@ static inline int from_lifted(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a2
     return run_host(s);
 }
 
-/* BLR to s->pc from lifted code. */
-NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+/* The lifted function whose own entry is s->pc, where nothing else needs the registers in
+ * NxCpu first: then it is entered as an inline cache's hit enters it, with the arguments as they
+ * came (their NxCpu slots may be stale at a function's entry by design).  Only from the thread's
+ * lookup cache, which holds no address with a host binding (every way that fills it, nx_run,
+ * nx_call_ind, nx_jump and a miss's lift, runs a host function bound at its address first, and
+ * bindings are made before threads start, or at addresses with no lifted code), and only a
+ * function's own entry.  NULL otherwise: a preemption request, an address not cached yet, a
+ * resume point (its twin reads NxCpu) take the general path below.  A site whose inline cache
+ * holds another target comes here at each of its calls (QuickJS's call of C functions, SQLite's
+ * record compare, busybox sort's comparators): the five stores of from_lifted, its host probe
+ * and the five reloads of the arguments from NxCpu are gone. */
+NXI NxFn direct_entry(NxCpu *s) {
+    NxThread *t = (NxThread *)s->thread;
+    uint64_t a = s->pc;
+    if (UNLIKELY(nx_preempt_here) || UNLIKELY(!t)) return NULL;
+    unsigned slot = (unsigned)(a >> 2) & (NX_LOOKUP_CACHE - 1);
+    return t->cache[slot].addr == a && t->cache[slot].kind == NX_ENTRY_FUNC ? t->cache[slot].fn : NULL;
+}
+
+/* BLR to s->pc from lifted code: the general path (out of line, so that the direct one below
+ * keeps no frame). */
+static __attribute__((noinline)) NxRet call_ind_general(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
     if (from_lifted(s, a0, a1, a30, asp, a29)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
     if (UNLIKELY(!f)) f = miss(s, "by a call, BLR at guest pc %#llx", s->x[30] - 4, &kind);
     s->resume = kind == NX_ENTRY_RESUME;
     return f(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]);
+}
+
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+    NxFn d = direct_entry(s);
+    if (LIKELY(d)) {
+        s->resume = 0;
+        MUSTTAIL return d(s, a0, a1, a30, asp, a29);
+    }
+    MUSTTAIL return call_ind_general(s, a0, a1, a30, asp, a29);
 }
 
 /* The same for host code: every register in NxCpu before; after, what a return hands on (X0-X1,
@@ -217,8 +248,8 @@ void nx_call_indirect(NxCpu *s) {
     s->x[0] = r.x0;
 }
 
-/* BR to s->pc from lifted code (it stored its registers first). */
-NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+/* BR to s->pc from lifted code (it stored its registers first): the general path. */
+static __attribute__((noinline)) NxRet jump_general(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
     if (from_lifted(s, a0, a1, a30, asp, a29)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
@@ -232,6 +263,15 @@ NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
     NX_BACK;
 }
 
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+    NxFn d = direct_entry(s);
+    if (LIKELY(d)) {
+        s->resume = 0;
+        MUSTTAIL return d(s, a0, a1, a30, asp, a29);
+    }
+    MUSTTAIL return jump_general(s, a0, a1, a30, asp, a29);
+}
+
 /* Misses of lifted code's inline caches (lifted.h NX_IC): an empty cache takes the target
  * s->pc when it is a lifted function's own entry with no host binding over it (bindings are
  * made before threads start).  A cache holding another target is retargeted on every
@@ -241,14 +281,13 @@ NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
  * the table search only now and then.  Any interleaving of threads leaves some entry there, and
  * NX_IC checks its address before use. */
 #define NX_IC_RETARGET 16
-NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
-    uint64_t addr = s->pc;
-    const NxEntry *cur = __atomic_load_n(ic, __ATOMIC_RELAXED);
-    int full = cur && cur->addr != NX_IC_EMPTY;   /* empty: lifted.h's nx_ic_empty_* row */
-    if (full) {
+static __attribute__((noinline)) NxCpu *ic_fill_general(NxCpu *s, const NxEntry **ic, const NxEntry *cur, int full) {
+    if (full == 2) {   /* a full cache of a thread without its dispatch data yet */
         NxThread *t = thread_of(s);
         if (!t || ++t->ic_retargets % NX_IC_RETARGET) return s;
+        full = 1;
     }
+    uint64_t addr = s->pc;
     if (host_count && host_lookup(addr)) return s;
     const NxEntry *e = entry_row(addr);   /* a run-time lift's row too: overlay rows never move */
     if (!e || e->kind != NX_ENTRY_FUNC) return s;
@@ -257,6 +296,18 @@ NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
     else
         __atomic_compare_exchange_n(ic, &cur, e, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
     return s;
+}
+
+/* (a cache holding another target, the common miss, returns at once: no frame) */
+NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) {
+    const NxEntry *cur = __atomic_load_n(ic, __ATOMIC_RELAXED);
+    int full = cur && cur->addr != NX_IC_EMPTY;   /* empty: lifted.h's nx_ic_empty_* row */
+    if (full) {
+        NxThread *t = (NxThread *)s->thread;
+        if (UNLIKELY(!t)) return ic_fill_general(s, ic, cur, 2);
+        if (++t->ic_retargets % NX_IC_RETARGET) return s;
+    }
+    return ic_fill_general(s, ic, cur, full);
 }
 
 void nx_ifunc_miss(NxCpu *s, u64 stub_pc, u64 target) {

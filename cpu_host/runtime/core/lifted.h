@@ -166,11 +166,16 @@ extern volatile int nx_preempt_pending __attribute__((weak));
 /* An empty cache points at one of these rows (never NULL: a hit is one compare, not two).
  * No lifted function has their address (not even a word-aligned one); a branch to it anyway
  * (a register holding all ones) "hits" the runtime's own path, nx_call_ind or nx_jump, which
- * reports it as a branch to an address with no lifted code.  nx_ic_fill knows them by
- * NX_IC_EMPTY. */
+ * reports it as a branch to an address with no lifted code: a site stores s->pc, the runtime's
+ * input, only when it misses, so these rows' functions store it first.  nx_ic_fill knows them
+ * by NX_IC_EMPTY. */
 #define NX_IC_EMPTY (~0ull)
-static const NxEntry nx_ic_empty_call = { NX_IC_EMPTY, nx_call_ind, 0, 0 };
-static const NxEntry nx_ic_empty_jump = { NX_IC_EMPTY, nx_jump, 0, 0 };
+static NxRet nx_ic_ones_call(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+    s->pc = NX_IC_EMPTY; MUSTTAIL return nx_call_ind(s, a0, a1, a30, asp, a29); }
+static NxRet nx_ic_ones_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+    s->pc = NX_IC_EMPTY; MUSTTAIL return nx_jump(s, a0, a1, a30, asp, a29); }
+static const NxEntry nx_ic_empty_call = { NX_IC_EMPTY, nx_ic_ones_call, 0, 0 };
+static const NxEntry nx_ic_empty_jump = { NX_IC_EMPTY, nx_ic_ones_jump, 0, 0 };
 NXI const NxEntry *NX_IC(const NxEntry **ic, u64 t) {
     const NxEntry *e = __atomic_load_n(ic, __ATOMIC_ACQUIRE);
     return LIKELY(e->addr == t) && LIKELY(!nx_preempt_pending) ? e : 0;

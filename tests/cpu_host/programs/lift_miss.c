@@ -5,6 +5,8 @@
  *   lift_miss threads N   two pthreads call a hidden function at the same moment (hidden_worker)
  *   lift_miss label OFF   a computed branch into the middle of a function (no case table)
  *   lift_miss nowhere     a call through a pointer to data (no code there): qemu faults
+ *   lift_miss allones     a call through a pointer of all ones, the address an empty inline
+ *                         cache's row holds (lifted.h NX_IC_EMPTY): qemu faults
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -89,6 +91,12 @@ int main(int argc, char **argv) {
         fflush(stdout);
         void (*f)(void) = (void (*)(void))(uintptr_t)not_code;
         f();
+        printf("after\n");
+    } else if (!strcmp(mode, "allones")) {
+        printf("before\n");
+        fflush(stdout);
+        void (*volatile g)(void) = (void (*)(void))~(uintptr_t)0;
+        g();
         printf("after\n");
     } else {
         fprintf(stderr, "unknown mode %s\n", mode);
