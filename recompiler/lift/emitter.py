@@ -156,7 +156,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.labels: set[int] = set()
         self.resume: list[int] = []
         self.flags_written = False
-        self.fused_flags = 0  # compares whose one consumer's condition they compute (flag_fuse.py)
+        self.fused_flags = 0  # the most consumers of a compare that computes their conditions (flag_fuse.py)
         self.flag_writers: set[int] = set()  # instructions that write NZCV (flags_touched)
         self.insn: Insn | None = None
         self.callees: set[int] = set()
@@ -624,7 +624,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         if self.shared_blocks:  # C allows a goto past this declaration (no initialiser runs)
             out_lines = ["  u64 _jt;", *self.dense_tabs.values(), *out_lines, *self.shared_blocks]
         if self.fused_flags:  # (the condition a fused compare computed: flag_fuse.py)
-            out_lines.insert(0, "  u8 _cc;")
+            out_lines.insert(0, f"  u8 {', '.join(flag_fuse.ccvar(n) for n in range(self.fused_flags))};")
         body = "\n".join(out_lines)
         text = self.slots.template(self._wrap(body))
         if not defer:

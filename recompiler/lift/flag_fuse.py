@@ -123,19 +123,24 @@ def _ops(op: FlagOp) -> str:
     return f"{u} _a = ({u})({op.a}), _b = ({u})({op.b});"
 
 
-def fused_text(op: FlagOp, c: int) -> str | None:
-    """The setter's C where its one consumer's condition is ``c``, or None where that has no
-    direct form."""
-    e = direct(op, c)
-    if e is None:
-        return None
-    if op.ccmp is not None:
+def ccvar(n: int) -> str:
+    """The C local of a fused compare's ``n``-th consumer's condition."""
+    return "_cc" if n == 0 else f"_cc{n}"
+
+
+def fused_text(op: FlagOp, conds: list[int]) -> str:
+    """The setter's C where its consumers' conditions are ``conds`` (each with a direct form):
+    the ``n``-th into ``ccvar(n)``."""
+    es = [direct(op, c) for c in conds]
+    if op.ccmp is not None:  # (its own condition may be _cc, which the first assignment writes)
         cc, nzcv = op.ccmp
-        return f"{{ {_ops(op)} _cc = {cc} ? ({e}) : {int(holds(c, nzcv))}; }}"
+        sets = " ".join(f"{ccvar(n)} = _t ? ({e}) : {int(holds(c, nzcv))};" for n, (e, c) in enumerate(zip(es, conds)))
+        return f"{{ {_ops(op)} u8 _t = {cc}; {sets} }}"
+    sets = "; ".join(f"{ccvar(n)} = {e}" for n, e in enumerate(es))
     if op.op == "and":
-        return f"_cc = {e}"
+        return sets
     sign = "-" if op.op == "sub" else "+"
-    return f"{_ops(op)} _r = (u{op.size})(_a {sign} _b); _cc = {e}"
+    return f"{_ops(op)} _r = (u{op.size})(_a {sign} _b); {sets}"
 
 
 def dead_text(op: FlagOp) -> str:
@@ -192,12 +197,12 @@ def _live_in(em, exit_reads: list[bool]) -> tuple[list[bool], list[list[int]]]:
 
 
 def apply(em) -> int:
-    """Replace the tokens in ``em``'s body (see the module's docstring); the number of
-    compares fused with their consumer."""
+    """Replace the tokens in ``em``'s body (see the module's docstring); the most consumers
+    of one fused compare (the ``_cc`` locals to declare)."""
     recs = em.records
     if not any(r.flag_op is not None or r.conds for r in recs):
         return 0
-    pairs: dict[int, int] = {}  # setter index -> consumer index
+    pairs: dict[int, list[int]] = {}  # setter index -> its consumers' indexes
     dead: set[int] = set()
     if em.live and "flags" not in em.no_opt:
         exit_reads = [_exit_reads(r, em.ret_flags) for r in recs]
@@ -214,19 +219,32 @@ def apply(em) -> int:
             if not live_after(s):
                 dead.add(s)
                 continue
+            cons: list[int] = []
+            ok = False
             j = s + 1
             while j < len(recs):
                 r, p = recs[j], recs[j - 1]
-                if r.addr != p.addr + 4 or not p.falls or p.succs or r.addr in entered:
+                if r.addr != p.addr + 4 or not p.falls or r.addr in entered:
                     break
                 if r.names_flags:  # (as declared: exit_effects adds an exit's read)
-                    if len(r.conds) == 1 and (r.flags_set or not live_after(j)) and direct(op, r.conds[0]) is not None:
-                        pairs[s] = j
-                    break
+                    if len(r.conds) != 1 or direct(op, r.conds[0]) is None or exit_reads[j]:
+                        break
+                    cons.append(j)
+                    if r.flags_set or not live_after(j):  # (a CCMP sets its own)
+                        ok = True
+                        break
+                    # read again further on: only on the way to the next instruction
+                    if j + 1 not in succs[j] or any(t < 0 or (t != j + 1 and live[t]) for t in succs[j]):
+                        break
+                    j += 1
+                    continue
                 if r.flags_set or r.call is not None or exit_reads[j] or r.succs or r.ret is not None or not r.falls:
                     break
                 j += 1
-    consumers = set(pairs.values())
+            if ok:
+                pairs[s] = cons
+    consumer = {j: n for cons in pairs.values() for n, j in enumerate(cons)}
+    most = 0
     for k, rec in enumerate(recs):
         if rec.flag_op is None and not rec.conds:
             continue
@@ -234,14 +252,15 @@ def apply(em) -> int:
         if rec.flag_op is not None:
             op = rec.flag_op
             if k in pairs:
-                text = fused_text(op, recs[pairs[k]].conds[0])
+                text = fused_text(op, [recs[j].conds[0] for j in pairs[k]])
+                most = max(most, len(pairs[k]))
             elif k in dead:
                 text = dead_text(op)
             else:
                 text = op.std
             texts.append((FS, text))
         for n, c in enumerate(rec.conds):
-            texts.append((ctok(n), "_cc" if k in consumers else cond_text(c)))
+            texts.append((ctok(n), ccvar(consumer[k]) if k in consumer else cond_text(c)))
         for j in range(rec.start, rec.stop):
             line = em.body[j]
             if "\x01" not in line:
@@ -249,4 +268,4 @@ def apply(em) -> int:
             for tok, text in texts:
                 line = line.replace(tok, text)
             em.body[j] = line
-    return len(pairs)
+    return most

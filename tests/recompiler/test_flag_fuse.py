@@ -5,8 +5,9 @@ Each case is a short function: a flag-setting compare (CMP/CMN/SUBS/ADDS/TST/AND
 bit, immediate, shifted-register, extended-register and logical-immediate forms, random
 registers, immediates and operands drawn near the boundaries every condition turns on), an
 instruction between (a NOP, or an ADD that overwrites the compare's first operand: the
-condition must be the one at the compare), optionally a CCMP/CCMN, then one consumer (a B.cond
-over two paths of equal length, or a CSEL/CSINC/CSINV/CSNEG into X0) with a random condition,
+condition must be the one at the compare), optionally a CCMP/CCMN, then its consumers (a B.cond
+over two paths of equal length, or a CSEL/CSINC/CSINV/CSNEG into X0, with a random condition;
+some cases have a second one: a CSEL after it or on the B.cond's fall-through path),
 and last either a compare that overwrites the flags (so they are dead after the consumer and
 the pair is fused) or a CSET that reads them again (so they must be kept).  Unicorn runs the
 same words; X, SP, PC, NZCV and memory must agree.  The test also checks that most cases of the
@@ -110,6 +111,14 @@ def _ccmp(rng: random.Random) -> int:
     return sf << 31 | op << 30 | 1 << 29 | 0b11010010 << 21 | rng.randrange(32) << 16 | cond << 12 | 1 << 11 | rn << 5 | nzcv
 
 
+def _csel(rng: random.Random, cond: int, rd: int) -> int:
+    """csel / csinc / csinv / csneg xRd (wRd), xN, xM, cond."""
+    sf, op, o2 = rng.getrandbits(1), rng.getrandbits(1), rng.getrandbits(1)
+    return (
+        sf << 31 | op << 30 | 0b11010100 << 21 | rng.randint(1, 28) << 16 | cond << 12 | o2 << 10 | rng.randint(1, 28) << 5 | rd
+    )
+
+
 def _case(rng: random.Random, addr: int) -> tuple[list[int], int, int, int | None, int | None, bool]:
     """(words, instructions run, Rn, Rm, immediate, flags dead after the consumer)."""
     setter, rn, rm, imm = _setter(rng)
@@ -118,15 +127,19 @@ def _case(rng: random.Random, addr: int) -> tuple[list[int], int, int, int | Non
     if rng.random() < 0.25:
         words.append(_ccmp(rng))
     cond = rng.randrange(16)
-    if rng.random() < 0.5:  # b.cond L1; movz x0, #1; b L2; L1: movz x0, #2; nop; L2:
+    shape = rng.random()
+    if shape < 0.4:  # b.cond L1; movz x0, #1; b L2; L1: movz x0, #2; nop; L2:
         words += [0x54000060 | cond, 0xD2800020, 0x14000003, 0xD2800040, NOP]
         run = len(words) - 2
-    else:  # csel / csinc / csinv / csneg x0 (w0), xN, xM, cond
-        sf, op, o2 = rng.getrandbits(1), rng.getrandbits(1), rng.getrandbits(1)
-        words.append(
-            sf << 31 | op << 30 | 0b11010100 << 21 | rng.randint(1, 28) << 16 | cond << 12 | o2 << 10 | rng.randint(1, 28) << 5
-        )
+    elif shape < 0.75:  # csel / csinc / csinv / csneg x0 (w0), xN, xM, cond
+        words.append(_csel(rng, cond, 0))
         run = len(words)
+        if rng.random() < 0.3:  # a second consumer of the same flags
+            words.append(_csel(rng, rng.randrange(16), 2))
+            run += 1
+    else:  # two consumers: b.cond L1; csel x2; b L2; L1: nop; nop; L2:
+        words += [0x54000060 | cond, _csel(rng, rng.randrange(16), 2), 0x14000003, NOP, NOP]
+        run = len(words) - 1
     dead = rng.random() < 0.75
     words.append(KILL if dead else 0x9A9F07E1 | rng.randrange(16) << 12)  # cset x1, cond' (csinc x1, xzr, xzr)
     return words, run + 1, rn, rm, imm, dead
@@ -137,7 +150,7 @@ def test_fused_compares_against_unicorn(tmp_path):
     base = H.pick_base()
     bg = H.background(29)
     cpu = H.UnicornCpu(base, bg, A.UC_CPU_ARM64_MAX)
-    cases, dead_cases, fused = [], 0, 0
+    cases, dead_cases, fused, both = [], 0, 0, 0
     regs = []  # each case's compare operands (Rn, Rm)
     while len(cases) < CASES:
         addr = base + H.CODE_OFF + 64 * len(cases)
@@ -172,6 +185,7 @@ def test_fused_compares_against_unicorn(tmp_path):
         if dead:
             dead_cases += 1
             fused += "_cc = " in code
+            both += "_cc1 = " in code  # two consumers of one compare
     failures = [
         f"{c.describe()}: {'; '.join(d)}\n  inputs: x{regs[c.index][0]}={c.inp.x[regs[c.index][0]]:#x}"
         + (f" x{regs[c.index][1]}={c.inp.x[regs[c.index][1]]:#x}" if regs[c.index][1] is not None else "")
@@ -183,3 +197,5 @@ def test_fused_compares_against_unicorn(tmp_path):
     # the flags are dead after the consumer in these: every one is fused but a VS/VC after an
     # add or subtract (1/8 of the conditions), and a CCMP's own pair where its consumer is one
     assert fused > 0.7 * dead_cases, f"only {fused} of {dead_cases} compares with dead flags after their consumer fused"
+    assert both > 0.1 * dead_cases, f"only {both} of {dead_cases} fused with two consumers"
+    print(f"{len(cases)} cases, {dead_cases} with the flags dead after the consumers: {fused} fused, {both} with two")
