@@ -183,16 +183,26 @@ def _live_in(em, exit_reads: list[bool]) -> tuple[list[bool], list[list[int]]]:
         succs.append(s)
     # (an exit reads the flags after the instruction: one that sets them, then falls out of
     # the function, hands on its own)
+    # (backwards from the reads, once: a record is live if it reads them, or does not set them
+    # and one of its successors is live, or it leaves for somewhere outside)
     kill = [r.flags_set or r.call is not None for r in recs]
+    preds: list[list[int]] = [[] for _ in recs]
+    work = []
+    for k, r in enumerate(recs):
+        for t in succs[k]:
+            if t >= 0:
+                preds[t].append(k)
+        if r.names_flags or (not kill[k] and (exit_reads[k] or -1 in succs[k])):
+            work.append(k)
     live = [False] * len(recs)
-    changed = True
-    while changed:
-        changed = False
-        for k in range(len(recs) - 1, -1, -1):
-            if live[k]:
-                continue
-            if recs[k].names_flags or (not kill[k] and (exit_reads[k] or any(s < 0 or live[s] for s in succs[k]))):
-                live[k] = changed = True
+    for k in work:
+        live[k] = True
+    while work:
+        k = work.pop()
+        for q in preds[k]:
+            if not live[q] and not kill[q]:
+                live[q] = True
+                work.append(q)
     return live, succs
 
 
