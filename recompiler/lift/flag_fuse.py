@@ -1,25 +1,27 @@
-"""Conditions computed from a compare's operands: NZCV not materialised where one consumer reads
-them and nothing after it does.
+"""Conditions computed from a compare's operands: NZCV not materialised where the instructions
+right after a compare are the only ones that read them.
 
 A flag-setting compare (``CMP``/``CMN``/``SUBS``/``ADDS``/``TST``/``ANDS``, 32 and 64 bit, every
-operand form, and ``CCMP``/``CCMN``) whose flags are read by exactly one consumer (``B.cond``,
+operand form, and ``CCMP``/``CCMN``) whose flags are read only by its consumers (``B.cond``,
 ``CSEL``/``CSINC``/``CSINV``/``CSNEG``, ``CCMP``/``CCMN``, ``FCSEL``/``FCCMP``: whatever reads
-them through ``FunctionEmitter.cond``) and are dead after it computes that consumer's condition
-straight from its operands into one C local, ``_cc`` (``cmp w20, #5; b.gt L`` becomes ``_cc =
-(i32)_a > (i32)_b; ... if (_cc) goto L``), and the consumer reads ``_cc``.  Through ``N Z C V``
-clang did not always fold the condition back into one compare: zstd's double-fast match finder
-got ``cmp $5,%r13; setne; cmp $5,%r13d; setge; test; je`` (Z's compare widened to 64 bits,
-N/V's kept at 32).  A compare whose flags nobody reads writes no flags at all.
+them through ``FunctionEmitter.cond``) and are dead after them computes each consumer's
+condition straight from its operands into a C local, ``_cc``, ``_cc1``, ... (``cmp w20, #5;
+b.gt L`` becomes ``_cc = (i32)_a > (i32)_b; ... if (_cc) goto L``), and the consumers read those.
+Through ``N Z C V`` clang did not always fold the condition back into one compare: zstd's
+double-fast match finder got ``cmp $5,%r13; setne; cmp $5,%r13d; setge; test; je`` (Z's compare
+widened to 64 bits, N/V's kept at 32).  A compare whose flags nobody reads writes no flags.
 
-The pair must be straight-line code: every instruction after the compare up to the consumer
-falls through, is entered by nothing else (no label, function entry or resume point: a jump
-there would bring other flags), has no exit and neither reads nor writes the flags.  After the
-consumer the flags must be dead (one bit of liveness over the records: a read is any mention
-of a flag or an exit that may hand them on — a direct tail call, a table's dispatch, a jump
-out, a system call, an FPSR/FPCR access, a trap, a return that writes them back for a test;
-a write is an instruction that sets all four, or a call: AAPCS64 leaves them undefined after
-it); a consumer that sets them itself (``CCMP``) needs nothing after it.  Conditions with no
-plain C form (``VS``/``VC`` after an add or subtract) keep the flags.
+The compare and its consumers must be straight-line code: every instruction from the compare
+to the last consumer falls through, is entered by nothing else (no label, function entry or
+resume point: a jump there would bring other flags), and those between have no exit and
+neither read nor write the flags.  A consumer's other way out (a B.cond's target) must find the
+flags dead, and so must the last consumer's every way out (one bit of liveness over the
+records: a read is a declared read of a flag or an exit that may hand them on after the
+instruction — a direct tail call, a table's dispatch, a jump out, a system call, an FPSR/FPCR
+access, a trap, a return that writes them back for a test; a write is an instruction that sets
+all four, or a call: AAPCS64 leaves them undefined after it); a consumer that sets them itself
+(``CCMP``) ends the run.  Conditions with no plain C form (``VS``/``VC`` after an add or
+subtract) keep the flags.
 
 Handlers write tokens (``FunctionEmitter.flag_op``, ``cond``) and this pass, once every record
 is known, replaces them: by the flags' macros where nothing is fused (then the C is as before),
