@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from nxrecomp.common import settings
 from recompiler.decode import Insn, disasm
-from recompiler.lift import interproc, loop_edges
+from recompiler.lift import flag_fuse, interproc, loop_edges
 from recompiler.lift.facts import FunctionFacts
 from recompiler.lift.result import Lifted
 from recompiler.lift import template as T
@@ -156,6 +156,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         self.labels: set[int] = set()
         self.resume: list[int] = []
         self.flags_written = False
+        self.fused_flags = 0  # the most consumers of a compare that computes their conditions (flag_fuse.py)
         self.flag_writers: set[int] = set()  # instructions that write NZCV (flags_touched)
         self.insn: Insn | None = None
         self.callees: set[int] = set()
@@ -218,10 +219,26 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         return self.insn.addr
 
     def cond(self, c: int) -> str:
-        base = ["Z", "C", "N", "V", "(C && !Z)", "(N == V)", "(!Z && N == V)", "1"][c >> 1]
-        if c >> 1 == 7:
-            return "1"
-        return f"!{base}" if c & 1 else base
+        """C of condition ``c``: in an instruction's own part a token that ``flag_fuse.apply``
+        replaces by the test of the flags' locals, or by ``_cc`` where the compare before it
+        computed the condition from its operands."""
+        rec = self._here()
+        if rec is None:
+            return flag_fuse.cond_text(c)
+        rec.conds.append(c)
+        return flag_fuse.ctok(len(rec.conds) - 1)
+
+    def flag_op(
+        self, op: str, size: int, a: str, b: str, std: str, k: int | None = None, ccmp: tuple[str, int] | None = None
+    ) -> str:
+        """C (a token) of a flag-setting ``op`` ("sub", "add", "and") of ``a`` and ``b``, whose
+        C through the flags' macros is ``std``: ``flag_fuse.apply`` keeps that, or computes its
+        one consumer's condition from the operands, or drops the flags (``flag_fuse.FlagOp``)."""
+        rec = self._here()
+        if rec is None:
+            return std
+        rec.flag_op = flag_fuse.FlagOp(op, size, a, b, std, k, ccmp)
+        return flag_fuse.FS
 
     # ---- control flow ---------------------------------------------------------------
     def flags_touched(self) -> None:
@@ -581,6 +598,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             self.full_exit = True
         if self.live:
             self._liveness()
+        self.fused_flags = flag_fuse.apply(self)
         for k, text, d in self.loaded_sites:  # keep a loaded-index path only where it holds
             base = self._entry_load(k, d)
             rec = self.records[k]
@@ -608,6 +626,8 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
             out_lines.append(self.body[j])
         if self.shared_blocks:  # C allows a goto past this declaration (no initialiser runs)
             out_lines = ["  u64 _jt;", *self.dense_tabs.values(), *out_lines, *self.shared_blocks]
+        if self.fused_flags:  # (the condition a fused compare computed: flag_fuse.py)
+            out_lines.insert(0, f"  u8 {', '.join(flag_fuse.ccvar(n) for n in range(self.fused_flags))};")
         body = "\n".join(out_lines)
         text = self.slots.template(self._wrap(body))
         if not defer:

@@ -68,15 +68,14 @@ def _extended(em: FunctionEmitter, rm: int, sf: int, option: int, amt: int) -> s
     return e if sf else f"(u32){e}"
 
 
-def _addsub(em: FunctionEmitter, sf: int, op: int, S: int, rd: int, a: str, b: str, rd_sp: bool) -> None:
+def _addsub(em: FunctionEmitter, sf: int, op: int, S: int, rd: int, a: str, b: str, rd_sp: bool, k: int | None = None) -> None:
+    """ADD/SUB/ADDS/SUBS of ``a`` and ``b`` (``k``: b's value where it is an immediate)."""
     size = 64 if sf else 32
     if S:
         em.flags_touched()
-        tmp = "_r"
-        if op:
-            em.out(f"{{ u64 {tmp}; SUBC{size}({tmp}, {a}, {b}); {_set(em, rd, sf, tmp, False)} }}")
-        else:
-            em.out(f"{{ u64 {tmp}; ADDC{size}({tmp}, {a}, {b}, 0); {_set(em, rd, sf, tmp, False)} }}")
+        std = f"SUBC{size}(_r, {a}, {b})" if op else f"ADDC{size}(_r, {a}, {b}, 0)"
+        fs = em.flag_op("sub" if op else "add", size, a, b, std, k)
+        em.out(f"{{ u64 _r; {fs}; {_set(em, rd, sf, '_r', False)} }}")
         return
     expr = f"({_u(sf)})({a}) {'-' if op else '+'} ({_u(sf)})({b})"
     em.setx(rd, expr, sf, sp=rd_sp)
@@ -93,7 +92,7 @@ def h_addsub_imm(em: FunctionEmitter, i: Insn) -> None:
     f = i.f
     imm = f["imm12"] << (12 if f["sh"] else 0)
     a = em.x(f["Rn"], f["sf"], sp=True)
-    _addsub(em, f["sf"], f["op"], f["S"], f["Rd"], a, f"{imm:#x}", rd_sp=not f["S"])
+    _addsub(em, f["sf"], f["op"], f["S"], f["Rd"], a, f"{imm:#x}", rd_sp=not f["S"], k=imm)
 
 
 def h_addsub_sreg(em: FunctionEmitter, i: Insn) -> None:
@@ -127,7 +126,9 @@ def _logic(em: FunctionEmitter, sf: int, opc: int, rd: int, a: str, b: str, rd_s
     expr = f"({_u(sf)})({a} {['&', '|', '^', '&'][opc]} {b})"
     if opc == 3:
         em.flags_touched()
-        em.out(f"{{ {_u(sf)} _r = {expr}; LOGICF{64 if sf else 32}(_r); {_set(em, rd, sf, '_r', False)} }}")
+        size = 64 if sf else 32
+        fs = em.flag_op("and", size, a, b, f"LOGICF{size}(_r)")
+        em.out(f"{{ {_u(sf)} _r = {expr}; {fs}; {_set(em, rd, sf, '_r', False)} }}")
     else:
         em.setx(rd, expr, sf, sp=rd_sp)
 
@@ -229,13 +230,16 @@ def h_ccmp(em: FunctionEmitter, i: Insn) -> None:
     sf = f["sf"]
     size = 64 if sf else 32
     a = em.x(f["Rn"], sf)
-    b = f"{f['imm5']}" if i.group == "CCMP_imm" else em.x(f["Rm"], sf)
+    imm = i.group == "CCMP_imm"
+    b = f"{f['imm5']}" if imm else em.x(f["Rm"], sf)
     em.flags_touched()
     if f["op"]:
         cmp = f"SUBC{size}(_r, {a}, {b})"
     else:
         cmp = f"ADDC{size}(_r, {a}, {b}, 0)"
-    em.out(f"if ({em.cond(f['cond'])}) {{ u64 _r; {cmp}; (void)_r; }} else FLAGS_SET({f['nzcv']});")
+    cc = em.cond(f["cond"])
+    std = f"if ({cc}) {{ u64 _r; {cmp}; (void)_r; }} else FLAGS_SET({f['nzcv']});"
+    em.out(em.flag_op("sub" if f["op"] else "add", size, a, b, std, f["imm5"] if imm else None, (cc, f["nzcv"])))
 
 
 def h_dp3(em: FunctionEmitter, i: Insn) -> None:

@@ -68,6 +68,10 @@ class Lifted:
     fp_env: bool = False  # an FPSR/FPCR access (stores every local to order FP code)
     fatal: bool = False  # a fatal error (not lifted, BRK/UDF)
     flags_set: bool = False  # writes all of NZCV (FunctionEmitter.flags_touched)
+    # the conditions its C tests (FunctionEmitter.cond) and the flags it sets as a compare
+    # (FunctionEmitter.flag_op): tokens in its C until flag_fuse.apply
+    conds: list[int] = field(default_factory=list)
+    flag_op: object = None
     # its writes of V registers in a vector-typed form (vector.py: a scalar write that zeroes
     # the rest, a Q load), as the handler noted them
     vec_writes: list[VecWrite] = field(default_factory=list)

@@ -543,9 +543,10 @@ class UnicornCpu:
         self.uc.ctl_remove_cache(addr, addr + 4)
         self.uc.emu_start(addr, 1, count=1)
 
-    def run(self, words: int | list[int], st: State) -> tuple[State, tuple[bytes, bytes]] | None:
+    def run(self, words: int | list[int], st: State, count: int | None = None) -> tuple[State, tuple[bytes, bytes]] | None:
         """State and memory change after stepping ``words`` (one instruction, or a short
-        straight-line sequence) from ``st.pc``, or None if Unicorn raised an exception."""
+        straight-line sequence) from ``st.pc``, or None if Unicorn raised an exception;
+        ``count``: how many instructions run where a branch skips some (default: every word)."""
         uc = self.uc
         words = [words] if isinstance(words, int) else words
         code = b"".join(w.to_bytes(4, "little") for w in words)
@@ -563,7 +564,7 @@ class UnicornCpu:
         uc.reg_write(A.UC_ARM64_REG_TPIDR_EL0, st.tpidr)
         uc.reg_write(A.UC_ARM64_REG_TPIDRRO_EL0, st.tpidrro)
         try:
-            uc.emu_start(st.pc, 1, count=len(words))
+            uc.emu_start(st.pc, 1, count=count or len(words))
         except UcError as e:
             # A branch out of the mapped area completes, then the fetch of its target fails.
             if e.errno != UC_ERR_FETCH_UNMAPPED or uc.reg_read(A.UC_ARM64_REG_PC) == st.pc:
