@@ -432,7 +432,17 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         """The C of a BR through ``d``: where its guards hold, one indirect jump through a
         label array indexed by the masked register (the guest's load of the target and the
         lookup of that address are left to the miss path, ``label``, which the array's empty
-        entries also reach); ``_jt`` holds the guest's target for that path."""
+        entries also reach); ``_jt`` holds the guest's target for that path.
+
+        In game.so (position-independent) each jump is ``jmp *(%reg,%idx,8)`` after a
+        ``lea _dtabN(%rip), %reg`` that clang rematerialises at the site when no register is
+        free to hold the base across the loop (Lua's luaV_execute; QuickJS's JS_CallInternal
+        keeps it in r15 at most sites); native Lua, a static non-PIE executable, jumps through
+        the table's absolute address.  Measured against it (callgrind, Lua n-body): the base
+        in a variable made opaque by an empty asm is spilled, so the lea becomes a reload of
+        the spill (lea -11.0 M, ``(%rsp)`` loads +12.8 M); int32 offsets from a label need
+        two rip-relative anchors and an add; a switch is lea, movslq, add and an indirect
+        jump; ``-fno-pic`` is refused by zig's clang and would need text relocations."""
         key = (label, d)
         if key not in self.direct_tabs:
             n = len(self.direct_tabs)
