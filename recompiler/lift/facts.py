@@ -20,6 +20,9 @@ from recompiler.lift.signature import CALLER_SAVED
 class FunctionFacts:
     """Liveness and the facts of one function (mixed into ``FunctionEmitter``)."""
 
+    # restore instruction -> registers (``_frame_saves``); set with ``FunctionEmitter.saves``
+    restores: dict[int, int] = {}
+
     def declare(self, insn: Insn) -> None:
         """The instruction just lifted (``self.cur``) takes its form's declared effects
         (``effects.declare``) and the registers the lifter's own C reads for it
@@ -348,9 +351,8 @@ class FunctionFacts:
         drop = self._owned()
         for a, m in saves.items():
             drop &= ~(m & written.get(a, liveness.ALL))
-        words = {i.addr: i.word for i in self.plan.insns}
         for c in cs:
-            r = liveness.restore_writes(words.get(c.addr, 0))
+            r = self.restores.get(c.addr, 0)
             drop &= ~(r & live_out.get(c.addr, liveness.ALL))
         return drop
 
@@ -375,16 +377,80 @@ class FunctionFacts:
         them: SQLite's printf (``sqlite3_str_vappendf``) and date functions, whose reads made
         1,326 of SQLite's 2,341 functions read X19-X28/D8-D15 through their summaries, and every
         call of them (its interpreter's error paths) store all eighteen."""
+        self.restores = {}
         if not self.elide_saves:
             return {}
         saves = {i.addr: m for i in self.plan.insns if (m := liveness.save_reads(i.word))}
         every = liveness.ELIDED_SAVES
-        if self._owned(saves) & every != every:
-            return saves
-        written = 0  # what the function writes of them other than by restoring them
-        for i in self.plan.insns:
-            written |= effects.declare(i).writes & ~liveness.restore_writes(i.word)
-        return {} if every & ~written else saves
+        if self._owned(saves) & every == every:
+            written = 0  # what the function writes of them other than by restoring them
+            for i in self.plan.insns:
+                written |= effects.declare(i).writes & ~liveness.restore_writes(i.word)
+            if every & ~written:
+                return {}
+        saves, self.restores = self._frame_saves(saves)
+        return saves
+
+    def _frame_saves(self, saves: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:
+        """``saves`` (every store of a callee-saved register into a stack slot) without the
+        spills, and the restores (address -> registers): a register's *save slots* are the slots
+        its entry value is stored to (no path writes it before the store); a store of it into
+        another slot is a spill of the function's own value, and a load of it from another slot
+        the spill's reload, neither a save nor a restore.  Slots are offsets from the entry's SP
+        (``liveness.frame_offsets``: SP and X29 followed through the prologue).  Where a save
+        slot, a store's or a load's slot is unknown, every store and load of that register
+        counts, as it did for all of them before: QuickJS's interpreter (``JS_CallInternal``)
+        reloads its own locals from its frame (``ldp x26, x21, [x29, #-0x48]``), which as
+        restores whose values it reads kept all ten of its saves, and the load of each caller's
+        value from ``NxCpu`` feeding them, at each of its 1.1 M calls in the microbench."""
+        from recompiler.analysis.transfer import successors  # (imports the lifter's modules)
+
+        L = liveness
+        insns = self.plan.insns
+        loads = {i.addr: m for i in insns if (m := L.restore_writes(i.word))}
+        if not saves:
+            return saves, loads
+        succs: dict[int, list[int]] = {}
+        writes: dict[int, int] = {}
+        for i in insns:
+            t, falls = successors(i)
+            out = [t] if t is not None and t in self.addrs else []
+            if falls:
+                out.append(i.addr + 4)
+            out += self.plan.jump_tables.get(i.addr, [])
+            d = self.plan.direct_tables.get(i.addr)
+            if d is not None:
+                out += [a for a in d.targets if a is not None]
+            succs[i.addr] = [a for a in out if a in self.addrs]
+            try:
+                writes[i.addr] = effects.declare(i).writes
+            except Exception:  # a lifter bug, reported where the lift declares it
+                writes[i.addr] = L.ALL
+        others = {a for a in self.addrs if a != self.plan.entry and a in self.functions}
+        frame = L.frame_offsets(insns, succs, writes, self.plan.entry, others)
+        cs = [L.Chunk(i.addr, 0, 0, succs[i.addr], writes=writes[i.addr]) for i in insns]
+        written = L.may_written_before(cs, {})
+        words = {i.addr: i.word for i in insns}
+        slot = {a: L.slot_offsets(words[a], *frame.get(a, (None, None))) for a in {*saves, *loads}}
+        own: dict[int, set[int]] = {}
+        unknown = 0
+        for a, m in saves.items():
+            for bit, off in slot[a].items():
+                if bit & m & ~written.get(a, L.ALL):  # the entry value: a save
+                    if off is None:
+                        unknown |= bit
+                    else:
+                        own.setdefault(bit, set()).add(off)
+
+        def saved(a: int, m: int) -> int:
+            out = 0
+            for bit, off in slot[a].items():
+                if bit & m and (bit & unknown or bit not in own or off is None or off in own[bit]):
+                    out |= bit
+            return out
+
+        kept = {a: r for a, m in saves.items() if (r := saved(a, m))}
+        return kept, {a: r for a, m in loads.items() if (r := saved(a, m))}
 
     def _owned(self, saves: dict[int, int] | None = None) -> int:
         """Every callee-saved register the function saves (``self.saves`` by default)."""
