@@ -22,6 +22,7 @@ class FunctionFacts:
 
     # restore instruction -> registers (``_frame_saves``); set with ``FunctionEmitter.saves``
     restores: dict[int, int] = {}
+    firm_saves = 0  # the registers whose saves may be dropped at all (``_frame_saves``)
 
     def declare(self, insn: Insn) -> None:
         """The instruction just lifted (``self.cur``) takes its form's declared effects
@@ -348,7 +349,7 @@ class FunctionFacts:
         if not saves or self.full_exit:
             return 0  # an exit that stores every local hands every register back
         written = liveness.may_written_before(cs, self.falls)
-        drop = self._owned()
+        drop = self._owned() & self.firm_saves
         for a, m in saves.items():
             drop &= ~(m & written.get(a, liveness.ALL))
         for c in cs:
@@ -388,28 +389,40 @@ class FunctionFacts:
                 written |= effects.declare(i).writes & ~liveness.restore_writes(i.word)
             if every & ~written:
                 return {}
-        saves, self.restores = self._frame_saves(saves)
+        saves, self.restores, self.firm_saves = self._frame_saves(saves)
         return saves
 
-    def _frame_saves(self, saves: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:
+    def _frame_saves(self, saves: dict[int, int]) -> tuple[dict[int, int], dict[int, int], int]:
         """``saves`` (every store of a callee-saved register into a stack slot) without the
-        spills, and the restores (address -> registers): a register's *save slots* are the slots
-        its entry value is stored to (no path writes it before the store); a store of it into
-        another slot is a spill of the function's own value, and a load of it from another slot
-        the spill's reload, neither a save nor a restore.  Slots are offsets from the entry's SP
-        (``liveness.frame_offsets``: SP and X29 followed through the prologue).  Where a save
-        slot, a store's or a load's slot is unknown, every store and load of that register
-        counts, as it did for all of them before: QuickJS's interpreter (``JS_CallInternal``)
-        reloads its own locals from its frame (``ldp x26, x21, [x29, #-0x48]``), which as
-        restores whose values it reads kept all ten of its saves, and the load of each caller's
-        value from ``NxCpu`` feeding them, at each of its 1.1 M calls in the microbench."""
+        spills, the restores (address -> registers), and the registers whose saves may be
+        dropped at all (``_save_drop``).  A register's *save slots* are the slots its entry
+        value is stored to (no path writes it before the store); a store of it into another slot
+        is a spill of the function's own value, and a load of it from another slot the spill's
+        reload, neither a save nor a restore.  Slots are offsets from the entry's SP
+        (``liveness.frame_offsets``: SP and X29 followed through the prologue and the body's own
+        branches; the C function is entered only there and at resume points, which have the
+        frame of their call).  Where a save slot is unknown, every store and load of that
+        register counts, as it did for all of them before; a load from an unknown slot is a
+        restore (it may read the save slot), a store of the function's own value into one a spill
+        (the save stays in its slot or not, it is never read back where the restores are dead:
+        a ``str x22, [sp]`` of a stack argument below QuickJS's ``alloca``).  QuickJS's
+        interpreter (``JS_CallInternal``) reloads its own locals from its frame (``ldp x26, x21,
+        [x29, #-0x48]``), which as restores whose values it reads kept six of its ten saves, and
+        the load of each caller's value from ``NxCpu`` feeding them, at each of its 1.1 M calls
+        in bench/callgrind_ir.py's workload.
+
+        A save may be dropped only where every save slot of the register is known and below the
+        entry's SP (in the frame the function made): a real prologue saves there, while a false
+        entry (a label inside another function that analysis took for one) finds that function's
+        frame above its SP, and its first spill of a register looks like a save of its entry
+        value, whose reload may lie in another such fragment that it tail-calls."""
         from recompiler.analysis.transfer import successors  # (imports the lifter's modules)
 
         L = liveness
         insns = self.plan.insns
         loads = {i.addr: m for i in insns if (m := L.restore_writes(i.word))}
         if not saves:
-            return saves, loads
+            return saves, loads, 0
         succs: dict[int, list[int]] = {}
         writes: dict[int, int] = {}
         for i in insns:
@@ -426,8 +439,7 @@ class FunctionFacts:
                 writes[i.addr] = effects.declare(i).writes
             except Exception:  # a lifter bug, reported where the lift declares it
                 writes[i.addr] = L.ALL
-        others = {a for a in self.addrs if a != self.plan.entry and a in self.functions}
-        frame = L.frame_offsets(insns, succs, writes, self.plan.entry, others)
+        frame = L.frame_offsets(insns, succs, writes, self.plan.entry)
         cs = [L.Chunk(i.addr, 0, 0, succs[i.addr], writes=writes[i.addr]) for i in insns]
         written = L.may_written_before(cs, {})
         words = {i.addr: i.word for i in insns}
@@ -441,16 +453,20 @@ class FunctionFacts:
                         unknown |= bit
                     else:
                         own.setdefault(bit, set()).add(off)
+        firm = 0
+        for bit, offs in own.items():
+            if not bit & unknown and max(offs) < 0:
+                firm |= bit
 
-        def saved(a: int, m: int) -> int:
+        def counted(a: int, m: int, load: bool) -> int:
             out = 0
             for bit, off in slot[a].items():
-                if bit & m and (bit & unknown or bit not in own or off is None or off in own[bit]):
+                if bit & m and (bit & unknown or bit not in own or (off in own[bit] if off is not None else load)):
                     out |= bit
             return out
 
-        kept = {a: r for a, m in saves.items() if (r := saved(a, m))}
-        return kept, {a: r for a, m in loads.items() if (r := saved(a, m))}
+        kept = {a: r for a, m in saves.items() if (r := counted(a, m, False))}
+        return kept, {a: r for a, m in loads.items() if (r := counted(a, m, True))}, firm
 
     def _owned(self, saves: dict[int, int] | None = None) -> int:
         """Every callee-saved register the function saves (``self.saves`` by default)."""

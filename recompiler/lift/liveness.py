@@ -251,23 +251,21 @@ def slot_offsets(word: int, sp: int | None, fp: int | None) -> dict[int, int | N
 
 
 def frame_offsets(
-    insns: list, succs: dict[int, list[int]], writes: dict[int, int], entry: int, others: set[int]
+    insns: list, succs: dict[int, list[int]], writes: dict[int, int], entry: int
 ) -> dict[int, tuple[int | None, int | None]]:
     """SP and X29 before each instruction (by address), as offsets from SP at the function's
     entry (None: unknown), forward over ``succs`` (every successor of each instruction inside
     the function).  Modelled: ``add``/``sub`` of an immediate to SP or X29 from SP or X29
     (``sub sp, sp, #n``, ``mov x29, sp``), the base write-back of pre- and post-indexed loads
     and stores; calls and SVCs keep both (AAPCS64); any other write of either (``writes``:
-    declared effects) makes it unknown, and so does a join of different values.  ``others``:
-    addresses entered from outside besides the entry (a false entry), where both are unknown.
-    An instruction no path reaches has no entry."""
+    declared effects) makes it unknown, and so does a join of different values.  An
+    instruction no path from the entry reaches has no entry."""
     by_addr = {i.addr: i for i in insns}
     state: dict[int, tuple[int | None, int | None]] = {}
     work = []
-    for a, st in [(entry, (0, None)), *((a, (None, None)) for a in sorted(others))]:
-        if a in by_addr:
-            state[a] = st if a not in state else _join_frame(state[a], st)
-            work.append(a)
+    if entry in by_addr:
+        state[entry] = (0, None)
+        work.append(entry)
     while work:
         a = work.pop()
         out = _frame_step(by_addr[a], state[a], writes.get(a, ALL))

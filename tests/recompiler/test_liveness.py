@@ -439,9 +439,12 @@ _SPILLS += [0x8B130000, 0x8B140000, 0xA9424FF4, 0xA8C37BFD, 0xD65F03C0]
         ("spill", []),
         # ldr x19, [sp, #40] instead of the reload: X19's own save slot, read (its entry value)
         ("reads its save slot", [19]),
-        # mov sp, x2 before the spill: its slot (and the reload's) unknown, so it may be the save
-        # slot, which the spill of a written value then overwrites
-        ("sp unknown", [19, 20]),
+        # mov sp, x2 before the spill (an alloca): the spill's slot unknown, but a store of a
+        # written value is never a save; its reload from X29 (still known) no restore
+        ("sp unknown", []),
+        # the same with the reload from SP (ldp x19, x20, [sp, #16]): its slot unknown, it may
+        # read the save slots, and its values are read
+        ("sp unknown, reload from sp", [19, 20]),
     ],
 )
 def test_a_spill_of_a_callee_saved_register_is_no_save_and_its_reload_no_restore(case, kept):
@@ -453,7 +456,9 @@ def test_a_spill_of_a_callee_saved_register_is_no_save_and_its_reload_no_restore
     body = list(_SPILLS)
     if case == "reads its save slot":
         body[7] = 0xF94017F3
-    elif case == "sp unknown":
+    elif case.startswith("sp unknown"):
+        if case.endswith("from sp"):
+            body[7] = 0xA94153F3
         body.insert(5, 0x9100005F)
     at = body.index(None)
     body[at] = 0x94000000 | ((other - (f + 4 * at)) >> 2)  # bl other
@@ -463,3 +468,22 @@ def test_a_spill_of_a_callee_saved_register_is_no_save_and_its_reload_no_restore
     assert [r for r in (19, 20) if f"x{r})" in save] == kept, save
     spill = next(line for line in fn.split("\n") if "sp + 0x10ull; S64(_a, (u64)x19)" in line)
     assert "NX_SPLIT(x20)" in spill  # the spill is stored whatever happens to the saves
+
+
+@pytest.mark.parametrize("above", [True, False])
+def test_a_save_above_the_entrys_sp_is_never_dropped(above):
+    # f: str x19, [sp, #8] (above: the caller's frame; else sub sp, sp, #16 first: its own) ;
+    #    mov x19, x0 ; bl other ; add x0, x0, x19 ; ldr x19, [sp, #8] ; (add sp, sp, #16) ; ret.
+    # A real prologue saves into the frame it made, below the entry's SP.  A store of a
+    # register's entry value above it is what a false entry (a label inside another function
+    # that analysis took for one) makes of that function's spill, whose reload may lie in
+    # another fragment: its "save" stays.
+    f, other = 0x400000, 0x400200
+    body = [0xF90007F3, 0xAA0003F3, None, 0x8B130000, 0xF94007F3, 0xD65F03C0]
+    if not above:
+        body = [0xD10043FF, *body[:-1], 0x910043FF, 0xD65F03C0]  # sub sp, sp, #16 ... add sp, sp, #16
+    at = body.index(None)
+    body[at] = 0x94000000 | ((other - (f + 4 * at)) >> 2)
+    code = _lift_program({f: body, other: [0xD65F03C0]})[f]
+    fn = code[code.index(f"NxRet F_{f:x}(") :]
+    assert ("S64(sp + 0x8ull, (u64)x19)" in fn) == above, fn[:1500]
