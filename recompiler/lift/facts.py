@@ -17,6 +17,17 @@ from recompiler.lift.result import Lifted, Mem
 from recompiler.lift.signature import CALLER_SAVED
 
 
+# Above this many instructions a function's spills and reloads of X19-X28/D8-D15 still count as
+# saves and restores (``_frame_saves``): there the saves they keep cost a few instructions a
+# call of a function whose time is its loop, and dropping them moved clang's register
+# allocation of that loop.  QuickJS's JS_CallInternal (10,424 instructions, its bytecode
+# dispatch loop): with its six kept saves dropped too, its instructions in bench/callgrind_ir.py's
+# workload rose 953.6 -> 1,037.8 M (the 12 NxCpu loads and guest-stack stores a call gone,
+# -13.6 M; host-stack stores +34.2 M, register moves +50.9 M), the whole program 2,710.9 ->
+# 2,779.9 M.  (build.SLP_MAX_INSNS's bound: the functions clang compiles as giants.)
+FRAME_SAVES_MAX_INSNS = 4096
+
+
 class FunctionFacts:
     """Liveness and the facts of one function (mixed into ``FunctionEmitter``)."""
 
@@ -458,7 +469,11 @@ class FunctionFacts:
             if not bit & unknown and max(offs) < 0:
                 firm |= bit
 
+        huge = len(insns) > FRAME_SAVES_MAX_INSNS
+
         def counted(a: int, m: int, load: bool) -> int:
+            if huge:  # every store and load of them counts, as before
+                return m
             out = 0
             for bit, off in slot[a].items():
                 if bit & m and (bit & unknown or bit not in own or (off in own[bit] if off is not None else load)):
