@@ -12,6 +12,7 @@ from recompiler.lift import liveness as L
 from recompiler.lift.emitter import SIG, FunctionEmitter, FunctionPlan
 from recompiler.decode import decode
 from recompiler.lift import HANDLERS
+from recompiler.lift.facts import FRAME_SAVES_MAX_INSNS
 
 
 def x(n: int) -> int:
@@ -445,6 +446,9 @@ _SPILLS += [0x8B130000, 0x8B140000, 0xA9424FF4, 0xA8C37BFD, 0xD65F03C0]
         # the same with the reload from SP (ldp x19, x20, [sp, #16]): its slot unknown, it may
         # read the save slots, and its values are read
         ("sp unknown, reload from sp", [19, 20]),
+        # the spill of the first case in a function of over 4,096 instructions (nops after the
+        # spill): there every spill still counts (facts.FRAME_SAVES_MAX_INSNS)
+        ("huge", [19, 20]),
     ],
 )
 def test_a_spill_of_a_callee_saved_register_is_no_save_and_its_reload_no_restore(case, kept):
@@ -460,6 +464,8 @@ def test_a_spill_of_a_callee_saved_register_is_no_save_and_its_reload_no_restore
         if case.endswith("from sp"):
             body[7] = 0xA94153F3
         body.insert(5, 0x9100005F)
+    elif case == "huge":
+        body[6:6] = [0xD503201F] * FRAME_SAVES_MAX_INSNS
     at = body.index(None)
     body[at] = 0x94000000 | ((other - (f + 4 * at)) >> 2)  # bl other
     code = _lift_program({f: body, other: [0xD65F03C0]})[f]
