@@ -17,8 +17,23 @@ from recompiler.lift.result import Lifted, Mem
 from recompiler.lift.signature import CALLER_SAVED
 
 
+# Above this many instructions a function's spills and reloads of X19-X28/D8-D15 still count as
+# saves and restores (``_frame_saves``): there the saves they keep cost a few instructions a
+# call of a function whose time is its loop, and dropping them moved clang's register
+# allocation of that loop.  QuickJS's JS_CallInternal (10,424 instructions, its bytecode
+# dispatch loop): with its six kept saves dropped too, its instructions in bench/callgrind_ir.py's
+# workload rose 953.6 -> 1,037.8 M (the 12 NxCpu loads and guest-stack stores a call gone,
+# -13.6 M; host-stack stores +34.2 M, register moves +50.9 M), the whole program 2,710.9 ->
+# 2,779.9 M.  (build.SLP_MAX_INSNS's bound: the functions clang compiles as giants.)
+FRAME_SAVES_MAX_INSNS = 4096
+
+
 class FunctionFacts:
     """Liveness and the facts of one function (mixed into ``FunctionEmitter``)."""
+
+    # restore instruction -> registers (``_frame_saves``); set with ``FunctionEmitter.saves``
+    restores: dict[int, int] = {}
+    firm_saves = 0  # the registers whose saves may be dropped at all (``_frame_saves``)
 
     def declare(self, insn: Insn) -> None:
         """The instruction just lifted (``self.cur``) takes its form's declared effects
@@ -345,12 +360,11 @@ class FunctionFacts:
         if not saves or self.full_exit:
             return 0  # an exit that stores every local hands every register back
         written = liveness.may_written_before(cs, self.falls)
-        drop = self._owned()
+        drop = self._owned() & self.firm_saves
         for a, m in saves.items():
             drop &= ~(m & written.get(a, liveness.ALL))
-        words = {i.addr: i.word for i in self.plan.insns}
         for c in cs:
-            r = liveness.restore_writes(words.get(c.addr, 0))
+            r = self.restores.get(c.addr, 0)
             drop &= ~(r & live_out.get(c.addr, liveness.ALL))
         return drop
 
@@ -375,16 +389,99 @@ class FunctionFacts:
         them: SQLite's printf (``sqlite3_str_vappendf``) and date functions, whose reads made
         1,326 of SQLite's 2,341 functions read X19-X28/D8-D15 through their summaries, and every
         call of them (its interpreter's error paths) store all eighteen."""
+        self.restores = {}
         if not self.elide_saves:
             return {}
         saves = {i.addr: m for i in self.plan.insns if (m := liveness.save_reads(i.word))}
         every = liveness.ELIDED_SAVES
-        if self._owned(saves) & every != every:
-            return saves
-        written = 0  # what the function writes of them other than by restoring them
-        for i in self.plan.insns:
-            written |= effects.declare(i).writes & ~liveness.restore_writes(i.word)
-        return {} if every & ~written else saves
+        if self._owned(saves) & every == every:
+            written = 0  # what the function writes of them other than by restoring them
+            for i in self.plan.insns:
+                written |= effects.declare(i).writes & ~liveness.restore_writes(i.word)
+            if every & ~written:
+                return {}
+        saves, self.restores, self.firm_saves = self._frame_saves(saves)
+        return saves
+
+    def _frame_saves(self, saves: dict[int, int]) -> tuple[dict[int, int], dict[int, int], int]:
+        """``saves`` (every store of a callee-saved register into a stack slot) without the
+        spills, the restores (address -> registers), and the registers whose saves may be
+        dropped at all (``_save_drop``).  A register's *save slots* are the slots its entry
+        value is stored to (no path writes it before the store); a store of it into another slot
+        is a spill of the function's own value, and a load of it from another slot the spill's
+        reload, neither a save nor a restore.  Slots are offsets from the entry's SP
+        (``liveness.frame_offsets``: SP and X29 followed through the prologue and the body's own
+        branches; the C function is entered only there and at resume points, which have the
+        frame of their call).  Where a save slot is unknown, every store and load of that
+        register counts, as it did for all of them before; a load from an unknown slot is a
+        restore (it may read the save slot), a store of the function's own value into one a spill
+        (the save stays in its slot or not, it is never read back where the restores are dead:
+        a ``str x22, [sp]`` of a stack argument below QuickJS's ``alloca``).  QuickJS's
+        interpreter (``JS_CallInternal``) reloads its own locals from its frame (``ldp x26, x21,
+        [x29, #-0x48]``), which as restores whose values it reads kept six of its ten saves, and
+        the load of each caller's value from ``NxCpu`` feeding them, at each of its 1.1 M calls
+        in bench/callgrind_ir.py's workload.
+
+        A save may be dropped only where every save slot of the register is known and below the
+        entry's SP (in the frame the function made): a real prologue saves there, while a false
+        entry (a label inside another function that analysis took for one) finds that function's
+        frame above its SP, and its first spill of a register looks like a save of its entry
+        value, whose reload may lie in another such fragment that it tail-calls."""
+        from recompiler.analysis.transfer import successors  # (imports the lifter's modules)
+
+        L = liveness
+        insns = self.plan.insns
+        loads = {i.addr: m for i in insns if (m := L.restore_writes(i.word))}
+        if not saves:
+            return saves, loads, 0
+        succs: dict[int, list[int]] = {}
+        writes: dict[int, int] = {}
+        for i in insns:
+            t, falls = successors(i)
+            out = [t] if t is not None and t in self.addrs else []
+            if falls:
+                out.append(i.addr + 4)
+            out += self.plan.jump_tables.get(i.addr, [])
+            d = self.plan.direct_tables.get(i.addr)
+            if d is not None:
+                out += [a for a in d.targets if a is not None]
+            succs[i.addr] = [a for a in out if a in self.addrs]
+            try:
+                writes[i.addr] = effects.declare(i).writes
+            except Exception:  # a lifter bug, reported where the lift declares it
+                writes[i.addr] = L.ALL
+        frame = L.frame_offsets(insns, succs, writes, self.plan.entry)
+        cs = [L.Chunk(i.addr, 0, 0, succs[i.addr], writes=writes[i.addr]) for i in insns]
+        written = L.may_written_before(cs, {})
+        words = {i.addr: i.word for i in insns}
+        slot = {a: L.slot_offsets(words[a], *frame.get(a, (None, None))) for a in {*saves, *loads}}
+        own: dict[int, set[int]] = {}
+        unknown = 0
+        for a, m in saves.items():
+            for bit, off in slot[a].items():
+                if bit & m & ~written.get(a, L.ALL):  # the entry value: a save
+                    if off is None:
+                        unknown |= bit
+                    else:
+                        own.setdefault(bit, set()).add(off)
+        firm = 0
+        for bit, offs in own.items():
+            if not bit & unknown and max(offs) < 0:
+                firm |= bit
+
+        huge = len(insns) > FRAME_SAVES_MAX_INSNS
+
+        def counted(a: int, m: int, load: bool) -> int:
+            if huge:  # every store and load of them counts, as before
+                return m
+            out = 0
+            for bit, off in slot[a].items():
+                if bit & m and (bit & unknown or bit not in own or (off in own[bit] if off is not None else load)):
+                    out |= bit
+            return out
+
+        kept = {a: r for a, m in saves.items() if (r := counted(a, m, False))}
+        return kept, {a: r for a, m in loads.items() if (r := counted(a, m, True))}, firm
 
     def _owned(self, saves: dict[int, int] | None = None) -> int:
         """Every callee-saved register the function saves (``self.saves`` by default)."""

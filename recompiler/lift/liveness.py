@@ -215,8 +215,99 @@ _RESTORE_ONE = {
 
 def restore_writes(word: int) -> int:
     """The callee-saved registers an instruction loads from a stack slot (base SP or X29): an
-    epilogue's restore of what the prologue saved (see ``save_reads``)."""
+    epilogue's restore of what the prologue saved (see ``save_reads``), or a reload of a spill
+    (``frame_saves`` tells them apart)."""
     return _slot_regs(word, _RESTORE_PAIR, _RESTORE_ONE)
+
+
+def _sext(v: int, bits: int) -> int:
+    return v - (1 << bits) if v >> (bits - 1) & 1 else v
+
+
+def slot_offsets(word: int, sp: int | None, fp: int | None) -> dict[int, int | None]:
+    """For a save or restore shape (``save_reads``, ``restore_writes``): each callee-saved
+    register it stores or loads -> the slot's offset from the entry's SP, given SP and X29 before
+    it as such offsets (None: unknown; then the slot is too)."""
+    regs = _slot_regs(word, _SAVE_PAIR, _SAVE_ONE) | _slot_regs(word, _RESTORE_PAIR, _RESTORE_ONE)
+    if not regs:
+        return {}
+    base = sp if (word >> 5) & 31 == 31 else fp
+    rt, rt2 = word & 31, (word >> 10) & 31
+    fp_reg = bool(word >> 26 & 1)
+    if (word >> 27) & 7 == 5:  # a pair: Rt at the address, Rt2 8 bytes above
+        idx = (word >> 23) & 3
+        off = 0 if idx == 1 else _sext((word >> 15) & 0x7F, 7) << 3
+        places = [(rt, off), (rt2, off + 8)]
+    elif (word >> 24) & 1:  # unsigned offset
+        places = [(rt, ((word >> 10) & 0xFFF) << 3)]
+    else:  # pre-index (the address moved) or post-index (the address as it was)
+        places = [(rt, _sext((word >> 12) & 0x1FF, 9) if (word >> 10) & 3 == 3 else 0)]
+    out: dict[int, int | None] = {}
+    for r, off in places:
+        bit = vbit(r) if fp_reg else xbit(r)
+        if bit & regs:
+            out[bit] = None if base is None else base + off
+    return out
+
+
+def frame_offsets(
+    insns: list, succs: dict[int, list[int]], writes: dict[int, int], entry: int
+) -> dict[int, tuple[int | None, int | None]]:
+    """SP and X29 before each instruction (by address), as offsets from SP at the function's
+    entry (None: unknown), forward over ``succs`` (every successor of each instruction inside
+    the function).  Modelled: ``add``/``sub`` of an immediate to SP or X29 from SP or X29
+    (``sub sp, sp, #n``, ``mov x29, sp``), the base write-back of pre- and post-indexed loads
+    and stores; calls and SVCs keep both (AAPCS64); any other write of either (``writes``:
+    declared effects) makes it unknown, and so does a join of different values.  An
+    instruction no path from the entry reaches has no entry."""
+    by_addr = {i.addr: i for i in insns}
+    state: dict[int, tuple[int | None, int | None]] = {}
+    work = []
+    if entry in by_addr:
+        state[entry] = (0, None)
+        work.append(entry)
+    while work:
+        a = work.pop()
+        out = _frame_step(by_addr[a], state[a], writes.get(a, ALL))
+        for t in succs.get(a, ()):
+            if t not in by_addr:
+                continue
+            new = out if t not in state else _join_frame(state[t], out)
+            if state.get(t) != new:
+                state[t] = new
+                work.append(t)
+    return state
+
+
+def _join_frame(a: tuple, b: tuple) -> tuple:
+    return tuple(x if x == y else None for x, y in zip(a, b))
+
+
+def _frame_step(i, st: tuple[int | None, int | None], writes: int) -> tuple[int | None, int | None]:
+    """(SP, X29) after instruction ``i`` (``frame_offsets``)."""
+    sp, fp = st
+    w = writes & (xbit(SP_BIT) | xbit(29))
+    if i.name in ("BL", "BLR", "SVC") or not w:
+        return st
+    f = i.f
+    val = {31: sp, 29: fp}
+    new: dict[int, int | None] = {}
+    if i.group == "ADDSUB_imm" and not f["S"] and f["sf"] and f["Rd"] in (29, 31):
+        b = val.get(f["Rn"])
+        imm = f["imm12"] << (12 if f["sh"] else 0)
+        new[f["Rd"]] = None if b is None else b + (-imm if f["op"] else imm)
+    elif i.group in ("LDST_imm9", "LDST_pair") and f["idx"] in (1, 3) and f["Rn"] in (29, 31):
+        b = val[f["Rn"]]
+        if i.group == "LDST_pair":
+            delta = _sext(f["imm7"], 7) << (2 + (f["opc"] if f["V"] else f["opc"] >> 1))
+        else:
+            delta = _sext(f["imm9"], 9)
+        new[f["Rn"]] = None if b is None else b + delta
+        # a load into the other of SP/X29 (``ldp x29, x30, [sp], #16``): unknown, below
+    for r, bit in ((31, xbit(SP_BIT)), (29, xbit(29))):
+        if bit & w and r not in new:
+            new[r] = None
+    return new.get(31, sp), new.get(29, fp)
 
 
 def must_written(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:

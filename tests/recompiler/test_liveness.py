@@ -12,6 +12,7 @@ from recompiler.lift import liveness as L
 from recompiler.lift.emitter import SIG, FunctionEmitter, FunctionPlan
 from recompiler.decode import decode
 from recompiler.lift import HANDLERS
+from recompiler.lift.facts import FRAME_SAVES_MAX_INSNS
 
 
 def x(n: int) -> int:
@@ -423,3 +424,72 @@ def test_a_tables_case_in_another_function_reads_what_that_function_reads():
     assert "s->x[19]" not in store, store
     # the case in g still tail-calls it with every local stored
     assert "MUSTTAIL return F_400200" in code[f] and "STORE_ALL" in code[f]
+
+
+# f: stp x29, x30, [sp, #-48]! ; stp x20, x19, [sp, #32] (the saves: entry SP -16 and -8) ;
+#    mov x29, sp ; mov x19, x0 ; mov x20, x1 ; stp x19, x20, [sp, #16] (a spill: -32, -24) ;
+#    bl other ; ldp x19, x20, [x29, #16] (its reload) ; add x0, x0, x19 ; add x0, x0, x20 ;
+#    ldp x20, x19, [sp, #32] ; ldp x29, x30, [sp], #48 ; ret
+_SPILLS = [0xA9BD7BFD, 0xA9024FF4, 0x910003FD, 0xAA0003F3, 0xAA0103F4, 0xA90153F3, None, 0xA94153B3]
+_SPILLS += [0x8B130000, 0x8B140000, 0xA9424FF4, 0xA8C37BFD, 0xD65F03C0]
+
+
+@pytest.mark.parametrize(
+    "case,kept",
+    [
+        ("spill", []),
+        # ldr x19, [sp, #40] instead of the reload: X19's own save slot, read (its entry value)
+        ("reads its save slot", [19]),
+        # mov sp, x2 before the spill (an alloca): the spill's slot unknown, but a store of a
+        # written value is never a save; its reload from X29 (still known) no restore
+        ("sp unknown", []),
+        # the same with the reload from SP (ldp x19, x20, [sp, #16]): its slot unknown, it may
+        # read the save slots, and its values are read
+        ("sp unknown, reload from sp", [19, 20]),
+        # the spill of the first case in a function of over 4,096 instructions (nops after the
+        # spill): there every spill still counts (facts.FRAME_SAVES_MAX_INSNS)
+        ("huge", [19, 20]),
+    ],
+)
+def test_a_spill_of_a_callee_saved_register_is_no_save_and_its_reload_no_restore(case, kept):
+    # An interpreter keeps its own values in X19-X28 and spills and reloads them in its frame
+    # (QuickJS's JS_CallInternal: ldp x26, x21, [x29, #-0x48]).  Only a store of the entry value
+    # is a save and only a load from that slot a restore (liveness.frame_offsets follows SP and
+    # X29 from the entry): a spill and its reload kept every save of the register before.
+    f, other = 0x400000, 0x400200
+    body = list(_SPILLS)
+    if case == "reads its save slot":
+        body[7] = 0xF94017F3
+    elif case.startswith("sp unknown"):
+        if case.endswith("from sp"):
+            body[7] = 0xA94153F3
+        body.insert(5, 0x9100005F)
+    elif case == "huge":
+        body[6:6] = [0xD503201F] * FRAME_SAVES_MAX_INSNS
+    at = body.index(None)
+    body[at] = 0x94000000 | ((other - (f + 4 * at)) >> 2)  # bl other
+    code = _lift_program({f: body, other: [0xD65F03C0]})[f]
+    fn = code[code.index(f"NxRet F_{f:x}(") :]
+    save = fn[fn.index(f"L_{f:x}:;") :].split("\n")[2]  # stp x20, x19, [sp, #32]
+    assert [r for r in (19, 20) if f"x{r})" in save] == kept, save
+    spill = next(line for line in fn.split("\n") if "sp + 0x10ull; S64(_a, (u64)x19)" in line)
+    assert "NX_SPLIT(x20)" in spill  # the spill is stored whatever happens to the saves
+
+
+@pytest.mark.parametrize("above", [True, False])
+def test_a_save_above_the_entrys_sp_is_never_dropped(above):
+    # f: str x19, [sp, #8] (above: the caller's frame; else sub sp, sp, #16 first: its own) ;
+    #    mov x19, x0 ; bl other ; add x0, x0, x19 ; ldr x19, [sp, #8] ; (add sp, sp, #16) ; ret.
+    # A real prologue saves into the frame it made, below the entry's SP.  A store of a
+    # register's entry value above it is what a false entry (a label inside another function
+    # that analysis took for one) makes of that function's spill, whose reload may lie in
+    # another fragment: its "save" stays.
+    f, other = 0x400000, 0x400200
+    body = [0xF90007F3, 0xAA0003F3, None, 0x8B130000, 0xF94007F3, 0xD65F03C0]
+    if not above:
+        body = [0xD10043FF, *body[:-1], 0x910043FF, 0xD65F03C0]  # sub sp, sp, #16 ... add sp, sp, #16
+    at = body.index(None)
+    body[at] = 0x94000000 | ((other - (f + 4 * at)) >> 2)
+    code = _lift_program({f: body, other: [0xD65F03C0]})[f]
+    fn = code[code.index(f"NxRet F_{f:x}(") :]
+    assert ("S64(sp + 0x8ull, (u64)x19)" in fn) == above, fn[:1500]
