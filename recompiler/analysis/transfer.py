@@ -24,12 +24,11 @@ from dataclasses import dataclass, field
 
 from recompiler.analysis import expr as E
 from recompiler.decode import Insn
-from recompiler.lift.control import branch_target
+from recompiler.lift.edges import ENDS, branch_target, successors  # noqa: F401 (ENDS, successors: re-exported)
 from recompiler.lift.integer import decode_bit_masks, ones, pcrel_value, sext
 
 SP = 31
 CALL_CLOBBERS = tuple(range(19)) + (30,)
-ENDS = frozenset({"B", "BR", "RET", "BRK", "UDF"})  # never fall into the next instruction
 # forms outside the integer groups that write a general register (conversions, UMOV/SMOV)
 _FP_TO_GPR = {"FP_INT", "FP_INT_H", "FJCVTZS", "FP_FIX_CONV", "SIMD_copy", "MRS"}
 _FLAG_SETTERS = {"CCMP_reg", "CCMP_imm", "FP_CMP", "FP_CCMP", "FP_CMP_H", "FP_CCMP_H", "MSR_reg", "MSR_imm"}
@@ -413,11 +412,3 @@ def edge_refine(st: State, i: Insn, taken: bool) -> None:
         v = E.strip(st.regs[i.f["Rt"]] if i.f["Rt"] != 31 else E.const(0))
         if E.cval(v) is None and E.TOP not in E.leaves(v):
             st.bounds[v] = 0
-
-
-def successors(i: Insn) -> tuple[int | None, bool]:
-    """(the direct branch target of ``i`` or None, whether ``i`` may fall through)."""
-    n = i.name
-    t = branch_target(i) if n != "BL" else None
-    ends = n in ENDS or i.form is None or (i.group == "BCOND" and i.f["cond"] >> 1 == 7)
-    return t, not ends

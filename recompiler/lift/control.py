@@ -5,24 +5,11 @@ from __future__ import annotations
 import bisect
 
 from recompiler.decode import Insn
+from recompiler.lift.edges import branch_target
 from recompiler.lift.emitter import FunctionEmitter
-from recompiler.lift.integer import sext
 from recompiler.lift.liveness import xbit
 
 M64 = (1 << 64) - 1
-
-
-def branch_target(i: Insn) -> int | None:
-    """Direct branch target of ``i`` (B, BL, B.cond, CBZ/CBNZ, TBZ/TBNZ), else None."""
-    f = i.f
-    n = i.group  # CBZ/CBNZ, TBZ/TBNZ: their groups
-    if n in ("B", "BL"):
-        return (i.addr + sext(f["imm26"], 26) * 4) & M64
-    if n in ("CBZ", "BCOND"):
-        return (i.addr + sext(f["imm19"], 19) * 4) & M64
-    if n == "TBZ":
-        return (i.addr + sext(f["imm14"], 14) * 4) & M64
-    return None
 
 
 def h_b(em: FunctionEmitter, i: Insn) -> bool:

@@ -123,10 +123,195 @@ class FunctionPlan:
     resume_twin: bool = False  # filled by the emitter: resume points enter rname(entry)
 
 
-class FunctionEmitter(FunctionFacts, FunctionWrapper):
+class TableDispatch:
+    """Jump tables' dispatch, a mixin of ``FunctionEmitter``: shared tables whose cases are in
+    other functions, label arrays entered by a computed goto, and the C of a table's base and
+    loaded index."""
+
+    def shared_table(self, targets: list[int]) -> str:
+        """Label of the dispatch of this table: a host label per guest address in a dense array
+        indexed by (target - lowest) / 4, so a computed goto is one bounds check and one
+        indirect jump as in native code (a switch over sparse guest addresses becomes a tree of
+        compares, ~7 mispredictable branches per dispatch of Lua's interpreter).  Each BR site
+        repeats that jump (``dense_gotos``, put in place of ``goto JT_n;`` after liveness): an
+        interpreter's handlers each end in their own indirect jump, predicted from the handler
+        it leaves, as native threaded code does; one shared jump predicted every opcode from
+        one site.  The site's out-of-range index goes to the ``_miss`` entry, branch-free.
+        Targets outside this function, or tables spread too thin, use a switch; anything else
+        goes to nx_jump."""
+        key = tuple(targets)
+        if key not in self.shared:
+            n = len(self.shared)
+            label = f"JT_{n}"
+            self.shared[key] = label
+            # None: a target in another function (a tail call, which may read anything)
+            self.shared_targets[label] = (
+                [a for a in targets if a in self.addrs] if all(a in self.addrs for a in targets) else None
+            )
+            local = [a for a in targets if a in self.addrs and a % 4 == 0]
+            other = [a for a in targets if a not in local]
+            lines = []
+            if local and (max(local) - min(local)) // 4 < _DENSE_SLOTS:
+                lo = min(local)
+                slots = (max(local) - lo) // 4 + 1
+                for a in local:
+                    self.labels.add(a)
+                inits = ", ".join(f"[{(a - lo) // 4}] = &&L_{a:x}" for a in local)
+                # one null slot past the end: the rotate puts a misaligned offset's low bits on
+                # top, so every bad target indexes past the last slot
+                self.dense_tabs[label] = f"  static void *const _tab{n}[{slots + 1}] = {{ {inits} }};"
+                self.dense_gotos[label] = f"NX_JT_GO(_tab{n}, {lo:#x}ull, {slots}u, {label}_miss);"
+                lines.append(f" {label}: {self.dense_gotos[label]}")
+                lines.append(f" {label}_miss:;")
+            else:
+                other = targets
+            if other:
+                self.in_shared = True
+                cases = " ".join(f"case {a:#x}ull: {self.goto(a)}" for a in other)
+                self.in_shared = False
+                lines.append(f"  switch (_jt) {{ {cases} default: break; }}")
+                self.other_cases[label] = lines[-1]
+            lines.append(f"  {{ STORE_INDIRECT; s->pc = _jt; MUSTTAIL return nx_jump{ARGS}; }}")
+            # (full_exit: only where that fallback can run, ``table_falls_back``, known once
+            # every site of the table is lifted)
+            if not lines[0].startswith(f" {label}:"):
+                lines[0] = f" {label}:" + lines[0][1:]
+            self.shared_blocks.append("\n".join(lines))
+        return self.shared[key]
+
+    def direct_goto(self, label: str, d: DirectTable) -> str:
+        """The C of a BR through ``d``: where its guards hold, one indirect jump through a
+        label array indexed by the masked register (the guest's load of the target and the
+        lookup of that address are left to the miss path, ``label``, which the array's empty
+        entries also reach); ``_jt`` holds the guest's target for that path.
+
+        In game.so (position-independent) each jump is ``jmp *(%reg,%idx,8)`` after a
+        ``lea _dtabN(%rip), %reg`` that clang rematerialises at the site when no register is
+        free to hold the base across the loop (Lua's luaV_execute; QuickJS's JS_CallInternal
+        keeps it in r15 at most sites); native Lua, a static non-PIE executable, jumps through
+        the table's absolute address.  Measured against it (callgrind, Lua n-body): the base
+        in a variable made opaque by an empty asm is spilled, so the lea becomes a reload of
+        the spill (lea -11.0 M, ``(%rsp)`` loads +12.8 M); int32 offsets from a label need
+        two rip-relative anchors and an add; a switch is lea, movslq, add and an indirect
+        jump; ``-fno-pic`` is refused by zig's clang and would need text relocations."""
+        key = (label, d)
+        if key not in self.direct_tabs:
+            n = len(self.direct_tabs)
+            name = f"_dtab{n}"
+            self.direct_tabs[key] = name
+            # an entry outside the function: the guest's own target, computed again from the
+            # registers the array was indexed with (they hold the same values there), then the
+            # general path (which stores every register: they all stay live at each dispatch);
+            # an entry that is not code: a fatal error, which keeps nothing live
+            inits = ", ".join(
+                f"[{k}] = &&L_{a:x}" if a in self.addrs else f"[{k}] = &&JF_{n}" if a is None else f"[{k}] = &&JD_{n}"
+                for k, a in enumerate(d.targets)
+            )
+            for a in d.targets:
+                if a in self.addrs:
+                    self.labels.add(a)
+            self.dense_tabs[name] = f"  static void *const {name}[{d.mask + 1}] = {{ {inits} }};"
+            if any(a is not None and a not in self.addrs for a in d.targets):
+                self.shared_blocks.append(f" JD_{n}: _jt = {self._expr_c(d.expr)}; goto {label};")
+            if None in d.targets:
+                self.shared_blocks.append(
+                    f" JF_{n}: nx_bad_table_entry(s, {self.x(d.reg)} & {d.mask:#x}ull, {self._expr_c(d.expr)});"
+                )
+        name = self.direct_tabs[key]
+        conds = [f"{self.x(r)} == {v:#x}ull" for r, v in d.guards]
+        if d.loaded:
+            # the BR's register is the entry an LDR of its block read from base + index * 8
+            # (_entry_load, once the labels are known: "_TBASE_" names that LDR's base): with
+            # the base the table's and the index in range, it is that slot
+            base = self._table_base(d)
+            if base is None or not self.live:
+                return ""
+            conds += [f"_TBASE_ == {self._expr_c(base)}", f"{self.x(d.reg)} <= {d.mask:#x}ull"]
+            text = f"if (LIKELY({' && '.join(conds)})) goto *{name}[{self.x(d.reg)}]; "
+            self.loaded_sites.append((len(self.records) - 1, text, d))
+            return text
+        cond = " && ".join(conds) or "1"
+        return f"if (LIKELY({cond})) goto *{name}[{self.x(d.reg)} & {d.mask:#x}ull]; "
+
+    @staticmethod
+    def _table_base(d: DirectTable) -> tuple | None:
+        """The base of a loaded-index table: ``d.expr`` is the 8-byte load of base + index * 8
+        (the index zero-extended from 32 bits or not), the base a constant or a register."""
+        e = d.expr
+        if not e or e[0] != "load" or e[1] != 8 or e[3][0] != "add":
+            return None
+        for base, scaled in ((e[3][1], e[3][2]), (e[3][2], e[3][1])):
+            if scaled[0] != "shl" or scaled[2] != 3 or base[0] not in ("const", "reg"):
+                continue
+            idx = scaled[1]
+            if idx[0] == "ext" and idx[1] in (2, 3):  # UXTW, UXTX
+                idx = idx[2]
+            if idx == ("reg", d.reg):
+                return base
+        return None
+
+    def _entry_load(self, k: int, d: DirectTable) -> int | None:
+        """Where the BR at instruction ``k`` takes its target from an ``LDR Xt, [Xn, Wm/Xm,
+        UXTW/LSL #3]`` with ``d.reg`` as Xm, in straight-line code no label enters after that
+        load and in which nothing writes Xt or Xm (register effects from ``effects.scan``):
+        then its target is the entry that index selects (memory the program cannot write),
+        whichever value analysis named it.  The LDR's base register, else None."""
+        rn = self.plan.insns[k].f["Rn"]
+        between = 0  # registers written after the load, up to the BR
+        for j in range(k - 1, max(-1, k - 64), -1):
+            rec, nxt, ins = self.records[j], self.records[j + 1], self.plan.insns[j]
+            if nxt.addr in self.labels or nxt.addr == self.plan.entry or nxt.addr != rec.addr + 4 or not rec.falls:
+                return None
+            if rec.call is not None or rec.svc or rec.jump_out or rec.tables or rec.fatal:
+                return None
+            if rec.writes >> rn & 1:
+                f = ins.f
+                ok = (
+                    ins.group == "LDST_regoff"
+                    and (f["size"], f["V"], f["opc"], f["S"]) == (3, 0, 1, 1)
+                    and f["option"] in (2, 3)
+                    and f["Rt"] == rn
+                    and f["Rm"] == d.reg
+                    and f["Rn"] != 31
+                    and rn not in (f["Rn"], f["Rm"])
+                    and rec.writes == 1 << rn
+                    and not between & (1 << f["Rn"] | 1 << f["Rm"])
+                )
+                return f["Rn"] if ok else None
+            between |= rec.writes
+        return None
+
+    def _expr_c(self, e: tuple) -> str:
+        """C of one of analysis's symbolic values (``analyse.Analyser.jump_table``)."""
+        k = e[0]
+        if k == "const":
+            return f"{e[1]:#x}ull"
+        if k == "reg":
+            return f"(u64){self.x(e[1])}"
+        if k == "add":
+            return f"({self._expr_c(e[1])} + {self._expr_c(e[2])})"
+        if k == "shl":
+            return f"({self._expr_c(e[1])} << {e[2]})"
+        if k == "mask":
+            return f"({self._expr_c(e[1])} & {e[2]:#x}ull)"
+        if k == "ext":
+            bits = (8, 16, 32, 64)[e[1] & 3]
+            v = self._expr_c(e[2])
+            if bits == 64:
+                return v
+            return f"(u64)(i64)(i{bits})(u{bits}){v}" if e[1] & 4 else f"(u64)(u{bits}){v}"
+        if k == "load":
+            size, signed, addr = e[1], e[2], self._expr_c(e[3])
+            v = f"L{size * 8}({addr})"
+            return f"(u64)(i64)(i{size * 8}){v}" if signed and size < 8 else f"(u64){v}"
+        raise ValueError(f"no C for symbolic value {e!r}")
+
+
+class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
     """Emitting: the registers, control flow and jump tables handlers write through, and the
     loop over the function's instructions (``emit``); the facts (``facts.py``) and the C
-    function around the body (``wrap.py``) are its mixins."""
+    function around the body (``wrap.py``) and the tables' dispatch (``TableDispatch``) are its
+    mixins."""
 
     def __init__(
         self,
@@ -376,184 +561,6 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper):
         if (c := self._here()) is not None:
             c.ret, c.ret_marker = self.n_rets, store
         self.n_rets += 1
-
-    def shared_table(self, targets: list[int]) -> str:
-        """Label of the dispatch of this table: a host label per guest address in a dense array
-        indexed by (target - lowest) / 4, so a computed goto is one bounds check and one
-        indirect jump as in native code (a switch over sparse guest addresses becomes a tree of
-        compares, ~7 mispredictable branches per dispatch of Lua's interpreter).  Each BR site
-        repeats that jump (``dense_gotos``, put in place of ``goto JT_n;`` after liveness): an
-        interpreter's handlers each end in their own indirect jump, predicted from the handler
-        it leaves, as native threaded code does; one shared jump predicted every opcode from
-        one site.  The site's out-of-range index goes to the ``_miss`` entry, branch-free.
-        Targets outside this function, or tables spread too thin, use a switch; anything else
-        goes to nx_jump."""
-        key = tuple(targets)
-        if key not in self.shared:
-            n = len(self.shared)
-            label = f"JT_{n}"
-            self.shared[key] = label
-            # None: a target in another function (a tail call, which may read anything)
-            self.shared_targets[label] = (
-                [a for a in targets if a in self.addrs] if all(a in self.addrs for a in targets) else None
-            )
-            local = [a for a in targets if a in self.addrs and a % 4 == 0]
-            other = [a for a in targets if a not in local]
-            lines = []
-            if local and (max(local) - min(local)) // 4 < _DENSE_SLOTS:
-                lo = min(local)
-                slots = (max(local) - lo) // 4 + 1
-                for a in local:
-                    self.labels.add(a)
-                inits = ", ".join(f"[{(a - lo) // 4}] = &&L_{a:x}" for a in local)
-                # one null slot past the end: the rotate puts a misaligned offset's low bits on
-                # top, so every bad target indexes past the last slot
-                self.dense_tabs[label] = f"  static void *const _tab{n}[{slots + 1}] = {{ {inits} }};"
-                self.dense_gotos[label] = f"NX_JT_GO(_tab{n}, {lo:#x}ull, {slots}u, {label}_miss);"
-                lines.append(f" {label}: {self.dense_gotos[label]}")
-                lines.append(f" {label}_miss:;")
-            else:
-                other = targets
-            if other:
-                self.in_shared = True
-                cases = " ".join(f"case {a:#x}ull: {self.goto(a)}" for a in other)
-                self.in_shared = False
-                lines.append(f"  switch (_jt) {{ {cases} default: break; }}")
-                self.other_cases[label] = lines[-1]
-            lines.append(f"  {{ STORE_INDIRECT; s->pc = _jt; MUSTTAIL return nx_jump{ARGS}; }}")
-            # (full_exit: only where that fallback can run, ``table_falls_back``, known once
-            # every site of the table is lifted)
-            if not lines[0].startswith(f" {label}:"):
-                lines[0] = f" {label}:" + lines[0][1:]
-            self.shared_blocks.append("\n".join(lines))
-        return self.shared[key]
-
-    def direct_goto(self, label: str, d: DirectTable) -> str:
-        """The C of a BR through ``d``: where its guards hold, one indirect jump through a
-        label array indexed by the masked register (the guest's load of the target and the
-        lookup of that address are left to the miss path, ``label``, which the array's empty
-        entries also reach); ``_jt`` holds the guest's target for that path.
-
-        In game.so (position-independent) each jump is ``jmp *(%reg,%idx,8)`` after a
-        ``lea _dtabN(%rip), %reg`` that clang rematerialises at the site when no register is
-        free to hold the base across the loop (Lua's luaV_execute; QuickJS's JS_CallInternal
-        keeps it in r15 at most sites); native Lua, a static non-PIE executable, jumps through
-        the table's absolute address.  Measured against it (callgrind, Lua n-body): the base
-        in a variable made opaque by an empty asm is spilled, so the lea becomes a reload of
-        the spill (lea -11.0 M, ``(%rsp)`` loads +12.8 M); int32 offsets from a label need
-        two rip-relative anchors and an add; a switch is lea, movslq, add and an indirect
-        jump; ``-fno-pic`` is refused by zig's clang and would need text relocations."""
-        key = (label, d)
-        if key not in self.direct_tabs:
-            n = len(self.direct_tabs)
-            name = f"_dtab{n}"
-            self.direct_tabs[key] = name
-            # an entry outside the function: the guest's own target, computed again from the
-            # registers the array was indexed with (they hold the same values there), then the
-            # general path (which stores every register: they all stay live at each dispatch);
-            # an entry that is not code: a fatal error, which keeps nothing live
-            inits = ", ".join(
-                f"[{k}] = &&L_{a:x}" if a in self.addrs else f"[{k}] = &&JF_{n}" if a is None else f"[{k}] = &&JD_{n}"
-                for k, a in enumerate(d.targets)
-            )
-            for a in d.targets:
-                if a in self.addrs:
-                    self.labels.add(a)
-            self.dense_tabs[name] = f"  static void *const {name}[{d.mask + 1}] = {{ {inits} }};"
-            if any(a is not None and a not in self.addrs for a in d.targets):
-                self.shared_blocks.append(f" JD_{n}: _jt = {self._expr_c(d.expr)}; goto {label};")
-            if None in d.targets:
-                self.shared_blocks.append(
-                    f" JF_{n}: nx_bad_table_entry(s, {self.x(d.reg)} & {d.mask:#x}ull, {self._expr_c(d.expr)});"
-                )
-        name = self.direct_tabs[key]
-        conds = [f"{self.x(r)} == {v:#x}ull" for r, v in d.guards]
-        if d.loaded:
-            # the BR's register is the entry an LDR of its block read from base + index * 8
-            # (_entry_load, once the labels are known: "_TBASE_" names that LDR's base): with
-            # the base the table's and the index in range, it is that slot
-            base = self._table_base(d)
-            if base is None or not self.live:
-                return ""
-            conds += [f"_TBASE_ == {self._expr_c(base)}", f"{self.x(d.reg)} <= {d.mask:#x}ull"]
-            text = f"if (LIKELY({' && '.join(conds)})) goto *{name}[{self.x(d.reg)}]; "
-            self.loaded_sites.append((len(self.records) - 1, text, d))
-            return text
-        cond = " && ".join(conds) or "1"
-        return f"if (LIKELY({cond})) goto *{name}[{self.x(d.reg)} & {d.mask:#x}ull]; "
-
-    @staticmethod
-    def _table_base(d: DirectTable) -> tuple | None:
-        """The base of a loaded-index table: ``d.expr`` is the 8-byte load of base + index * 8
-        (the index zero-extended from 32 bits or not), the base a constant or a register."""
-        e = d.expr
-        if not e or e[0] != "load" or e[1] != 8 or e[3][0] != "add":
-            return None
-        for base, scaled in ((e[3][1], e[3][2]), (e[3][2], e[3][1])):
-            if scaled[0] != "shl" or scaled[2] != 3 or base[0] not in ("const", "reg"):
-                continue
-            idx = scaled[1]
-            if idx[0] == "ext" and idx[1] in (2, 3):  # UXTW, UXTX
-                idx = idx[2]
-            if idx == ("reg", d.reg):
-                return base
-        return None
-
-    def _entry_load(self, k: int, d: DirectTable) -> int | None:
-        """Where the BR at instruction ``k`` takes its target from an ``LDR Xt, [Xn, Wm/Xm,
-        UXTW/LSL #3]`` with ``d.reg`` as Xm, in straight-line code no label enters after that
-        load and in which nothing writes Xt or Xm (register effects from ``effects.scan``):
-        then its target is the entry that index selects (memory the program cannot write),
-        whichever value analysis named it.  The LDR's base register, else None."""
-        rn = self.plan.insns[k].f["Rn"]
-        between = 0  # registers written after the load, up to the BR
-        for j in range(k - 1, max(-1, k - 64), -1):
-            rec, nxt, ins = self.records[j], self.records[j + 1], self.plan.insns[j]
-            if nxt.addr in self.labels or nxt.addr == self.plan.entry or nxt.addr != rec.addr + 4 or not rec.falls:
-                return None
-            if rec.call is not None or rec.svc or rec.jump_out or rec.tables or rec.fatal:
-                return None
-            if rec.writes >> rn & 1:
-                f = ins.f
-                ok = (
-                    ins.group == "LDST_regoff"
-                    and (f["size"], f["V"], f["opc"], f["S"]) == (3, 0, 1, 1)
-                    and f["option"] in (2, 3)
-                    and f["Rt"] == rn
-                    and f["Rm"] == d.reg
-                    and f["Rn"] != 31
-                    and rn not in (f["Rn"], f["Rm"])
-                    and rec.writes == 1 << rn
-                    and not between & (1 << f["Rn"] | 1 << f["Rm"])
-                )
-                return f["Rn"] if ok else None
-            between |= rec.writes
-        return None
-
-    def _expr_c(self, e: tuple) -> str:
-        """C of one of analysis's symbolic values (``analyse.Analyser.jump_table``)."""
-        k = e[0]
-        if k == "const":
-            return f"{e[1]:#x}ull"
-        if k == "reg":
-            return f"(u64){self.x(e[1])}"
-        if k == "add":
-            return f"({self._expr_c(e[1])} + {self._expr_c(e[2])})"
-        if k == "shl":
-            return f"({self._expr_c(e[1])} << {e[2]})"
-        if k == "mask":
-            return f"({self._expr_c(e[1])} & {e[2]:#x}ull)"
-        if k == "ext":
-            bits = (8, 16, 32, 64)[e[1] & 3]
-            v = self._expr_c(e[2])
-            if bits == 64:
-                return v
-            return f"(u64)(i64)(i{bits})(u{bits}){v}" if e[1] & 4 else f"(u64)(u{bits}){v}"
-        if k == "load":
-            size, signed, addr = e[1], e[2], self._expr_c(e[3])
-            v = f"L{size * 8}({addr})"
-            return f"(u64)(i64)(i{size * 8}){v}" if signed and size < 8 else f"(u64){v}"
-        raise ValueError(f"no C for symbolic value {e!r}")
 
     # ---- emission -------------------------------------------------------------------
     def emit(self, handlers: dict, defer: bool = False) -> T.CText | str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from recompiler.decode import Insn
 from recompiler.lift import effects, interproc, liveness
 from recompiler.lift import template as T
+from recompiler.lift.edges import successors
 from recompiler.lift.result import Lifted, Mem
 from recompiler.lift.signature import CALLER_SAVED
 
@@ -427,8 +428,6 @@ class FunctionFacts:
         entry (a label inside another function that analysis took for one) finds that function's
         frame above its SP, and its first spill of a register looks like a save of its entry
         value, whose reload may lie in another such fragment that it tail-calls."""
-        from recompiler.analysis.transfer import successors  # (imports the lifter's modules)
-
         L = liveness
         insns = self.plan.insns
         loads = {i.addr: m for i in insns if (m := L.restore_writes(i.word))}

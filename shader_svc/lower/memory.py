@@ -151,7 +151,86 @@ def sub_word_ir(b: Block, space: str, addr: Value, size: int, reg: int, load: bo
     return True
 
 
-class Memory(LowerBase):
+class Shared64(LowerBase):
+    """Mixin of ``Memory``: shared memory as 64-bit words, for programs with a 64-bit shared
+    atomic (the comment below)."""
+
+    # --- 64-bit words of shared memory (issue 31; shader-mem) ----------------------------------
+    # A program with a 64-bit shared-memory atomic declares its shared memory as 64-bit words
+    # (Vulkan has no aliasing of workgroup memory without VK_KHR_workgroup_memory_explicit_layout,
+    # which lavapipe 22.3 lacks), so that atomic is the device's own (shaderSharedInt64Atomics).
+    # Its 32-bit accesses then reach half a word (``Half``): a load reads the u64 and takes the
+    # half; a store or a 32-bit atomic is a compare-exchange loop on the u64 that replaces only
+    # that half (a neighbour's concurrent store to the other half lands too).  Programs without
+    # one keep 32-bit words.
+    def _wide_shared(self) -> bool:
+        got = self.__dict__.get("_wide_shared_v")
+        if got is None:
+            got = self._wide_shared_v = any(wide_shared_atomic(i) for i in self.insts)
+        return got
+
+    def _shared64_var(self) -> tuple[int, int]:
+        if "shared64" not in self.vars_global:
+            m, E = self.m, self.m.E
+            wg = E("StorageClass", "Workgroup")
+            arr = m.type("OpTypeArray", self.u64, self.c(SHARED_WORDS // 2))
+            v = m.id()
+            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
+            self.vars_global["shared64"] = (v, m.type("OpTypePointer", wg, self.u64))
+            self.interface.append(v)
+        return self.vars_global["shared64"]
+
+    def shared_word64(self, byte_addr: int) -> int:
+        """A pointer to the u64 of shared memory holding byte address ``byte_addr`` (modulo the
+        emulated 32 KiB)."""
+        v, ptr = self._shared64_var()
+        idx = self.op(
+            "OpBitwiseAnd",
+            self.u32,
+            self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(3)),
+            self.c(SHARED_WORDS // 2 - 1),
+        )
+        return self.op("OpAccessChain", ptr, v, idx)
+
+    def _shared_half(self, byte_addr: int) -> "Half":
+        bit = self.op("OpShiftLeftLogical", self.u32, self.op("OpBitwiseAnd", self.u32, byte_addr, self.c(4)), self.c(3))
+        return Half(self.shared_word64(byte_addr), self.op("OpUConvert", self.u64, bit))
+
+    def shared_load32(self, p: "int | Half") -> int:
+        """``LoadShared32``: the word (or the half of a 64-bit word) ``SharedPtr`` named."""
+        if isinstance(p, Half):
+            v = self.op("OpLoad", self.u64, p.ptr)
+            return self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v, p.shift))
+        return self.op("OpLoad", self.u32, p)
+
+    def shared_store32(self, p: "int | Half", value: int) -> None:
+        """``StoreShared32``."""
+        if isinstance(p, Half):
+            sc, sm = self._scope(True)
+            self._atomic_loop(p, sc, sm, lambda old: value)
+            return
+        self.do("OpStore", p, value)
+
+    def atomic64_shared(self, byte_addr: int, op: str, b: int) -> int:
+        """``AtomicShared64``: the old u64 (OpAtomic* on the 64-bit word, workgroup scope)."""
+        if op not in ATOMIC64_OPS:
+            raise TypeError(f"IR: 64-bit atomic {op}")
+        self._int64_atomics()
+        sc, sm = self._scope(True)
+        return self.op(f"OpAtomic{op}", self.u64, self.shared_word64(byte_addr), sc, sm, b)
+
+    def atomic64_cas_shared(self, byte_addr: int, cmp: int, new: int) -> int:
+        self._int64_atomics()
+        sc, sm = self._scope(True)
+        return self.op("OpAtomicCompareExchange", self.u64, self.shared_word64(byte_addr), sc, sm, sm, new, cmp)
+
+    def atomic64_cast_shared(self, byte_addr: int, cmp: int, new: int) -> int:
+        """``AtomicCastShared64``: ``AtomicCastShared32`` on a 64-bit word."""
+        old = self.atomic64_cas_shared(byte_addr, cmp, new)
+        return self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, old, cmp), self.c(1), self.c(0))
+
+
+class Memory(Shared64):
     """Mixin: the SPIR-V of the memory spaces and the atomics (module docstring);
     ``ir/to_spirv.py`` calls these for the IR rows."""
 
@@ -578,80 +657,6 @@ class Memory(LowerBase):
         if space == "local":
             return local
         return self.op("OpLogicalNot", b_, self.op("OpLogicalOr", b_, shared, local))
-
-    # --- 64-bit words of shared memory (issue 31; shader-mem) ----------------------------------
-    # A program with a 64-bit shared-memory atomic declares its shared memory as 64-bit words
-    # (Vulkan has no aliasing of workgroup memory without VK_KHR_workgroup_memory_explicit_layout,
-    # which lavapipe 22.3 lacks), so that atomic is the device's own (shaderSharedInt64Atomics).
-    # Its 32-bit accesses then reach half a word (``Half``): a load reads the u64 and takes the
-    # half; a store or a 32-bit atomic is a compare-exchange loop on the u64 that replaces only
-    # that half (a neighbour's concurrent store to the other half lands too).  Programs without
-    # one keep 32-bit words.
-    def _wide_shared(self) -> bool:
-        got = self.__dict__.get("_wide_shared_v")
-        if got is None:
-            got = self._wide_shared_v = any(wide_shared_atomic(i) for i in self.insts)
-        return got
-
-    def _shared64_var(self) -> tuple[int, int]:
-        if "shared64" not in self.vars_global:
-            m, E = self.m, self.m.E
-            wg = E("StorageClass", "Workgroup")
-            arr = m.type("OpTypeArray", self.u64, self.c(SHARED_WORDS // 2))
-            v = m.id()
-            m.emit("types", "OpVariable", m.type("OpTypePointer", wg, arr), v, wg)
-            self.vars_global["shared64"] = (v, m.type("OpTypePointer", wg, self.u64))
-            self.interface.append(v)
-        return self.vars_global["shared64"]
-
-    def shared_word64(self, byte_addr: int) -> int:
-        """A pointer to the u64 of shared memory holding byte address ``byte_addr`` (modulo the
-        emulated 32 KiB)."""
-        v, ptr = self._shared64_var()
-        idx = self.op(
-            "OpBitwiseAnd",
-            self.u32,
-            self.op("OpShiftRightLogical", self.u32, byte_addr, self.c(3)),
-            self.c(SHARED_WORDS // 2 - 1),
-        )
-        return self.op("OpAccessChain", ptr, v, idx)
-
-    def _shared_half(self, byte_addr: int) -> "Half":
-        bit = self.op("OpShiftLeftLogical", self.u32, self.op("OpBitwiseAnd", self.u32, byte_addr, self.c(4)), self.c(3))
-        return Half(self.shared_word64(byte_addr), self.op("OpUConvert", self.u64, bit))
-
-    def shared_load32(self, p: "int | Half") -> int:
-        """``LoadShared32``: the word (or the half of a 64-bit word) ``SharedPtr`` named."""
-        if isinstance(p, Half):
-            v = self.op("OpLoad", self.u64, p.ptr)
-            return self.op("OpUConvert", self.u32, self.op("OpShiftRightLogical", self.u64, v, p.shift))
-        return self.op("OpLoad", self.u32, p)
-
-    def shared_store32(self, p: "int | Half", value: int) -> None:
-        """``StoreShared32``."""
-        if isinstance(p, Half):
-            sc, sm = self._scope(True)
-            self._atomic_loop(p, sc, sm, lambda old: value)
-            return
-        self.do("OpStore", p, value)
-
-    def atomic64_shared(self, byte_addr: int, op: str, b: int) -> int:
-        """``AtomicShared64``: the old u64 (OpAtomic* on the 64-bit word, workgroup scope)."""
-        if op not in ATOMIC64_OPS:
-            raise TypeError(f"IR: 64-bit atomic {op}")
-        self._int64_atomics()
-        sc, sm = self._scope(True)
-        return self.op(f"OpAtomic{op}", self.u64, self.shared_word64(byte_addr), sc, sm, b)
-
-    def atomic64_cas_shared(self, byte_addr: int, cmp: int, new: int) -> int:
-        self._int64_atomics()
-        sc, sm = self._scope(True)
-        return self.op("OpAtomicCompareExchange", self.u64, self.shared_word64(byte_addr), sc, sm, sm, new, cmp)
-
-    def atomic64_cast_shared(self, byte_addr: int, cmp: int, new: int) -> int:
-        """``AtomicCastShared64``: ``AtomicCastShared32`` on a 64-bit word."""
-        old = self.atomic64_cas_shared(byte_addr, cmp, new)
-        return self.op("OpSelect", self.u32, self.op("OpIEqual", self.bool, old, cmp), self.c(1), self.c(0))
 
 
 # --- 64-bit atomics, compare-and-store, address-space queries (issue 31; shader-mem) ---------
