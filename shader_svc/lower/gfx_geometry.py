@@ -162,21 +162,30 @@ class GfxGeometry(Lowering):
     def writes_layer(self) -> bool:
         return self.header.stage == "geometry" and LAYER in self.header.outputs
 
-    def _layer_state(self) -> tuple[int, int, int]:
-        """(the Private u32 holding the last Layer written, the ``Layer`` output, the layer
-        count specialisation constant), declared on first use."""
-        st = getattr(self, "_layer", None)
+    def _shadowed_output(self, attr: str, builtin: str, spec_id: int, cap: str | None = None) -> tuple[int, int, int]:
+        """(a Private u32 holding the last value written, the ``builtin`` output, a count
+        specialisation constant with ``spec_id``, default 1), declared on first use and kept in
+        ``attr``: the value is copied to the output at each emitted vertex."""
+        st = getattr(self, attr, None)
         if st is None:
             m, E = self.m, self.m.E
+            if cap:
+                m.emit("cap", "OpCapability", E("Capability", cap))
             priv = E("StorageClass", "Private")
             shadow = m.id()
             m.emit("types", "OpVariable", m.type("OpTypePointer", priv, self.u32), shadow, priv, self.c(0))
             self.interface.append(shadow)
             count = m.id()
             m.emit("types", "OpSpecConstant", self.u32, count, 1)
-            m.emit("annot", "OpDecorate", count, E("Decoration", "SpecId"), LAYER_COUNT_SPEC_ID)
-            st = self._layer = (shadow, self.builtin("Layer", "Output", self.i32), count)
+            m.emit("annot", "OpDecorate", count, E("Decoration", "SpecId"), spec_id)
+            st = (shadow, self.builtin(builtin, "Output", self.i32), count)
+            setattr(self, attr, st)
         return st
+
+    def _layer_state(self) -> tuple[int, int, int]:
+        """(the Private u32 holding the last Layer written, the ``Layer`` output, the layer
+        count specialisation constant)."""
+        return self._shadowed_output("_layer", "Layer", LAYER_COUNT_SPEC_ID)
 
     def store_layer(self, val: int) -> None:
         """``StoreLayer``."""
@@ -189,21 +198,8 @@ class GfxGeometry(Lowering):
 
     def _viewport_state(self) -> tuple[int, int, int]:
         """(the Private u32 holding the last ViewportIndex written, the ``ViewportIndex`` output,
-        the viewport count specialisation constant), declared on first use with the
-        MultiViewport capability."""
-        st = getattr(self, "_viewport", None)
-        if st is None:
-            m, E = self.m, self.m.E
-            m.emit("cap", "OpCapability", E("Capability", "MultiViewport"))
-            priv = E("StorageClass", "Private")
-            shadow = m.id()
-            m.emit("types", "OpVariable", m.type("OpTypePointer", priv, self.u32), shadow, priv, self.c(0))
-            self.interface.append(shadow)
-            count = m.id()
-            m.emit("types", "OpSpecConstant", self.u32, count, 1)
-            m.emit("annot", "OpDecorate", count, E("Decoration", "SpecId"), VIEWPORT_COUNT_SPEC_ID)
-            st = self._viewport = (shadow, self.builtin("ViewportIndex", "Output", self.i32), count)
-        return st
+        the viewport count specialisation constant), with the MultiViewport capability."""
+        return self._shadowed_output("_viewport", "ViewportIndex", VIEWPORT_COUNT_SPEC_ID, "MultiViewport")
 
     def store_viewport(self, val: int) -> None:
         """``StoreViewport``."""

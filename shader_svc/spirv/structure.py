@@ -66,14 +66,10 @@ def _rpo(succ: list[list[int]]) -> list[int]:
     return order[::-1]
 
 
-def _dominators(succ: list[list[int]], rpo: list[int]) -> dict[int, int]:
-    """Immediate dominators (Cooper, Harvey, Kennedy: "A Simple, Fast Dominance Algorithm")."""
-    index = {n: k for k, n in enumerate(rpo)}
-    preds: dict[int, list[int]] = {n: [] for n in rpo}
-    for n in rpo:
-        for s in succ[n]:
-            if s >= 0:
-                preds[s].append(n)
+def _idoms(rpo: list[int], preds: dict[int, list[int]], index: dict[int, int], acyclic: bool) -> dict[int, int]:
+    """Immediate dominators (Cooper, Harvey, Kennedy: "A Simple, Fast Dominance Algorithm"),
+    iterated until stable; an acyclic graph in reverse post-order needs one pass (every
+    predecessor comes first), and a node no path reaches is its own dominator there."""
     idom = {rpo[0]: rpo[0]}
     changed = True
     while changed:
@@ -93,37 +89,32 @@ def _dominators(succ: list[list[int]], rpo: list[int]) -> dict[int, int]:
                     while index[b] > index[a]:
                         b = idom[b]
                 new = a
+            if acyclic and new is None:
+                new = n
             if idom.get(n) != new:
                 idom[n] = new
-                changed = True
+                changed = not acyclic
     return idom
 
 
+def _dominators(succ: list[list[int]], rpo: list[int]) -> dict[int, int]:
+    """Immediate dominators of the whole CFG."""
+    index = {n: k for k, n in enumerate(rpo)}
+    preds: dict[int, list[int]] = {n: [] for n in rpo}
+    for n in rpo:
+        for s in succ[n]:
+            if s >= 0:
+                preds[s].append(n)
+    return _idoms(rpo, preds, index, acyclic=False)
+
+
 def _dominators_of(rpo: list[int], succ: dict[int, list[int]], index: dict[int, int]) -> dict[int, int]:
-    """Immediate dominators of an acyclic graph given in reverse post-order (one pass suffices:
-    every predecessor comes first)."""
+    """Immediate dominators of an acyclic graph given in reverse post-order."""
     preds: dict[int, list[int]] = {n: [] for n in rpo}
     for n in rpo:
         for s in succ[n]:
             preds[s].append(n)
-    idom = {rpo[0]: rpo[0]}
-    for n in rpo[1:]:
-        new = None
-        for p in preds[n]:
-            if p not in idom:
-                continue
-            if new is None:
-                new = p
-                continue
-            a, b = p, new
-            while a != b:
-                while index[a] > index[b]:
-                    a = idom[a]
-                while index[b] > index[a]:
-                    b = idom[b]
-            new = a
-        idom[n] = new if new is not None else n
-    return idom
+    return _idoms(rpo, preds, index, acyclic=True)
 
 
 def _dominates(idom: dict[int, int], a: int, b: int) -> bool:
