@@ -120,6 +120,11 @@ class Device:
         # of samplers alike (the spec's feature descriptions).  lavapipe 22.3 has neither.
         q12 = vk.VkPhysicalDeviceVulkan12Features()
         vk.vkGetPhysicalDeviceFeatures2(self.pd, vk.VkPhysicalDeviceFeatures2(pNext=q12))
+        # shader-nv: f32 denormals kept where the shader asks (DenormPreserve 32): a property
+        # (Vulkan 1.2 float controls), nothing to enable; NVIDIA's driver flushes them otherwise
+        p12 = vk.VkPhysicalDeviceVulkan12Properties()
+        vk.vkGetPhysicalDeviceProperties2(self.pd, vk.VkPhysicalDeviceProperties2(pNext=p12))
+        self.denorm_preserve32 = bool(p12.shaderDenormPreserveFloat32)
         self.descriptor_indexing = bool(
             descriptor_indexing and have.shaderSampledImageArrayDynamicIndexing and q12.shaderSampledImageArrayNonUniformIndexing
         )
@@ -206,6 +211,7 @@ class Device:
             (["descriptor_indexing"] if self.descriptor_indexing else [])
             + (["int64_atomics"] if self.int64 and len(self.int64_atomics) == 2 else [])
             + (["shader_clock"] if len(self.shader_clocks) == 2 else [])
+            + (["denorm_preserve32"] if self.denorm_preserve32 else [])
             + (["geometry_shader"] if self.geometry_shader else [])
         )
 

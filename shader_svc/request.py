@@ -134,7 +134,11 @@ FEATURES["memory_barrier"] = 0x2
 # shader_clock (shader-ctl2): the device has VK_KHR_shader_clock's subgroup and device clocks
 # (SR_CLOCK / SR_GLOBALTIMER read as OpReadClockKHR, lower/clock.py; without it refused by name)
 FEATURES["shader_clock"] = 0x4
-KNOWN_FEATURES = 0x1 | 0x2 | 0x4
+# denorm_preserve32 (shader-nv): the device can keep f32 denormals (Vulkan 1.2
+# shaderDenormPreserveFloat32): compute modules declare DenormPreserve 32, as CUDA's f32
+# arithmetic without .FTZ keeps them; without it a driver may flush them (NVIDIA's does)
+FEATURES["denorm_preserve32"] = 0x8
+KNOWN_FEATURES = 0x1 | 0x2 | 0x4 | 0x8
 
 
 def feature_bits(names) -> int:

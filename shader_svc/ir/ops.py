@@ -628,5 +628,5 @@ OPS.update({d.name: d for d in (OpDef("BindlessFetchDim", TEXEL, (U32,) * 5, ("d
 OPS.update({d.name: d for d in (OpDef("BindlessSampleGradArray", TEXEL, (U32,) * 8),)})
 # - ``BindlessFetchClamp`` (handle, a, b, c, level) (shader-tex): a kernel's TLD .LL.CL on a 2D
 #   (``dim`` "2d": x, y; c unused), 3D or 2D array texture of the pool of that dimension, the
-#   level (a signed integer) clamped to the texture's levels (lower/texture.py).
+#   level a signed integer: one outside the texture's levels reads 0, as an H100 does (lower/texture.py).
 OPS.update({d.name: d for d in (OpDef("BindlessFetchClamp", TEXEL, (U32,) * 5, ("dim",)),)})

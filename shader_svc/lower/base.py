@@ -26,6 +26,9 @@ from shader_svc.isa.inst import Inst
 from shader_svc.spirv import peephole
 from shader_svc.spirv.builder import Module
 from shader_svc.spirv.ids import id_slots
+from shader_svc.request import FEATURES
+
+FEATURE_DENORM_PRESERVE32 = FEATURES["denorm_preserve32"]
 
 DONE = 0xFFFFFFFF  # the dispatcher loop's "block" value after the program's end
 GLSL = {
@@ -164,6 +167,9 @@ class LowerBase:
         E = self.m.E
         self.m.emit("entry", "OpEntryPoint", E("ExecutionModel", "GLCompute"), main, "main", *self.interface)
         self.m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "LocalSize"), *self.spec.local_size)
+        if self.spec.features & FEATURE_DENORM_PRESERVE32:  # CUDA keeps f32 denormals (no .FTZ)
+            self.m.emit("cap", "OpCapability", E("Capability", "DenormPreserve"))
+            self.m.emit("execmode", "OpExecutionMode", main, E("ExecutionMode", "DenormPreserve"), 32)
 
     def _epilogue(self) -> None:
         """Code after the program's last EXIT (fragment outputs are read from registers here)."""

@@ -55,9 +55,9 @@ sm_86, 12.9 sm_53; .CL decoded: SM86 bit 77, SM53 bit 54), ``tex.2d`` .s32 to TL
 (SM53 bound: TLDS.LZ 2D).  Packing (``_tld_ir``): SM86 .SCR splits the list (coordinates, handle,
 level) as ``SCR_RA`` says (1D x | handle, 2D x, y | handle, level, 3D x, y | z, handle; bound
 2D x | y, x, y | level); without .SCR (3D / 2D array .LL) Ra the coordinates, Rb the handle then
-the level; SM53 Ra the coordinates, Rb the handle (.B) then the level.  The level is clamped to
-the texture's levels (IR row ``BindlessFetchClamp``): .CL read as "clamp the level" (not checked
-on hardware here); TLD .LL without .CL is refused.  1D textures (``tex1Dfetch`` compiles to
+the level; SM53 Ra the coordinates, Rb the handle (.B) then the level.  A level outside the
+texture's levels reads 0 (IR row ``BindlessFetchClamp``; read on an H100, shader-nv: .CL does
+not clamp the level); TLD .LL without .CL is refused.  1D textures (``tex1Dfetch`` compiles to
 ``TLD.SCR.B.LZ ... 1D``) have no pool in kernels: refused by name.  Refused by name: TXD .AOFFI
 on an array.  tex3DGrad has no TXD (neither ISA
 has a 3D TXD): ptxas emulates it with a per-quad loop of TEX.NDV, refused at decode (SM86 BMOV
@@ -340,10 +340,13 @@ class ComputeTextures(LowerBase):
         return self._on_dim_pool(dim, handle, False, lambda img, si: self.op("OpImageFetch", self.v4f, img, coord, lod, lv))
 
     def bindless_fetch_clamp(self, dim: str, handle: int, a: int, b: int, c: int, lv: int) -> int:
-        """``BindlessFetchClamp`` (shader-tex): TLD .LL.CL, OpImageFetch at the level clamped to
-        [0, levels - 1] of each pool entry (signed: a negative level reads level 0) on the pool
-        of ``dim`` ("2d": the 2D pool, x, y).  .CL's meaning is read as "clamp the level", as
-        CUDA clamps the levels of a mipmapped texture; not checked on NVIDIA hardware here."""
+        """``BindlessFetchClamp`` (shader-tex): TLD .LL.CL, OpImageFetch at a level of each pool
+        entry on the pool of ``dim`` ("2d": the 2D pool, x, y).  shader-nv, read on an H100
+        (sm_90 TLD.LL.CL, bench/nvidia_corpus.py's TLD probe, levels -8..40 on a 5-level
+        texture, under descriptor level clamps 0..4 and 0..16): a level inside [0, levels - 1]
+        reads that level, one outside reads 0 (no clamping); the fetch itself is made at the
+        level clamped into range (Vulkan leaves an out-of-range level undefined) and replaced
+        by zeros where the level is outside."""
         m = self.m
         i32 = m.type("OpTypeInt", 32, 1)
         n = 2 if dim == "2d" else 3
@@ -362,8 +365,11 @@ class ComputeTextures(LowerBase):
                 self.op("OpExtInst", i32, self.glsl, GLSL["SMin"], level, top),
                 m.const(i32, 0),
             )
-            return self.op("OpImageFetch", self.v4f, img, coord, m.E("ImageOperands", "Lod"), lvc)
+            got = self.op("OpImageFetch", self.v4f, img, coord, m.E("ImageOperands", "Lod"), lvc)
+            inside = self.op("OpIEqual", self.bool, lvc, level)
+            return self.op("OpSelect", self.v4f, inside, got, self.op("OpCompositeConstruct", self.v4f, *[zero] * 4))
 
+        zero = m.const(self.f32, 0)
         if dim == "2d":
             self.pool_vars()  # the ImageQuery capability
             return self.bindless(handle, False, self.v4f, leaf)

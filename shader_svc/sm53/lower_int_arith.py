@@ -60,14 +60,19 @@ class IntArith53(Lower53):
             t = b.op("IShl32", a, b.const_u32(sh))
         r = self.add_cc_ir(b, [t, self.val_ir(b, inst, "b")], bool(mods["X"]), cc)
         if ops["pd"]["pred"] != 7:
-            # LEA.HI's predicate: the high word of a 64-bit generic address is not 0, i.e. the
-            # address is global (shared and local windows lie below 4 GiB: ptxas builds a
-            # shared variable's generic address as c[0x0][0x0] + offset, high word 0).  Read from
-            # ptxas's own use: a generic atomic branches on it (@!P ATOMS on the low word,
-            # otherwise ATOM.E); LD/ST take it as an operand and here go by the address itself.
+            # LEA.HI's predicate: the 64-bit generic address (the shifted low word, r above it)
+            # is global, i.e. outside the shared window (ptxas builds a shared variable's generic
+            # address as c[0x0][0x0] + offset, high word 0; 16 MiB, as LD/ST's window test).
+            # Read from ptxas's own use: a generic atomic branches on it (@!P ATOMS on the low
+            # word, otherwise ATOM.E); LD/ST take it as an operand and here go by the address
+            # itself.  shader-nv: not "high word != 0": a Vulkan buffer's device address may lie
+            # below 4 GiB (NVIDIA's do), and a global atomic went to shared memory there.
             if inst.row.ir != "LEA_HI":
                 self.bad(inst, "LEA predicate output not translated yet")
-            b.set_pred(ops["pd"]["pred"], b.op("INe32", r, b.const_u32(0)))
+            lo = b.op("Trunc32", b.op("Shl64", v, b.const_u64(sh)))
+            rel = b.op("IAdd32", lo, b.op("INeg32", b.cbank_u32(0, 0x0, inst)))
+            shared = b.op("LAnd", b.op("IEq32", r, b.const_u32(0)), b.op("LNot", b.op("UGe32", rel, b.const_u32(1 << 24))))
+            b.set_pred(ops["pd"]["pred"], b.op("LNot", shared))
         self.put_ir(b, inst, r)
         ir_spirv.emit(self, b)
 

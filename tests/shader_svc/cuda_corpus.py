@@ -766,6 +766,8 @@ def check(dev, isa: int, opt: str, c: Case, k) -> Result:
         from shader_svc.request import FEATURES
 
         clock = FEATURES["shader_clock"] if dev is None or getattr(dev, "shader_clock", False) else 0
+        # shader-nv: f32 denormals kept where the device can (NVIDIA's driver flushes them otherwise)
+        clock |= FEATURES["denorm_preserve32"] if getattr(dev, "denorm_preserve32", False) else 0
         spv, res.irs = translate(isa, code, getattr(k, "cbank2", b""), banks, data, clock)
         res.translate = "ok"
     except NxError as e:

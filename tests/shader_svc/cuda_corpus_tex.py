@@ -206,9 +206,10 @@ def define_fetch(case, Inputs) -> None:
     ``tex.2d`` / ``tex.level.2d`` with .s32 coordinates (an integer level), which ptxas compiles
     to TLD(.SCR)(.B).LZ and TLD(.SCR)(.B).LL.CL (SM86; SM53 TLD.B.LZ / TLD.B.LL.CL, bound TLDS.LZ
     2D and TLD.LL.CL), on the texture object loaded from memory (``tex_fetch``) or passed as a
-    kernel parameter (``tex_fetch_bound``).  The level is clamped to the texture's levels (-2..6
-    on a 5-level chain: the convention lower/texture.py reads .CL as); the texel coordinates lie
-    inside the level read (outside, a fetch is undefined in Vulkan)."""
+    kernel parameter (``tex_fetch_bound``).  Levels -2..6 on a 5-level chain: one outside the
+    chain reads 0 (as an H100 does, shader-nv's TLD probe in bench/nvidia_corpus.py, whatever the
+    descriptor's level clamp); the texel coordinates lie inside the level clamped into the chain
+    (outside, a fetch is undefined in Vulkan)."""
     src_body = r"""
   float4 z, l; int x = a[i], y = a[i + n], lv = a[i + 2 * n];
   asm volatile("tex.2d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6}];"
@@ -232,7 +233,7 @@ def define_fetch(case, Inputs) -> None:
         t = x.textures[3]
         z = np.stack([t[0][py[i], px[i]] for i in range(N)])
         d = np.clip(lv, 0, LEVELS - 1)
-        lvl = np.stack([t[d[i]][py[i], px[i]] for i in range(N)])
+        lvl = np.stack([t[d[i]][py[i], px[i]] if d[i] == lv[i] else np.zeros(4, np.float32) for i in range(N)])
         return _f(np.stack([z[:, 0], z[:, 3], lvl[:, 1], lvl[:, 2]], axis=1).ravel())
 
     def bound_inputs(r):

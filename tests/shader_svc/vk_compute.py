@@ -81,6 +81,11 @@ class ComputeDevice(VkResources):
             nxt = vk.VkPhysicalDeviceShaderClockFeaturesKHR(
                 pNext=f12, shaderSubgroupClock=vk.VK_TRUE, shaderDeviceClock=vk.VK_TRUE
             )
+        # shader-nv: f32 denormals kept where the module asks (DenormPreserve 32, the
+        # translation's denorm_preserve32 feature: lower/base.py); a property, nothing to enable
+        p12 = vk.VkPhysicalDeviceVulkan12Properties()
+        vk.vkGetPhysicalDeviceProperties2(self.phys, vk.VkPhysicalDeviceProperties2(pNext=p12))
+        self.denorm_preserve32 = bool(p12.shaderDenormPreserveFloat32)
         feats = vk.VkPhysicalDeviceFeatures2(
             pNext=nxt, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE)
         )
