@@ -32,7 +32,7 @@ points each bundle's ``exe`` at the carried aarch64 program, turns lift-on-miss 
 branch is then a fatal error, not a silent compile), checks that every way starts (a one-line
 command of each program through native, ours and qemu, outputs compared), then runs the jobs:
 each workload is one job whose ways run interleaved (native, ours, qemu, native, ...) ``--reps``
-times, pinned (taskset) to one core that no other job uses meanwhile; jobs run side by side on
+times (qemu, 3-10x slower and not the figure of record, in the first ``--qemu-reps`` rounds only), pinned (taskset) to one core that no other job uses meanwhile; jobs run side by side on
 distinct physical cores (one thread of each core; the first core left to the system and this
 runner).  QuickJS's ``microbench.js`` calibrates its loops by the clock, so its time is no figure:
 each way runs it ``--mb-reps`` times on a core of its own, saving its per-test times (``-s``),
@@ -289,6 +289,7 @@ def cmd_stage(a: argparse.Namespace) -> None:
         "lifter_id": lifter_id(),
         "reps": a.reps,
         "mb_reps": a.mb_reps,
+        "qemu_reps": a.qemu_reps,
         "qemu": not a.no_qemu,
         "programs": progs,
         "smoke": {p: SMOKE[p] for p in only},
@@ -386,6 +387,7 @@ def cmd_device(a: argparse.Namespace) -> None:
     plan = json.loads((carry / "plan.json").read_text())
     reps = a.reps or plan["reps"]
     mb_reps = a.mb_reps or plan["mb_reps"]
+    qemu_reps = a.qemu_reps or plan.get("qemu_reps", reps)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     base = Path(a.work)
@@ -429,7 +431,10 @@ def cmd_device(a: argparse.Namespace) -> None:
         f"machine: {model}; {os.cpu_count()} logical CPUs, {len(cores)} cores used for jobs ({','.join(map(str, cores))}); "
         f"load average {os.getloadavg()[0]:.2f}; unpacked in {time.perf_counter() - t0:.1f} s"
     )
-    log(f"lifter {plan['lifter'][:12]} (staged {plan['made']}); reps {reps}, microbench runs {mb_reps}; qemu {plan['qemu']}")
+    log(
+        f"lifter {plan['lifter'][:12]} (staged {plan['made']}); rounds {reps} (qemu in the first {qemu_reps if plan['qemu'] else 0}), "
+        f"microbench runs {mb_reps} a way"
+    )
 
     # do the three ways start and agree?
     smoke_bad = {}
@@ -461,6 +466,8 @@ def cmd_device(a: argparse.Namespace) -> None:
                 if i and time.perf_counter() > stop_at:
                     break
                 for w, cmd in ways.items():
+                    if w == "qemu" and i >= qemu_reps:
+                        continue
                     runs[w].append(run.run_once(cmd, row["cwd"], row.get("stdin"), core))
             with lock:
                 results[row["label"]] = {"row": row, "core": core, "runs": runs}
@@ -540,10 +547,14 @@ def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: 
             keys = {w: sorted(_least_times(rs)) for w, rs in runs.items()}
             same = "yes (tests run)" if not bad and len({tuple(k) for k in keys.values()}) == 1 else f"NO ({','.join(bad)})"
             ratio = sc["ours"] / sc["native"] if sc.get("native") else float("nan")
+            paired = [  # run i of ours against run i of native: how far one run's score moves
+                microbench_score(o["times"], n["times"]) for o, n in zip(runs["ours"], runs.get("native", [])) if o["times"]
+            ]
+            mspread = (max(paired) - min(paired)) / min(paired) if paired and min(paired) > 0 else float("nan")
             q = sc.get("qemu", float("nan"))
             lines.append(
                 f"{row['label']:28} {sc['native']:9.0f} {sc['ours']:9.0f} {ratio:10.2f}x {q:9.0f} "
-                f"{sc['ours'] / q if q == q and q else float('nan'):8.2f}x {'':>7} {'':>8} {len(runs['ours']):4}  {same}"
+                f"{sc['ours'] / q if q == q and q else float('nan'):8.2f}x {mspread * 100:6.1f}% {'':>8} {len(runs['ours']):4}  {same}"
                 f"   (score; higher is faster; each way {sum(r['wall'] for r in runs['ours']) / len(runs['ours']):.0f} s a run)"
             )
             per_prog.setdefault(row["prog"], []).append(ratio)
@@ -592,6 +603,7 @@ def main(argv: list[str]) -> int:
     s.add_argument("--only", default=",".join(PROGRAMS), help=f"programs, comma-separated (of {','.join(PROGRAMS)})")
     s.add_argument("--reps", type=int, default=5, help="interleaved rounds of each workload there")
     s.add_argument("--mb-reps", type=int, default=2, help="runs of QuickJS's microbench.js per way there")
+    s.add_argument("--qemu-reps", type=int, default=2, help="of those rounds, how many run qemu too (the first ones)")
     s.add_argument("--no-qemu", action="store_true")
     s.add_argument("--all-brotli", action="store_true", help="also bench/corpus.py's -q 9 and -q 11 rows")
     s.add_argument("--limit-mb", type=int, default=54, help="largest folder to stage (MiB)")
@@ -601,6 +613,7 @@ def main(argv: list[str]) -> int:
     d.add_argument("--work", default="/tmp/quiet", help="where to unpack")
     d.add_argument("--reps", type=int, default=0, help="override the staged --reps")
     d.add_argument("--mb-reps", type=int, default=0, help="override the staged --mb-reps")
+    d.add_argument("--qemu-reps", type=int, default=0, help="override the staged --qemu-reps")
     d.add_argument("--only", default="", help="programs, comma-separated (default: all staged)")
     d.add_argument("--timeout", type=float, default=300.0, help="seconds one run may take")
     d.add_argument("--budget-s", type=float, default=420.0, help="after this many seconds start no further rounds")
