@@ -349,11 +349,15 @@ class Runner:
     def run_once(self, cmd: list[str], cwd: str, stdin: str | None, core: int | None) -> dict:
         """One run: wall seconds, user+sys CPU seconds, exit status, stdout's digest, stderr's tail."""
         wd = self.base / "work" / cwd
-        full = ["taskset", "-c", str(core), *cmd] if core is not None else cmd
+        pin = None
+        if core is not None and shutil.which("taskset"):
+            cmd = ["taskset", "-c", str(core), *cmd]
+        elif core is not None:  # (no util-linux: the same affinity, set in the child before exec)
+            pin = lambda: os.sched_setaffinity(0, {core})  # noqa: E731
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             fin = open(wd / stdin, "rb") if stdin else subprocess.DEVNULL
             t = time.perf_counter()
-            p = subprocess.Popen(full, cwd=wd, stdin=fin, stdout=out, stderr=err)
+            p = subprocess.Popen(cmd, cwd=wd, stdin=fin, stdout=out, stderr=err, preexec_fn=pin)
             killer = threading.Timer(self.timeout, p.kill)  # (this job's thread waits; the timer ends a hung run)
             killer.start()
             _, status, ru = os.wait4(p.pid, 0)
