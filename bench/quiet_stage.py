@@ -40,9 +40,14 @@ and the score is what microbench's ``-r`` computes (1000 x tests / sum of time r
 test's least time of the runs.  Every run's stdout and exit status must be identical across the
 ways (microbench's timings excepted); a difference is reported in the table's last column.
 
-Prints one table (workload, native s, ours s, native/ours, qemu s, qemu/ours, the spread of ours'
-runs, identical) with the least wall time of each way, the geometric means, and the machine's CPU
-model (lscpu); writes it and the raw runs to ``--out`` (``$OUT`` on the device)."""
+Prints one table (workload, native s, ours s, native/ours of the least wall times, the median and
+range of each round's native/ours, qemu s, qemu/ours, the spread of ours' runs, identical), the
+geometric means and the machine's CPU model (lscpu); writes it and the raw runs to ``--out``
+(``$OUT`` on the device); ``table RESULTS.json`` prints the table again from the raw runs.
+Seen on the 16-core host (12-07): with 15 jobs side by side the first round ran up to 1.9x
+slower than the last (all jobs start together; the machine speeds up as they finish), alike for
+every way of a job: the least times come from the later rounds, and the per-round column shows
+how far a single round's ratio strays; ``--jobs N`` runs fewer side by side."""
 
 from __future__ import annotations
 
@@ -285,7 +290,13 @@ def cmd_stage(a: argparse.Namespace) -> None:
     rows, prep = plan_rows(only, a.all_brotli)
     plan = {
         "made": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "lifter": subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip(),
+        "lifter": subprocess.run(  # the last commit that changed the lifter (the bundles' code)
+            ["git", "log", "-1", "--format=%H", "--", "recompiler", "cpu_host", "nxrecomp"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip(),
+        "head": subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip(),
         "lifter_id": lifter_id(),
         "reps": a.reps,
         "mb_reps": a.mb_reps,
@@ -382,6 +393,13 @@ class Runner:
         }
 
 
+def _rounds(ratios: list[float]) -> str:
+    """median (least-most) of per-round ratios: a drift of the machine during the job shows here."""
+    if not ratios:
+        return "-"
+    return f"{statistics.median(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def _fmt_s(x: float) -> str:
     return f"{x:.3f}" if x == x else "-"
 
@@ -430,7 +448,7 @@ def cmd_device(a: argparse.Namespace) -> None:
             subprocess.run(cmd, cwd=wd, stdin=fin, stdout=fo, stderr=subprocess.DEVNULL, check=True)
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout if shutil.which("lscpu") else ""
     model = next((ln.split(":", 1)[1].strip() for ln in lscpu.splitlines() if ln.startswith("Model name")), "?")
-    cores = physical_cores()
+    cores = physical_cores()[: a.jobs or None]
     log(
         f"machine: {model}; {os.cpu_count()} logical CPUs, {len(cores)} cores used for jobs ({','.join(map(str, cores))}); "
         f"load average {os.getloadavg()[0]:.2f}; unpacked in {time.perf_counter() - t0:.1f} s"
@@ -515,6 +533,13 @@ def cmd_device(a: argparse.Namespace) -> None:
     )
 
 
+def cmd_table(a: argparse.Namespace) -> None:
+    d = json.loads(a.results.read_text())
+    plan = d["plan"]
+    rows = [r for r in plan["rows"] if r["label"] in d["results"] or r["prog"] not in d["smoke_bad"]]
+    print("\n".join(report(plan, rows, d["results"], d["smoke_bad"], d["model"])))
+
+
 def microbench_score(way: dict[str, float], ref: dict[str, float]) -> float:
     """microbench.js's total score of ``way`` against ``ref`` (its -r): 1000 x tests / sum of
     the tests' time ratios (a test without a reference counts 1)."""
@@ -533,8 +558,8 @@ def _least_times(runs: list[dict]) -> dict[str, float]:
 def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: str) -> list[str]:
     """The table: least wall seconds of each way, ratios, ours' spread, identical outputs."""
     hdr = (
-        f"{'workload':28} {'native s':>9} {'ours s':>9} {'native/ours':>11} {'qemu s':>9} {'qemu/ours':>9} "
-        f"{'spread':>7} {'cpu n/o':>8} {'runs':>4}  identical"
+        f"{'workload':28} {'native s':>9} {'ours s':>9} {'native/ours':>11} {'per round':>17} {'qemu s':>9} "
+        f"{'qemu/ours':>9} {'spread':>7} {'runs':>4}  identical"
     )
     lines = [f"CPU: {model}", hdr, "-" * len(hdr)]
     per_prog: dict[str, list[float]] = {}
@@ -557,14 +582,13 @@ def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: 
             mspread = (max(paired) - min(paired)) / min(paired) if paired and min(paired) > 0 else float("nan")
             q = sc.get("qemu", float("nan"))
             lines.append(
-                f"{row['label']:28} {sc['native']:9.0f} {sc['ours']:9.0f} {ratio:10.2f}x {q:9.0f} "
-                f"{sc['ours'] / q if q == q and q else float('nan'):8.2f}x {mspread * 100:6.1f}% {'':>8} {len(runs['ours']):4}  {same}"
+                f"{row['label']:28} {sc['native']:9.0f} {sc['ours']:9.0f} {ratio:10.2f}x {_rounds([p / 1000 for p in paired]):>17} "
+                f"{q:9.0f} {sc['ours'] / q if q == q and q else float('nan'):8.2f}x {mspread * 100:6.1f}% {len(runs['ours']):4}  {same}"
                 f"   (score; higher is faster; each way {sum(r['wall'] for r in runs['ours']) / len(runs['ours']):.0f} s a run)"
             )
             per_prog.setdefault(row["prog"], []).append(ratio)
             continue
         best = {w: min(r["wall"] for r in rs) for w, rs in runs.items()}
-        cpu = {w: min(r["cpu"] for r in rs) for w, rs in runs.items()}
         sigs = {(r["rc"], r["out"]) for rs in runs.values() for r in rs}
         failed = [w for w, rs in runs.items() if any(r["rc"] for r in rs)]
         same = "yes" if len(sigs) == 1 and not failed else f"NO ({'failed: ' + ','.join(failed) if failed else 'outputs differ'})"
@@ -573,8 +597,9 @@ def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: 
         ratio = best["native"] / best["ours"]
         q = best.get("qemu", float("nan"))
         lines.append(
-            f"{row['label']:28} {_fmt_s(best['native']):>9} {_fmt_s(best['ours']):>9} {ratio:10.2f}x {_fmt_s(q):>9} "
-            f"{q / best['ours']:8.2f}x {spread * 100:6.1f}% {cpu['native'] / cpu['ours']:7.2f}x {len(ours):4}  {same}"
+            f"{row['label']:28} {_fmt_s(best['native']):>9} {_fmt_s(best['ours']):>9} {ratio:10.2f}x "
+            f"{_rounds([n['wall'] / o['wall'] for n, o in zip(runs['native'], runs['ours'])]):>17} {_fmt_s(q):>9} "
+            f"{q / best['ours']:8.2f}x {spread * 100:6.1f}% {len(ours):4}  {same}"
             + ("" if row.get("in_means", True) else "   (not in the means)")
         )
         if row.get("in_means", True):
@@ -591,8 +616,9 @@ def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: 
             f"below 0.8x: {', '.join(below) or 'none'}"
         )
     lines.append(
-        "times: least wall seconds of the runs, ways interleaved, each job on its own core (taskset); spread = "
-        "(slowest - fastest) / fastest of ours' runs; cpu n/o = native/ours of the least user+sys CPU seconds"
+        "times: least wall seconds of the runs, ways interleaved, each job on its own core (taskset); per round = "
+        "native/ours of each round's pair of runs, median (least-most); spread = (slowest - fastest) / fastest of "
+        "ours' runs"
     )
     if smoke_bad:
         lines.append(f"NOT RUN (start check failed): {', '.join(smoke_bad)}")
@@ -620,9 +646,14 @@ def main(argv: list[str]) -> int:
     d.add_argument("--qemu-reps", type=int, default=0, help="override the staged --qemu-reps")
     d.add_argument("--only", default="", help="programs, comma-separated (default: all staged)")
     d.add_argument("--timeout", type=float, default=300.0, help="seconds one run may take")
+    d.add_argument(
+        "--jobs", type=int, default=0, help="jobs side by side (default: one per core; fewer = less shared memory traffic)"
+    )
     d.add_argument("--budget-s", type=float, default=420.0, help="after this many seconds start no further rounds")
+    t = sub.add_parser("table", help="print the table again from a run's quiet_results.json")
+    t.add_argument("results", type=Path)
     a = ap.parse_args(argv)
-    {"stage": cmd_stage, "device": cmd_device}[a.cmd](a)
+    {"stage": cmd_stage, "device": cmd_device, "table": cmd_table}[a.cmd](a)
     return 0
 
 
