@@ -384,6 +384,20 @@ class ComputeTextures(LowerBase):
             lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy),
         )
 
+    def bindless_sample_grad3(self, dim: str, handle: int, x: int, y: int, z: int, *grads: int) -> int:
+        """``BindlessSampleGrad3`` (shader-ndv): OpImageSampleExplicitLod with the Grad operand
+        (dP/dx, dP/dy as 3-vectors) on the pool of ``dim`` ("3d")."""
+        v3f = self.m.type("OpTypeVector", self.f32, 3)
+
+        def vec(*w: int) -> int:
+            return self.op("OpCompositeConstruct", v3f, *[self.op("OpBitcast", self.f32, v) for v in w])
+
+        coord, dx, dy = vec(x, y, z), vec(*grads[:3]), vec(*grads[3:])
+        grad = self.m.E("ImageOperands", "Grad")
+        return self._on_dim_pool(
+            dim, handle, True, lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy)
+        )
+
     def bindless_query_dims(self, handle: int, level: int) -> int:
         """``BindlessQueryDims`` in a kernel (tex-kernels): TXQ TEX_HEADER_DIMENSION carries no
         dimension, so the handle's entry is queried in the three pools (2D, 3D, 2D array) and

@@ -321,3 +321,101 @@ K(warp_match) {
         inputs=inputs,
         ref=ref,
     )
+
+
+def _volume_levels(r, side: int = W0, n: int = LEVELS) -> list[np.ndarray]:
+    """Mip levels of a cubic volume of random float texels (d, h, w, 4), multiples of 1/8."""
+    return [(r.integers(-1000, 1000, (max(1, side >> k),) * 3 + (4,)) / 8).astype(np.float32) for k in range(n)]
+
+
+def _voxel(levels: list[np.ndarray], p: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Nearest texel of level d at the normalised points p (n, 3: x, y, z), clamped to the edge."""
+    out = np.zeros((len(p), 4), np.float32)
+    for i in range(len(p)):
+        lv = levels[int(d[i])]
+        size = np.array(lv.shape[2::-1][:3])  # (w, h, d)
+        j = np.clip(np.floor(p[i] * size).astype(int), 0, size - 1)
+        out[i] = lv[j[2], j[1], j[0]]
+    return out
+
+
+def define_grad3(case, Inputs) -> None:
+    """tex3DGrad (shader-ndv, group ``texture_grad3``): no TXD takes a 3D texture, so nvcc 13
+    (sm_86) and ptxas 12.9 (sm_53) run a quad loop (lower/quad_tex.py: SHFL of lane q's point
+    and gradients, FSWZADD.NDV building lane 0 P, lane 1 P + dP/dx, lane 2 P + dP/dy, TEX.NDV with
+    the quad's derivatives, MOV under a quad-lane mask).  The texture is entry 4 of the 3D pool (a
+    16^3 volume, 5 levels; handle sampler 2, texture 4), the 2D pool's entries 0..3 other
+    textures and its entry 4 a dummy (a wrong pool shows).
+
+    Reference (Vulkan spec, as ``define``'s): dP/dx lies along one axis, dP/dy along another
+    (chosen per thread), so rho = max(|dP/dx| * 16, |dP/dy| * 16) for the exact formula and every
+    approximation the spec allows; the gradients are powers of two (and 1.5 times them) / 16 and
+    the points texel centres of level 0, so P + dP and (P + dP) - P are exact in f32 (the quad's
+    differences are the gradients) and lambda is 0.085 or more from a rounding edge.  Lanes whose
+    flag is clear end at once, as do the last 3 threads (past n): their quads run the loop
+    partial.  (Skipping the fetch in a branch instead would put the loop's VOTE.ANY in divergent
+    code, which the emulated warp's workgroup barriers do not support: lower/warp.py.)"""
+    n_thr, n = N, N - 3
+
+    def inputs(r):
+        i, j, k = (r.integers(-4, W0 + 4, n_thr) for _ in range(3))
+        p = [((v + 0.5) / W0).astype(np.float32) for v in (i, j, k)]
+        e = r.integers(-3, 7, (2, n_thr)).astype(np.float64) + r.integers(0, 2, (2, n_thr)) * np.log2(1.5)
+        g = (2.0**e / W0).astype(np.float32)
+        ax = np.stack([r.permutation(3)[:2] for _ in range(n_thr)])  # dP/dx's axis, dP/dy's
+        dx, dy = np.zeros((3, n_thr), np.float32), np.zeros((3, n_thr), np.float32)
+        dx[ax[:, 0], np.arange(n_thr)] = g[0]
+        dy[ax[:, 1], np.arange(n_thr)] = g[1]
+        flag = (r.integers(0, 4, n_thr) != 0).astype(np.uint32)
+        a = np.concatenate([_f(v) for v in p] + [_f(v) for v in dx] + [_f(v) for v in dy] + [flag])
+        tex = _pools(r) + [("3d", _volume_levels(r))]  # 2D entries 0..3; the volume is entry 4 of the 3D pool
+        return Inputs(a, np.array([HANDLE + 1, 0, 0, 0], np.uint32), n, n_thr, np.zeros(4 * n_thr, np.uint32), textures=tex)
+
+    def ref(x):
+        col = [x.a[k * n_thr : (k + 1) * n_thr] for k in range(10)]
+        p = np.stack([c.view(np.float32) for c in col[:3]], axis=1)
+        dx = np.stack([c.view(np.float32) for c in col[3:6]], axis=1).astype(np.float64)
+        dy = np.stack([c.view(np.float32) for c in col[6:9]], axis=1).astype(np.float64)
+        rho = np.maximum(np.abs(dx).max(axis=1), np.abs(dy).max(axis=1)) * W0
+        t = _voxel(x.textures[4][1], p, _level(np.log2(rho)))
+        t[(col[9] == 0) | (np.arange(n_thr) >= n)] = 0
+        return _f(t.ravel())
+
+    body = r"""
+  int i = TID; if (i >= n || !a[i + 9 * N]) return;  // (ended lanes: the quad is partial)
+  const float *f = (const float *)a;
+  float4 dx = make_float4(f[i + 3 * N], f[i + 4 * N], f[i + 5 * N], 0.f);
+  float4 dy = make_float4(f[i + 6 * N], f[i + 7 * N], f[i + 8 * N], 0.f);
+  float4 v = tex3DGrad<float4>(t, f[i], f[i + N], f[i + 2 * N], dx, dy);
+  float *of = (float *)o;
+  of[4 * i] = v.x; of[4 * i + 1] = v.y; of[4 * i + 2] = v.z; of[4 * i + 3] = v.w;
+}""".replace("N]", f"{n_thr}]")
+
+    def bound_inputs(r):
+        x = inputs(r)
+        x.extra = struct.pack("<IQ", 0, HANDLE + 1)  # n at 0x178, then t at 0x180
+        return x
+
+    case(
+        name="tex_grad3d",
+        style="texture",
+        group="texture_grad3",
+        src="""
+K(tex_grad3d) {
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];"""
+        + body,
+        inputs=inputs,
+        ref=ref,
+    )
+    case(
+        name="tex_grad3d_bound",
+        style="texture",
+        group="texture_grad3",
+        src="""
+extern "C" __global__ void tex_grad3d_bound(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
+                                            uint32_t *__restrict__ o, int n, cudaTextureObject_t t) {
+  // K(tex_grad3d_bound): K's parameters and a texture object after n (cuda_build.build's marker)"""
+        + body,
+        inputs=bound_inputs,
+        ref=ref,
+    )
