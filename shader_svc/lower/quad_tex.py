@@ -93,13 +93,15 @@ def _fsub(b: Block, x: Value, y: Value) -> Value:
     return b.op("FAdd32", b.op("BitcastF32", x), b.op("FNeg32", b.op("BitcastF32", y)))
 
 
-def mask_lanes_ir(b: Block, inst: Inst, v: Value) -> Value:
+def mask_lanes_ir(lw, b: Block, inst: Inst, v: Value) -> Value:
     """MOV's value under its quad-lane mask (shader-ndv; both ISAs: NAK's OpMov quad_lanes, Mesa
     nv50_ir's ``lanes``): lane (id & 3) k writes where bit k of the mask is set, else d keeps
     its value; the lane is the emulated warp's (the invocation's index & 3)."""
     mask = inst.ops.get("mask", {}).get("sym", 15)
     if mask == 15:
         return v
+    if getattr(getattr(lw, "spec", None), "local_size", None) is None:
+        _refuse(inst, "MOV with a quad-lane mask in a graphics stage (its quad's lane order is not established here)")
     lane = b.op("IAnd32", b.emit("LocalIndex"), b.const_u32(3))
     on = b.op("INe32", b.op("IAnd32", b.op("IShr32", b.const_u32(mask), lane), b.const_u32(1)), b.const_u32(0))
     return b.op("Select32", on, v, b.get_reg(inst.ops["d"]["reg"]))

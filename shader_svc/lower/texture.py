@@ -96,12 +96,22 @@ class TexIsa:
     tld_ll: int
     pred: str
     pred_what: str
+    # shader-ndv: the 1D and 1D array codes (-> "1d", "1d_array"): textures of the 2D and 2D array
+    # pools one texel high (ONE_DIM_POOL)
+    one_dims: dict = None
 
 
-TEX86 = TexIsa(POOL_DIMS, 1, 5, 1, 3, "fault", "a texture fault predicate")
-TEX53 = TexIsa({4: "3d", 3: "2d_array"}, 2, 3, 0, 1, "pd", "a texture predicate result")
-# TLD's coordinates per dimension (dim -> the coordinate count)
-TLD_COORDS = {"2d": 2, "3d": 3, "2d_array": 3}
+TEX86 = TexIsa(POOL_DIMS, 1, 5, 1, 3, "fault", "a texture fault predicate", {0: "1d", 4: "1d_array"})
+TEX53 = TexIsa({4: "3d", 3: "2d_array"}, 2, 3, 0, 1, "pd", "a texture predicate result", {0: "1d", 1: "1d_array"})
+# TLD's coordinates per dimension (dim -> the coordinate count; shader-ndv: 1D x, 1D array the
+# layer then x)
+TLD_COORDS = {"2d": 2, "3d": 3, "2d_array": 3, "1d": 1, "1d_array": 2}
+# shader-ndv: a 1D texture is an entry of the 2D pool one texel high, a 1D array one of the 2D
+# array pool (ptxas itself samples a 1D texture with 2D instructions: tex1D / tex1DLod / tex1DGrad
+# compile to TEX / TXD ... 2D with y = 0); the coordinates the 2D forms lack are y = 0 (fetches)
+# and y = 0.5, the row's centre (samples: row 0 under every filter and addressing mode)
+ONE_DIM_POOL = {"1d": "2d", "1d_array": "2d_array"}
+Y_CENTRE = 0x3F000000  # 0.5f
 # SM86 .SCR (bit 60) splits the source list (coordinates, the handle (.B), the level (.LL)) over
 # Ra and Rb: Ra takes this many of its first values, Rb the rest (read off ptxas 13: 1D .LZ
 # ``TLD.SCR.B.LZ RZ, R6, R0, R3, 1D`` x | handle; 1D .LL x, handle | level; 2D .LZ x, y | handle,
@@ -177,6 +187,13 @@ class ComputeTextures(LowerBase):
         def reg(r: int, k: int) -> int | None:
             return None if r == 255 else r + k
 
+        if array == "1d_array":  # (shader-ndv) Ra+first x, then the layer; Rb dP/dx, dP/dy (both ISAs)
+            if inst.mods.get("AOFFI"):
+                self._tex_refuse(inst, "TXD .AOFFI on a 1D array texture")
+            zero = blk.const_u32(0)
+            x, layer = val(reg(a, first)), val(reg(a, first + 1))
+            dx, dy = val(reg(b, 0)), val(reg(b, 1))
+            return blk.emit("BindlessSampleGradArray", handle, x, blk.const_u32(Y_CENTRE), layer, dx, dy, zero, zero)
         point = [val(reg(a, first)), val(reg(a, first + 1))]
         grads = [val(reg(b, k)) for k in range(4)]
         if array:
@@ -198,8 +215,11 @@ class ComputeTextures(LowerBase):
         dim = isa.pool_dims.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
         if kind == "TXD" and ops["dim"]["sym"] == isa.dim_array:  # (tex-kernels) TXD on a 2D array texture
             dim = "2d_array"
+        one = isa.one_dims.get(ops["dim"]["sym"]) if kind != "TXQ" else None
+        if one == "1d_array" or (one == "1d" and kind == "TLD"):  # (shader-ndv) ptxas's 1D forms
+            dim = one
         if kind != "TXQ" and ops["dim"]["sym"] != isa.dim_2d and dim is None:
-            self._tex_refuse(inst, "a texture other than 2D, 3D or 2D array (kernels have no 1D or cube pool)")
+            self._tex_refuse(inst, "a texture other than 1D (TLD), 1D array, 2D, 3D or 2D array (kernels have no cube pool)")
         if kind == "TLD":
             dim = dim or "2d"
             if mods["lod"] not in (isa.tld_lz, isa.tld_ll) or mods.get("MS"):
@@ -238,6 +258,7 @@ class ComputeTextures(LowerBase):
                 self._tex_refuse(inst, "a bindless handle of RZ")
             handle = blk.get_reg(regs["handle"])
         coords = [val(regs[f"c{k}"]) for k in range(n)] + [blk.const_u32(0)] * (3 - n)
+        dim = ONE_DIM_POOL.get(dim, dim)  # (shader-ndv) 1D: (x, 0) in the 2D pool; 1D array (layer, x, 0)
         if ll:
             if not mods.get("CL"):
                 self._tex_refuse(inst, "TLD .LL without .CL (an unclamped level: not established)")
@@ -283,7 +304,12 @@ class ComputeTextures(LowerBase):
             level = None
             if lod == 3:
                 level = reg(b, 1) if bindless else reg(b, 0)
-            if dim is not None:  # (gfx-layers) three coordinates: all in Ra.. (.B) or two in Ra, one in Rb
+            if dim == "1d_array":  # (shader-ndv) Ra = (layer, x); the 2D array pool at y = 0.5
+                y = blk.const_u32(Y_CENTRE)
+                vec = blk.emit(
+                    "BindlessSampleDim", handle, val(reg(a, 0)), val(reg(a, 1)), y, val(level), lod=lod, dim="2d_array"
+                )
+            elif dim is not None:  # (gfx-layers) three coordinates: all in Ra.. (.B) or two in Ra, one in Rb
                 if bindless:
                     coords = [reg(a, 0), reg(a, 1), reg(a, 2)]
                 else:
@@ -298,7 +324,7 @@ class ComputeTextures(LowerBase):
             vec = self._tld_ir(blk, inst, TEX86, dim, handle, val)
             fl = True
         elif kind == "TXD":
-            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim if dim in ("2d_array", "1d_array") else False)
             fl = True
         else:
             if ops["query"]["sym"] != 0:
@@ -524,6 +550,9 @@ TLDS_DIMS = {7: ("3d", ("x", "y"), ("z",)), 8: ("2d_array", ("layer",), ("x", "y
 # shader-tex: TLDS 2D .LZ (target 2: x in Ra, y in Rb), ptxas 12.9's ``TLDS.LZ.P RZ, R4, R5, R0,
 # 0x52, 2D, RA`` for an integer tex.2d on a kernel parameter
 TLDS_DIMS[2] = ("2d", ("x",), ("y",))
+# shader-ndv: TLDS 1D .LZ (target 0: x in Ra), ptxas 12.9's ``TLDS.LZ.P RZ, R9, R11, 0x58, 1D, B``
+# for tex1Dfetch on a kernel parameter: (x, 0) of the 2D pool (lower/texture.py ONE_DIM_POOL)
+TLDS_DIMS[0] = ("1d", ("x",), ())
 # TEXS's 2D targets in a kernel: target -> (TexSample's lod mode, Ra's roles, Rb's roles), as
 # sm53/gfx_tex.py's TEXS_FORMS reads ptxas's packing (1 implicit, 2 .LZ, 3 .LL)
 TEXS2D = {1: (0, ("x",), ("y",)), 2: (1, ("x",), ("y",)), 3: (3, ("x", "y"), ("lod",))}
@@ -581,7 +610,12 @@ class ComputeTextures53(ComputeTextures):
             if lod not in (0, 1, 3):
                 self._tex_refuse(inst, "this level-of-detail mode in a kernel")
             level = (reg(b, 1) if bindless else reg(b, 0)) if lod == 3 else None
-            if dim is not None:  # (tex-kernels) the three coordinates in Ra.., bound or .B
+            if dim == "1d_array":  # (shader-ndv) Ra = (layer, x); the 2D array pool at y = 0.5
+                y = blk.const_u32(Y_CENTRE)
+                vec = blk.emit(
+                    "BindlessSampleDim", handle, val(reg(a, 0)), val(reg(a, 1)), y, val(level), lod=lod, dim="2d_array"
+                )
+            elif dim is not None:  # (tex-kernels) the three coordinates in Ra.., bound or .B
                 coords = [val(reg(a, k)) for k in range(3)]
                 vec = blk.emit("BindlessSampleDim", handle, *coords, val(level), lod=lod, dim=dim)
             else:
@@ -591,7 +625,7 @@ class ComputeTextures53(ComputeTextures):
             vec = self._tld_ir(blk, inst, TEX53, dim, handle, val)
             fl = True
         elif kind == "TXD":
-            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim if dim in ("2d_array", "1d_array") else False)
             fl = True
         else:
             if ops["query"]["sym"] != 1:  # SM53's TEX_HEADER_DIMENSION
@@ -658,7 +692,7 @@ class ComputeTextures53(ComputeTextures):
         dim, ra_roles, rb_roles = form
 
         def build(blk: Block, handle, val: dict):
-            if dim == "2d":
+            if dim in ("2d", "1d"):  # (1d: y reads 0, no role gives it)
                 return blk.emit("BindlessFetch", handle, val["x"], val["y"], blk.const_u32(0))
             order = ("x", "y", "z") if dim == "3d" else ("layer", "x", "y")
             return blk.emit("BindlessFetchDim", handle, *(val[k] for k in order), blk.const_u32(0), dim=dim)

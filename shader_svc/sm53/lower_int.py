@@ -54,7 +54,7 @@ class Int53(IntArith53, IntBits53, IntCmp53, IntConv53, IntCC53, Video53):
     def op_mov(self, inst: Inst) -> None:
         """MOV / MOV32I d, b (, mask): the quad-lane mask as SM86's (shader-ndv, ``mask_lanes_ir``)."""
         b = Block()
-        self.put_ir(b, inst, mask_lanes_ir(b, inst, self.val_ir(b, inst, "b")))
+        self.put_ir(b, inst, mask_lanes_ir(self, b, inst, self.val_ir(b, inst, "b")))
         ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:

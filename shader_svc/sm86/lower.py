@@ -215,7 +215,7 @@ class Lower86(Lowering):
         """MOV d, b (, mask): shader-ndv: with a quad-lane mask other than 0xf only the lanes
         whose bit (lane id & 3) is set write d (``mask_lanes_ir``)."""
         b = Block()
-        self.put_ir(b, inst, mask_lanes_ir(b, inst, self.src_ir(b, inst, "b")))
+        self.put_ir(b, inst, mask_lanes_ir(self, b, inst, self.src_ir(b, inst, "b")))
         ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:

@@ -29,7 +29,8 @@ class TexImage:
     view: object
     levels: list  # (width, height, byte offset in staging, depth) per level
     staging: object
-    kind: str = "2d"  # shader-ndv: the pool it is an entry of ("2d", "3d")
+    kind: str = "2d"  # shader-ndv: the pool it is an entry of ("2d", "3d", "2d_array")
+    layers: int = 1
 
 
 VIEW_TYPES = {"2d": vk.VK_IMAGE_VIEW_TYPE_2D, "2d_array": vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY, "3d": vk.VK_IMAGE_VIEW_TYPE_3D}
@@ -42,9 +43,11 @@ def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
     """A sampled float RGBA image with ``levels`` (float32 (h, w, 4) each, level 0 first),
     uploaded at the dispatch that binds it.  ``kind`` (tex-kernels): "2d", "2d_array" (a 2D
     array view of one layer) or "3d" (a 3D image one slice deep): the dummies of the pools at
-    bindings 7 and 8.  shader-ndv: a "3d" level may be (d, h, w, 4), a volume of d slices."""
+    bindings 7 and 8.  shader-ndv: a "3d" level may be (d, h, w, 4), a volume of d slices, a
+    "2d_array" level (layers, h, w, 4)."""
     d = dev.device
-    depth = levels[0].shape[0] if levels[0].ndim == 4 else 1
+    depth = levels[0].shape[0] if levels[0].ndim == 4 and kind == "3d" else 1
+    layers = levels[0].shape[0] if levels[0].ndim == 4 and kind == "2d_array" else 1  # (shader-ndv)
     h0, w0 = levels[0].shape[-3:-1]
     fmt = vk.VK_FORMAT_R32G32B32A32_SFLOAT
     usage = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
@@ -53,7 +56,7 @@ def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
         format=fmt,
         extent=vk.VkExtent3D(w0, h0, depth),
         mipLevels=len(levels),
-        arrayLayers=1,
+        arrayLayers=layers,
         samples=vk.VK_SAMPLE_COUNT_1_BIT,
         tiling=vk.VK_IMAGE_TILING_OPTIMAL,
         usage=usage,
@@ -65,14 +68,14 @@ def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
     idx = next(i for i in range(dev.mem_props.memoryTypeCount) if req.memoryTypeBits >> i & 1)
     mem = vk.vkAllocateMemory(d, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
     vk.vkBindImageMemory(d, hd, mem, 0)
-    rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(levels), 0, 1)
+    rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(levels), 0, layers)
     view = vk.vkCreateImageView(
         d, vk.VkImageViewCreateInfo(image=hd, viewType=VIEW_TYPES[kind], format=fmt, subresourceRange=rng), None
     )
     blob, at = bytearray(), []
     for lv in levels:
         t = np.ascontiguousarray(lv, np.float32)
-        at.append((t.shape[-2], t.shape[-3], len(blob), t.shape[0] if t.ndim == 4 else 1))
+        at.append((t.shape[-2], t.shape[-3], len(blob), t.shape[0] if t.ndim == 4 and kind == "3d" else 1))
         blob += t.tobytes()
     staging = dev.buffer(len(blob))
     dev.write(staging, bytes(blob))
@@ -80,7 +83,7 @@ def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
     dev._own(vk.vkFreeMemory, mem)
     dev._own(vk.vkDestroyImage, hd)
     dev._own(vk.vkDestroyImageView, view)
-    im = TexImage(hd, mem, view, at, staging, kind)
+    im = TexImage(hd, mem, view, at, staging, kind, layers)
     return im
 
 
@@ -181,7 +184,7 @@ class TexturePools:
         all_cmds = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
         rw = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
         for t in self.uploads:
-            rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(t.levels), 0, 1)
+            rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(t.levels), 0, t.layers)
 
             def barrier(old: int, t=t, rng=rng) -> None:
                 b = vk.VkImageMemoryBarrier(
@@ -202,7 +205,7 @@ class TexturePools:
                     bufferOffset=off,
                     bufferRowLength=0,
                     bufferImageHeight=0,
-                    imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, lv, 0, 1),
+                    imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, lv, 0, t.layers),
                     imageOffset=vk.VkOffset3D(0, 0, 0),
                     imageExtent=vk.VkExtent3D(w, h, dd),
                 )

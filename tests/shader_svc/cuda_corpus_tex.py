@@ -419,3 +419,124 @@ extern "C" __global__ void tex_grad3d_bound(const uint32_t *__restrict__ a, cons
         inputs=bound_inputs,
         ref=ref,
     )
+
+
+LAYERS = 3
+
+
+def define_one_dim(case, Inputs) -> None:
+    """1D and 1D array textures in kernels (shader-ndv, group ``texture_1d``), every form nvcc 13
+    (sm_86) and ptxas 12.9 (sm_53) write for them: tex1D / tex1DLod / tex1DGrad (TEX / TXD on
+    2D: ptxas samples a 1D texture with 2D instructions, y = 0), tex1Dfetch and PTX tex.1d .s32
+    (TLD 1D .LZ; SM53 bound TLDS 1D), tex.level.1d (TLD 1D .LL.CL), tex1DLayered(Lod) (TEX
+    ARRAY_1D), tex.a1d (TLD ARRAY_1D), tex1DLayeredGrad (TXD ARRAY_1D) and txq.width.  The 1D
+    texture is entry 3 of the 2D pool, 16 x 1 texels, 5 levels (lower/texture.py ONE_DIM_POOL);
+    the 1D array entry 4 of the 2D array pool, 16 x 1 x 3 layers, 5 levels (the 2D pool's entry 4
+    a dummy).  References as ``define``'s (nearest, clamp to edge, normalised coordinates):
+    points are texel centres of level 0 (some outside), levels from ``LODS`` and clamped integer
+    levels, gradients powers of two (and 1.5 times them) / 16, layers inside the array."""
+    w = W0
+    h1d, harr = HANDLE, 2 << 20 | 4  # sampler 2: texture 3 (2D pool), texture 4 (2D array pool)
+    lods = np.array([-1, 0, 0.25, 0.4, 1, 1.4, 1.6, 2, 2.75, 3, 3.4, 4, 6], np.float32)
+    cols = 8  # x, lod, i, ilevel, layer, dx, dy (f32 / s32 words), one spare
+
+    def tex_levels(r, layers: int = 0) -> list[np.ndarray]:
+        shape = (layers,) if layers else ()
+        return [(r.integers(-1000, 1000, shape + (1, max(1, w >> k), 4)) / 8).astype(np.float32) for k in range(LEVELS)]
+
+    def inputs(r):
+        x = ((r.integers(-4, w + 4, N) + 0.5) / w).astype(np.float32)
+        lv = lods[r.integers(0, len(lods), N)]
+        ilv = r.integers(-2, 7, N)
+        side = np.maximum(w >> np.clip(ilv, 0, LEVELS - 1), 1)
+        i = r.integers(0, 2**16, N) % side
+        layer = r.integers(0, LAYERS, N)
+        e = r.integers(-3, 7, (2, N)) + r.integers(0, 2, (2, N)) * np.log2(1.5)
+        g = (2.0**e / w).astype(np.float32)
+        a = np.concatenate([_f(x), _f(lv), i.astype(np.uint32), ilv.astype(np.int64).astype(np.uint32), layer.astype(np.uint32)])
+        a = np.concatenate([a, _f(g[0]), _f(g[1]), np.zeros(N, np.uint32)])
+        tex = _pools(r)[:3] + [tex_levels(r), ("2d_array", tex_levels(r, LAYERS))]
+        return Inputs(a, np.array([h1d, 0, harr, 0], np.uint32), N, N, np.zeros(12 * N, np.uint32), textures=tex)
+
+    def texel(levels, x, d, layer=None):
+        lv = levels[d] if layer is None else levels[d][layer]
+        n = lv.shape[1]
+        return lv[0, min(max(int(np.floor(x * n)), 0), n - 1)]
+
+    def ref(x):
+        c = [x.a[k * N : (k + 1) * N] for k in range(cols)]
+        px, lv, gx, gy = c[0].view(np.float32), c[1].view(np.float32), c[5].view(np.float32), c[6].view(np.float32)
+        i, ilv, layer = c[2].view(np.int32), c[3].view(np.int32), c[4].astype(int)
+        one, arr = x.textures[3], x.textures[4][1]
+        out = np.zeros((N, 12), np.float32)
+        lam = np.log2(np.maximum(gx.astype(np.float64), gy.astype(np.float64)) * w)
+        dg, dl = _level(lam), _level(lv.astype(np.float64))
+        for t in range(N):
+            dc = min(max(int(ilv[t]), 0), LEVELS - 1)
+            out[t, 0] = texel(one, px[t], 0)[0]  # tex1D
+            out[t, 1] = texel(one, px[t], dl[t])[1]  # tex1DLod
+            out[t, 2] = one[0][0, i[t] % w][2] if i[t] < w else 0  # tex1Dfetch / tex.1d (i < level 0's width)
+            out[t, 3] = one[dc][0, i[t]][3]  # tex.level.1d
+            out[t, 4] = texel(arr, px[t], 0, layer[t])[0]  # tex1DLayered
+            out[t, 5] = texel(arr, px[t], dl[t], layer[t])[1]  # tex1DLayeredLod
+            out[t, 6] = arr[dc][layer[t], 0, i[t]][2]  # tex.a1d at the clamped level's texel (see the kernel)
+            out[t, 7] = texel(one, px[t], dg[t])[3]  # tex1DGrad
+            out[t, 8] = texel(arr, px[t], dg[t], layer[t])[0]  # tex1DLayeredGrad
+            out[t, 9] = w  # txq.width
+        return _f(out.ravel())
+
+    body = r"""
+  int i = TID; if (i >= n) return;
+  const float *f = (const float *)a;
+  const int *s = (const int *)a;
+  float x = f[i], lod = f[i + N], gx = f[i + 5 * N], gy = f[i + 6 * N];
+  int ix = s[i + 2 * N], ilv = s[i + 3 * N], layer = s[i + 4 * N];
+  float4 z, l, q;
+  int lc = ilv < 0 ? 0 : ilv > 4 ? 4 : ilv;
+  asm volatile("tex.1d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5}];" : "=f"(z.x), "=f"(z.y), "=f"(z.z), "=f"(z.w) : "l"(t), "r"(ix));
+  asm volatile("tex.level.1d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5}], %6;"
+               : "=f"(l.x), "=f"(l.y), "=f"(l.z), "=f"(l.w) : "l"(t), "r"(ix), "r"(ilv));
+  asm volatile("tex.level.a1d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6}], %7;"
+               : "=f"(q.x), "=f"(q.y), "=f"(q.z), "=f"(q.w) : "l"(t2), "r"(layer), "r"(ix), "r"(lc));
+  float *of = (float *)o;
+  of[12 * i] = tex1D<float4>(t, x).x;
+  of[12 * i + 1] = tex1DLod<float4>(t, x, lod).y;
+  of[12 * i + 2] = ix < 16 ? z.z : 0.f;
+  of[12 * i + 3] = l.w;
+  of[12 * i + 4] = tex1DLayered<float4>(t2, x, layer).x;
+  of[12 * i + 5] = tex1DLayeredLod<float4>(t2, x, layer, lod).y;
+  of[12 * i + 6] = q.z;
+  of[12 * i + 7] = tex1DGrad<float4>(t, x, gx, gy).w;
+  of[12 * i + 8] = tex1DLayeredGrad<float4>(t2, x, layer, gx, gy).x;
+  int wd; asm("txq.width.b32 %0, [%1];" : "=r"(wd) : "l"(t));
+  of[12 * i + 9] = (float)wd;
+}""".replace("N]", f"{N}]")
+
+    def bound_inputs(r):
+        x = inputs(r)
+        x.extra = struct.pack("<IQQ", 0, h1d, harr)  # n at 0x178, then t at 0x180, t2 at 0x188
+        return x
+
+    case(
+        name="tex_1d",
+        style="texture",
+        group="texture_1d",
+        src="""
+K(tex_1d) {
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0], t2 = ((const unsigned long long *)b)[1];"""
+        + body,
+        inputs=inputs,
+        ref=ref,
+    )
+    case(
+        name="tex_1d_bound",
+        style="texture",
+        group="texture_1d",
+        src="""
+extern "C" __global__ void tex_1d_bound(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
+                                        uint32_t *__restrict__ o, int n, cudaTextureObject_t t, cudaTextureObject_t t2) {
+  // K(tex_1d_bound): K's parameters and two texture objects after n (cuda_build.build's marker)"""
+        + body,
+        inputs=bound_inputs,
+        ref=ref,
+    )
