@@ -67,7 +67,7 @@ from shader_svc.lower.swizzle_add import fswzadd_lane_ir
 MACTIVE = 26  # SM86 BMOV's thread-state register (sm86/table.py BMOV_STATE)
 QUAD_SHFL = 0x1C03  # SHFL's c: segment mask 0x1c, clamp 3 (lanes of the quad)
 # the region's bracket (lowering keys): SM86 BMOV of a thread-state register, SM53 SAM / RAM
-QUAD_KEYS = frozenset({"BMOV.STATE", "SAM", "RAM"})
+QUAD_KEYS = frozenset({"BMOV.STATE", "SAM", "RAM", "TEX.U"})  # (TEX.U: SM86 0xF60, .NDV only)
 
 
 @dataclass
@@ -186,7 +186,7 @@ class QuadTex:
                 _refuse(inst, "a predicated FSWZADD in a quad region")
             self._quad_fswzadd(inst)
             return
-        if ir in ("TEX", "TEX.B") and inst.mods.get("NDV"):
+        if ir in ("TEX", "TEX.B", "TEX.U") and inst.mods.get("NDV"):
             if guarded:
                 _refuse(inst, "a predicated TEX.NDV")
             self._quad_tex(inst)
@@ -268,10 +268,11 @@ class QuadTex:
         ir_spirv.emit(self, b)
 
     def _ndv_operands(self, inst: Inst) -> tuple[list[int], int | None, tuple[int, int] | None, str]:
-        """TEX.NDV's coordinate registers, its handle register (.B) or constant-bank word (bound)
-        and the dimension ('3d'), as ptxas packs them (read off nvcc 13 sm_86 / ptxas 12.9 sm_53
-        tex3DGrad code): SM86 .SCR and bound: Ra = (x, y), Rb = (z, handle (.B)); SM86 .B without
-        .SCR and SM53 (.B or bound): Ra = (x, y, z), Rb = the handle (.B)."""
+        """TEX.NDV's coordinate registers, its handle register (.B), constant-bank word (bound) or
+        uniform register pair (SM86 0xF60: ("ur", n)) and the dimension ('3d'), as ptxas packs
+        them (read off nvcc 13 sm_86, ptxas 12.9 sm_86 and sm_53 tex3DGrad code): SM86 .SCR,
+        bound and UR: Ra = (x, y), Rb = (z, handle (.B)); SM86 .B without .SCR and SM53 (.B or
+        bound): Ra = (x, y, z), Rb = the handle (.B)."""
         ops, mods = inst.ops, inst.mods
         a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
         bindless = inst.row.ir.endswith(".B")
@@ -299,6 +300,10 @@ class QuadTex:
             coords, hreg = [reg(a, 0), reg(a, 1), reg(b, 0)], reg(b, 1)
         else:
             coords, hreg = [reg(a, 0), reg(a, 1), reg(a, 2)], b
+        if "ur" in ops:  # SM86 0xF60: the handle in a uniform register pair (texture, sampler)
+            if ops["uoff"]["imm"] or ops["ur"]["reg"] >= 62:
+                _refuse(inst, "TEX with a uniform-register handle and an offset (or URZ)")
+            return coords, None, ("ur", ops["ur"]["reg"]), dim
         if not bindless:
             if self.QUAD_ISA == 86:
                 return coords, None, (ops["bank"]["imm"], ops["slot"]["imm"] * 4), dim
@@ -334,7 +339,13 @@ class QuadTex:
             if r != 255 and r not in st.lanes:
                 _refuse(inst, f"TEX.NDV whose coordinate R{r} the quad region did not build")
         b = Block()
-        handle = b.get_reg(hreg) if hreg is not None else b.emit("CBankU32", bank=cb[0], offset=cb[1], inst=inst)
+        if hreg is not None:
+            handle = b.get_reg(hreg)
+        elif cb[0] == "ur":  # URn the texture (low 20 bits), URn+1 the sampler: ptxas writes UR7 = UR6 >> 20
+            tex = b.op("IAnd32", b.get_reg(cb[1], "UR"), b.const_u32(0xFFFFF))
+            handle = b.op("IOr32", b.op("IShl32", b.get_reg(cb[1] + 1, "UR"), b.const_u32(20)), tex)
+        else:
+            handle = b.emit("CBankU32", bank=cb[0], offset=cb[1], inst=inst)
         c = [self._lanes_of(b, r) for r in coords]  # c[axis][lane]
 
         def sample(pt: list[Value], dx: list[Value], dy: list[Value]) -> Value:

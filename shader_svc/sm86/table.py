@@ -2832,6 +2832,7 @@ _TSTATE = (
     "ATEXIT_PC.LO ATEXIT_PC.HI"
 ).split()
 BMOV_STATE = tuple((16 + i, n) for i, n in enumerate(_TSTATE))
+MACTIVE_BITS = 26 << 24  # the reference words' register: MACTIVE (ptxas's)
 R(
     [
         Row(
@@ -2839,6 +2840,7 @@ R(
             0xF55,
             (Reg("d", 16, file="B"), Sym("state", 24, 6, BMOV_STATE)),
             mods=(FIXED("w", ".32"),),
+            base=MACTIVE_BITS,
             cls="ctrl",
             ir="BMOV.STATE",
         ),
@@ -2847,8 +2849,28 @@ R(
             0xF56,
             (Sym("state", 24, 6, tuple((i, f"B{i}") for i in range(16)) + BMOV_STATE), Reg("b", 16, file="B")),
             mods=(FIXED("w", ".32"), Mod("PQUAD", 84, 1, ONOFF(".PQUAD"))),
+            base=MACTIVE_BITS,
             cls="ctrl",
             ir="BMOV.STATE",
+        ),
+    ]
+)
+# shader-ndv: TEX with the texture handle in a uniform register pair (0xF60: the bound row's form 7;
+# ptxas 12.9 sm_86 writes 'TEX.SCR.NDV R4, R2, R2, R4, UR6, 0x0, 3D' in NVRTC's tex3DGrad loop,
+# after R2UR UR6 of the handle and USHF.R.U32.HI UR7, URZ, 0x14, UR6): the uniform register at 40
+# (6 bits), an 8-bit immediate at 46 (nvdisasm 13.5 bit flips), the bound row's other fields
+R(
+    [
+        Row(
+            "TEX",
+            0xF60,
+            TEX_DSTS + (Reg("b", 32, suffix="@hiderz"), Reg("ur", 40, file="UR"), Imm("uoff", 46, 8, "u"), TEX_DIM, TEX_MASK),
+            (Mod("SCR", 60, 1, ONOFF(".SCR")),),
+            (TEXCACHE, TEX_LOD, Mod("DC", 78, 1, ONOFF(".DC")), TEX_NDV, NODEP),
+            TEX_BASE | 1 << 91,  # (form 7: bit 91, as every uniform-register form)
+            refuse=(("a", 255), ("ur", 63)),  # (URZ prints '???63')
+            ir="TEX.U",
+            cls="tex",
         ),
     ]
 )
