@@ -57,11 +57,14 @@ level) as ``SCR_RA`` says (1D x | handle, 2D x, y | handle, level, 3D x, y | z, 
 2D x | y, x, y | level); without .SCR (3D / 2D array .LL) Ra the coordinates, Rb the handle then
 the level; SM53 Ra the coordinates, Rb the handle (.B) then the level.  The level is clamped to
 the texture's levels (IR row ``BindlessFetchClamp``): .CL read as "clamp the level" (not checked
-on hardware here); TLD .LL without .CL is refused.  1D textures (``tex1Dfetch`` compiles to
-``TLD.SCR.B.LZ ... 1D``) have no pool in kernels: refused by name.  Refused by name: TXD .AOFFI
-on an array.  tex3DGrad has no TXD (neither ISA
-has a 3D TXD): ptxas emulates it with a per-quad loop of TEX.NDV, refused at decode (SM86 BMOV
-"unknown opcode 0xf55", SM53 the quad MOV with a lane mask).
+on hardware here); TLD .LL without .CL is refused.  Refused by name: TXD .AOFFI on an array.
+
+shader-ndv: 1D and 1D array textures are entries of the 2D and 2D array pools one texel high
+(``ONE_DIM_POOL``; ptxas samples 1D textures with 2D instructions itself): TLD 1D fetches (x, 0),
+TLD ARRAY_1D (x, 0, layer), TEX ARRAY_1D samples (x, 0.5, layer) (Ra = (layer, x), Rb the handle
+then the level), TXD ARRAY_1D with gradients (dx, 0), (dy, 0) (Ra = handle, x, layer; Rb = dx,
+dy), SM53 TLDS 1D (target 0) (x, 0).  tex3DGrad (no 3D TXD in either ISA: ptxas's quad loop of
+TEX.NDV) is ``lower/quad_tex.py``'s; its samples are ``bindless_sample_grad3`` here.
 """
 
 from __future__ import annotations
