@@ -630,7 +630,8 @@ OPS.update({d.name: d for d in (OpDef("BindlessSampleGradArray", TEXEL, (U32,) *
 #   (``dim`` "2d": x, y; c unused), 3D or 2D array texture of the pool of that dimension, the
 #   level (a signed integer) clamped to the texture's levels (lower/texture.py).
 OPS.update({d.name: d for d in (OpDef("BindlessFetchClamp", TEXEL, (U32,) * 5, ("dim",)),)})
-# - ``BindlessSampleGrad3`` (handle, x, y, z, dP/dx.x, .y, .z, dP/dy.x, .y, .z) (shader-ndv): an
-#   explicit-gradient sample of a kernel's texture of the pool of ``dim`` ("3d"): the virtual
-#   quad's TEX.NDV of ptxas's tex3DGrad loop (lower/quad_tex.py); pure (ir/optimize.py).
-OPS.update({d.name: d for d in (OpDef("BindlessSampleGrad3", TEXEL, (U32,) * 10, ("dim",)),)})
+# - ``BindlessSampleGrad3`` (handle, x, y, z, layer, dP/dx.x, .y, .z, dP/dy.x, .y, .z) (shader-ndv):
+#   an explicit-gradient sample of a kernel's texture of the pool of ``dim`` ("3d", "cube"; the
+#   layer unused): the virtual quad's TEX.NDV of ptxas's tex3DGrad / texCubemapGrad loop
+#   (lower/quad_tex.py); pure (ir/optimize.py).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleGrad3", TEXEL, (U32,) * 11, ("dim",)),)})

@@ -45,10 +45,14 @@ So lane q ends with tex(P_q, dP/dx_q, dP/dy_q), the gradients recovered as (P + 
 (exactly dP/dx where the sum is exact, as in the corpus's inputs).  Registers the region writes
 for other lanes' benefit differ from the hardware's in lanes other than q (there they hold this
 invocation's own values, not lane q's): they are ptxas's temporaries, dead after the loop.
-Other instructions in a region (-G code's spills, P2R) run as the invocation's own.  Refused
+Other instructions in a region run as the invocation's own (-G code's spills, P2R); one that
+reads a tracked register and is pure arithmetic is also evaluated again on each lane's values
+(``_replay``: ptxas scales a cube direction by 1 / max |component| between the FSWZADDs and
+TEX.NDV).  Refused
 by name: a SHFL in a region with a register lane or another mask/clamp, a tracked register
 read through a negated operand, TEX.NDV outside a region or with coordinates the region did not
-build, a LOD mode other than implicit, a cube texture (kernels have no cube pool), a predicated
+build, a LOD mode other than implicit, a cube array texture (kernels have no cube array pool;
+cube textures are the cube pool's, set 1 binding 9: ``texture.TEXTURE_POOL_CUBE``), a predicated
 SHFL / FSWZADD / TEX.NDV in a region, SM86 BMOV of a thread-state register other than this
 bracket.  The tracked values are IR values of the straight line: a branch target or a branch
 ends them (``QuadState.lanes`` cleared), as does any write of the register."""
@@ -62,11 +66,14 @@ from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.indirect import ENDS
+from shader_svc.ir.optimize import CONSTS, PURE
 from shader_svc.lower.swizzle_add import fswzadd_lane_ir
 
 MACTIVE = 26  # SM86 BMOV's thread-state register (sm86/table.py BMOV_STATE)
 QUAD_SHFL = 0x1C03  # SHFL's c: segment mask 0x1c, clamp 3 (lanes of the quad)
 # the region's bracket (lowering keys): SM86 BMOV of a thread-state register, SM53 SAM / RAM
+# IR rows ``QuadTex._replay`` evaluates again per lane (no effect, nothing refused when lowered)
+CLONABLE = (PURE | CONSTS) - {"LoadVarU32", "LoadVarBool", "LocalIndex"}
 QUAD_KEYS = frozenset({"BMOV.STATE", "SAM", "RAM", "TEX.U"})  # (TEX.U: SM86 0xF60, .NDV only)
 
 
@@ -194,15 +201,53 @@ class QuadTex:
         if not st.lanes:
             super().lower(inst)
             return
-        # any other instruction: the invocation's own; the registers it writes leave the quad
+        # any other instruction: the invocation's own; in a region, replayed on the four lanes
+        # where it reads a tracked register and is pure arithmetic (``_replay``), else the
+        # registers it writes leave the quad
         cur, n0 = self.fn.current, len(self.fn.current.items)
         super().lower(inst)
         if self.fn.current is not cur:
             st.lanes.clear()
             return
-        for it in cur.items[n0:]:
+        items = cur.items[n0:]
+        lanes = self._replay(items) if st.active and not guarded else None
+        for it in items:
             if it.op.name == "SetReg" and it.attrs.get("file", "R") == "R":
                 st.lanes.pop(it.attrs["reg"], None)
+        if lanes:
+            st.lanes.update(lanes)
+
+    def _replay(self, items: list) -> dict | None:
+        """The four lanes of the registers an instruction's IR ``items`` write, evaluated again
+        with each lane's values of the tracked registers it reads (cube coordinates are scaled
+        by ptxas between the FSWZADDs and TEX.NDV: FMNMX, MUFU.RCP, FMUL); None where it reads
+        no tracked register or holds anything but pure operations and register writes."""
+        st = self._quad()
+        reads = [it for it in items if it.op.name == "GetReg" and it.attrs.get("file", "R") == "R"]
+        if not any(it.attrs["reg"] in st.lanes for it in reads):
+            return None
+        for it in items:
+            name = it.op.name
+            if name == "SetReg":
+                if it.attrs.get("file", "R") != "R":
+                    return None
+            elif not (name in CLONABLE and "inst" not in it.attrs):
+                return None
+        b, out = Block(), {}
+        for v in range(4):
+            env: dict[int, Value] = {}
+            for it in items:
+                name = it.op.name
+                if name == "GetReg" and it.attrs.get("file", "R") == "R" and it.attrs["reg"] in st.lanes:
+                    env[it.result.index] = st.lanes[it.attrs["reg"]][v]
+                elif name == "SetReg":
+                    out.setdefault(it.attrs["reg"], [None] * 4)[v] = env.get(it.args[0].index, it.args[0])
+                elif it.result is not None:
+                    args = [env.get(a.index, a) for a in it.args]
+                    if any(x is not a for x, a in zip(args, it.args)):
+                        env[it.result.index] = b.emit(name, *args, **it.attrs)
+        ir_spirv.emit(self, b)
+        return {r: lanes for r, lanes in out.items() if r != 255 and None not in lanes}
 
     # --- the tracked values ----------------------------------------------------------------
     def _lanes_of(self, b: Block, reg: int) -> list[Value]:
@@ -277,16 +322,11 @@ class QuadTex:
         a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
         bindless = inst.row.ir.endswith(".B")
         sym = ops["dim"]["sym"]
-        if self.QUAD_ISA == 86:
-            dim = {2: "3d"}.get(sym)
-            cube = sym in (3, 7)
-        else:
-            dim = {4: "3d"}.get(sym)
-            cube = sym in (6, 7)
+        dim = ({2: "3d", 3: "cube"} if self.QUAD_ISA == 86 else {4: "3d", 6: "cube"}).get(sym)
+        if sym == 7:
+            _refuse(inst, "TEX.NDV on a cube array texture in a kernel (kernels have no cube array pool)")
         if dim is None:
-            _refuse(
-                inst, "TEX.NDV on a cube texture in a kernel (kernels have no cube pool)" if cube else "TEX.NDV on this dimension"
-            )
+            _refuse(inst, "TEX.NDV on this dimension")
         if mods.get("lod", 0) != 0 or mods.get("DC") or mods.get("AOFFI") or mods.get("LC"):
             _refuse(inst, "TEX.NDV with a LOD mode, .DC, .AOFFI or .LC")
         pred = ops.get("fault" if self.QUAD_ISA == 86 else "pd", {"pred": 7})["pred"]
@@ -349,7 +389,7 @@ class QuadTex:
         c = [self._lanes_of(b, r) for r in coords]  # c[axis][lane]
 
         def sample(pt: list[Value], dx: list[Value], dy: list[Value]) -> Value:
-            return b.emit("BindlessSampleGrad3", handle, *pt, *dx, *dy, dim=dim)
+            return b.emit("BindlessSampleGrad3", handle, *pt, b.const_u32(0), *dx, *dy, dim=dim)
 
         vecs = []
         for v in range(4):

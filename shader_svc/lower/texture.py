@@ -82,6 +82,9 @@ from shader_svc.lower.texel_words import set_texel_words
 # gfx-layers: the sampled-image pools of the other dimensions a kernel's TEX reads (set 1), and the
 # TEX dimension codes (sm86/table.py TEX_DIM) that reach them
 TEXTURE_POOL_2D_ARRAY, TEXTURE_POOL_3D = 7, 8
+# shader-ndv: the cube pool (set 1 binding 9: sampled cube images; texCubemapGrad's quad loop)
+TEXTURE_POOL_CUBE = 9
+DIM_BINDINGS = {"3d": TEXTURE_POOL_3D, "2d_array": TEXTURE_POOL_2D_ARRAY, "cube": TEXTURE_POOL_CUBE}
 POOL_DIMS = {2: "3d", 5: "2d_array"}
 
 
@@ -413,9 +416,9 @@ class ComputeTextures(LowerBase):
             lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy),
         )
 
-    def bindless_sample_grad3(self, dim: str, handle: int, x: int, y: int, z: int, *grads: int) -> int:
+    def bindless_sample_grad3(self, dim: str, handle: int, x: int, y: int, z: int, layer: int, *grads: int) -> int:
         """``BindlessSampleGrad3`` (shader-ndv): OpImageSampleExplicitLod with the Grad operand
-        (dP/dx, dP/dy as 3-vectors) on the pool of ``dim`` ("3d")."""
+        (dP/dx, dP/dy as 3-vectors) on the pool of ``dim`` ("3d"; "cube": the direction)."""
         v3f = self.m.type("OpTypeVector", self.f32, 3)
 
         def vec(*w: int) -> int:
@@ -470,7 +473,7 @@ class ComputeTextures(LowerBase):
             img = m.type(
                 "OpTypeImage",
                 self.f32,
-                E("Dim", "3D" if dim == "3d" else "2D"),
+                E("Dim", {"3d": "3D", "cube": "Cube"}.get(dim, "2D")),
                 0,
                 int(dim == "2d_array"),
                 0,
@@ -478,7 +481,7 @@ class ComputeTextures(LowerBase):
                 E("ImageFormat", "Unknown"),
             )
             arr = m.type("OpTypeArray", img, self.c(TEXTURE_POOL))
-            binding = TEXTURE_POOL_3D if dim == "3d" else TEXTURE_POOL_2D_ARRAY
+            binding = DIM_BINDINGS[dim]
             var = self._var(
                 "UniformConstant", arr, [(E("Decoration", "DescriptorSet"), POOL_SET), (E("Decoration", "Binding"), binding)]
             )

@@ -540,3 +540,77 @@ extern "C" __global__ void tex_1d_bound(const uint32_t *__restrict__ a, const ui
         inputs=bound_inputs,
         ref=ref,
     )
+
+
+CUBE_N = 8  # face side
+
+
+def _cube_face_st(d: np.ndarray) -> tuple[int, float, float]:
+    """Vulkan's cube face and (s, t) of direction d (texel_refs.cube_texel's selection)."""
+    rx, ry, rz = (float(v) for v in d)
+    ax = np.abs(d)
+    if ax[0] >= ax[1] and ax[0] >= ax[2]:
+        face, sc, tc, ma = (0, -rz, -ry, rx) if rx > 0 else (1, rz, -ry, rx)
+    elif ax[1] >= ax[2]:
+        face, sc, tc, ma = (2, rx, rz, ry) if ry > 0 else (3, rx, -rz, ry)
+    else:
+        face, sc, tc, ma = (4, rx, -ry, rz) if rz > 0 else (5, -rx, -ry, rz)
+    return face, 0.5 * (sc / abs(ma) + 1), 0.5 * (tc / abs(ma) + 1)
+
+
+def define_grad_cube(case, Inputs) -> None:
+    """texCubemapGrad (shader-ndv, group ``texture_grad3``): the same quad loop as
+    tex3DGrad on a cube texture, ptxas scaling each lane's direction by 1 / max |component|
+    (FMNMX, MUFU.RCP, FMUL: replayed per lane by lower/quad_tex.py) before TEX.NDV.  The texture
+    is entry 4 of the cube pool (set 1 binding 9), 8 x 8 faces, one level (the level of detail
+    does not pick a texel: the gradients are random).  Directions point at texels of a random
+    face, their (s, t) 0.1 texel or more from a texel edge and their major axis clear of the
+    others by 1/8, so the scaled direction (an approximate reciprocal) reads the texel the
+    exact one does (texel_refs.cube_texel: Vulkan's face selection)."""
+    from texel_refs import cube_texel
+
+    def directions(r, n: int) -> np.ndarray:
+        out = []
+        while len(out) < n:
+            d = r.integers(-32, 33, 3) / 16.0
+            ax = np.sort(np.abs(d))
+            if ax[2] < 0.5 or ax[2] - ax[1] < 0.125:
+                continue
+            _, s, t = _cube_face_st(d)
+            fs, ft = (s * CUBE_N) % 1, (t * CUBE_N) % 1
+            if min(fs, 1 - fs, ft, 1 - ft) < 0.1:
+                continue
+            out.append(d)
+        return np.array(out, np.float32)
+
+    def inputs(r):
+        d = directions(r, N)
+        g = (r.integers(-8, 9, (6, N)) / 64).astype(np.float32)
+        a = np.concatenate([_f(d[:, k]) for k in range(3)] + [_f(g[k]) for k in range(6)])
+        faces = (r.integers(-1000, 1000, (6, CUBE_N, CUBE_N, 4)) / 8).astype(np.float32)
+        tex = _pools(r) + [("cube", [faces])]
+        return Inputs(a, np.array([HANDLE + 1, 0, 0, 0], np.uint32), N, N, np.zeros(4 * N, np.uint32), textures=tex)
+
+    def ref(x):
+        d = np.stack([x.a[k * N : (k + 1) * N].view(np.float32) for k in range(3)], axis=1)
+        faces = x.textures[4][1][0]
+        return _f(np.stack([cube_texel(faces, tuple(float(v) for v in d[i])) for i in range(N)]).astype(np.float32).ravel())
+
+    case(
+        name="tex_grad_cube",
+        style="texture",
+        group="texture_grad3",
+        src=r"""
+K(tex_grad_cube) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  const float *f = (const float *)a;
+  float4 dx = make_float4(f[i + 3 * n], f[i + 4 * n], f[i + 5 * n], 0.f);
+  float4 dy = make_float4(f[i + 6 * n], f[i + 7 * n], f[i + 8 * n], 0.f);
+  float4 v = texCubemapGrad<float4>(t, f[i], f[i + n], f[i + 2 * n], dx, dy);
+  float *of = (float *)o;
+  of[4 * i] = v.x; of[4 * i + 1] = v.y; of[4 * i + 2] = v.z; of[4 * i + 3] = v.w;
+}""",
+        inputs=inputs,
+        ref=ref,
+    )

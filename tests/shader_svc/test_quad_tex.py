@@ -99,17 +99,17 @@ extern "C" __global__ void cube_grad(const uint32_t *__restrict__ a, const uint3
   int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;
   cudaTextureObject_t t = ((const unsigned long long *)b)[0];
   const float *f = (const float *)a;
-  float4 v = texCubemapGrad<float4>(t, f[i], f[i + n], f[i + 2 * n], make_float4(f[i + 3 * n], 0.f, 0.f, 0.f),
-                                    make_float4(0.f, f[i + 4 * n], 0.f, 0.f));
+  float4 v = texCubemapLayeredGrad<float4>(t, f[i], f[i + n], f[i + 2 * n], 1, make_float4(f[i + 3 * n], 0.f, 0.f, 0.f),
+                                           make_float4(0.f, f[i + 4 * n], 0.f, 0.f));
   ((float *)o)[i] = v.x;
 }
 """
 
 
 @pytest.mark.parametrize("isa", [86, 53])
-def test_cube_grad_refused_naming_offset_word_and_form(isa):
-    """texCubemapGrad compiles to the same quad loop on a cube texture, which kernels have no
-    pool for: the translation refuses its TEX.NDV by offset, word and form."""
+def test_cube_array_grad_refused_naming_offset_word_and_form(isa):
+    """texCubemapLayeredGrad compiles to the same quad loop on a cube array texture, which
+    kernels have no pool for: the translation refuses its TEX.NDV by offset, word and form."""
     import cuda_build
     import cuda_corpus as cc
     from shader_svc.lower.base import TranslateError
@@ -120,7 +120,7 @@ def test_cube_grad_refused_naming_offset_word_and_form(isa):
         pytest.skip(str(e))
     with pytest.raises(
         TranslateError,
-        match=r"offset 0x[0-9a-f]+: TEX\S*\.NDV.* CUBE.*\(word 0x[0-9a-f]+\): TEX\.NDV on a cube texture in a kernel",
+        match=r"offset 0x[0-9a-f]+: TEX\S*\.NDV.* ARRAY_CUBE.*\(word 0x[0-9a-f]+\): TEX\.NDV on a cube array texture in a kernel",
     ):
         cc.translate(isa, k.code)
 
