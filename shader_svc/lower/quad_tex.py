@@ -51,8 +51,9 @@ reads a tracked register and is pure arithmetic is also evaluated again on each 
 TEX.NDV).  Refused
 by name: a SHFL in a region with a register lane or another mask/clamp, a tracked register
 read through a negated operand, TEX.NDV outside a region or with coordinates the region did not
-build, a LOD mode other than implicit, a cube array texture (kernels have no cube array pool;
-cube textures are the cube pool's, set 1 binding 9: ``texture.TEXTURE_POOL_CUBE``), a predicated
+build, a LOD mode other than implicit, a bound cube array (not seen; cube textures are the
+cube pool's, set 1 binding 9, cube arrays the cube array pool's, binding 10:
+``texture.TEXTURE_POOL_CUBE``, ``TEXTURE_POOL_CUBE_ARRAY``), a predicated
 SHFL / FSWZADD / TEX.NDV in a region, SM86 BMOV of a thread-state register other than this
 bracket.  The tracked values are IR values of the straight line: a branch target or a branch
 ends them (``QuadState.lanes`` cleared), as does any write of the register."""
@@ -322,9 +323,10 @@ class QuadTex:
         a, b = ops["a"]["reg"], ops["b"]["reg"] if "b" in ops else 255
         bindless = inst.row.ir.endswith(".B")
         sym = ops["dim"]["sym"]
-        dim = ({2: "3d", 3: "cube"} if self.QUAD_ISA == 86 else {4: "3d", 6: "cube"}).get(sym)
-        if sym == 7:
-            _refuse(inst, "TEX.NDV on a cube array texture in a kernel (kernels have no cube array pool)")
+        dim = ({2: "3d", 3: "cube", 7: "cube_array"} if self.QUAD_ISA == 86 else {4: "3d", 6: "cube", 7: "cube_array"}).get(sym)
+        ur_scr = "ur" in ops and mods.get("SCR")
+        if dim == "cube_array" and not (bindless and not mods.get("SCR")) and not ur_scr:
+            _refuse(inst, "TEX.NDV on a cube array texture other than .B or .SCR with a uniform-register handle")
         if dim is None:
             _refuse(inst, "TEX.NDV on this dimension")
         if mods.get("lod", 0) != 0 or mods.get("DC") or mods.get("AOFFI") or mods.get("LC"):
@@ -336,7 +338,14 @@ class QuadTex:
         def reg(r: int, k: int) -> int:
             return 255 if r == 255 else r + k
 
-        if self.QUAD_ISA == 86 and (mods.get("SCR") or not bindless):
+        self._ndv_layer = None
+        if dim == "cube_array" and ur_scr:  # (ptxas 12.9 sm_86) Ra = (layer, x), Rb = (y, z)
+            self._ndv_layer = reg(a, 0)
+            coords, hreg = [reg(a, 1), reg(b, 0), reg(b, 1)], None
+        elif dim == "cube_array":  # (both ISAs, .B) Ra = (layer, x, y, z), Rb = the handle
+            self._ndv_layer = reg(a, 0)
+            coords, hreg = [reg(a, 1), reg(a, 2), reg(a, 3)], b
+        elif self.QUAD_ISA == 86 and (mods.get("SCR") or not bindless):
             coords, hreg = [reg(a, 0), reg(a, 1), reg(b, 0)], reg(b, 1)
         else:
             coords, hreg = [reg(a, 0), reg(a, 1), reg(a, 2)], b
@@ -387,9 +396,16 @@ class QuadTex:
         else:
             handle = b.emit("CBankU32", bank=cb[0], offset=cb[1], inst=inst)
         c = [self._lanes_of(b, r) for r in coords]  # c[axis][lane]
+        # a cube array's layer: read in place (ptxas clamps it before the loop, unshuffled: the
+        # invocation's own, as the handle)
+        layer = (
+            b.const_u32(0)
+            if self._ndv_layer is None
+            else (b.const_u32(0) if self._ndv_layer == 255 else b.get_reg(self._ndv_layer))
+        )
 
         def sample(pt: list[Value], dx: list[Value], dy: list[Value]) -> Value:
-            return b.emit("BindlessSampleGrad3", handle, *pt, b.const_u32(0), *dx, *dy, dim=dim)
+            return b.emit("BindlessSampleGrad3", handle, *pt, layer, *dx, *dy, dim=dim)
 
         vecs = []
         for v in range(4):

@@ -83,8 +83,13 @@ from shader_svc.lower.texel_words import set_texel_words
 # TEX dimension codes (sm86/table.py TEX_DIM) that reach them
 TEXTURE_POOL_2D_ARRAY, TEXTURE_POOL_3D = 7, 8
 # shader-ndv: the cube pool (set 1 binding 9: sampled cube images; texCubemapGrad's quad loop)
-TEXTURE_POOL_CUBE = 9
-DIM_BINDINGS = {"3d": TEXTURE_POOL_3D, "2d_array": TEXTURE_POOL_2D_ARRAY, "cube": TEXTURE_POOL_CUBE}
+TEXTURE_POOL_CUBE, TEXTURE_POOL_CUBE_ARRAY = 9, 10  # (10: sampled cube array images, texCubemapLayeredGrad)
+DIM_BINDINGS = {
+    "3d": TEXTURE_POOL_3D,
+    "2d_array": TEXTURE_POOL_2D_ARRAY,
+    "cube": TEXTURE_POOL_CUBE,
+    "cube_array": TEXTURE_POOL_CUBE_ARRAY,
+}
 POOL_DIMS = {2: "3d", 5: "2d_array"}
 
 
@@ -425,6 +430,12 @@ class ComputeTextures(LowerBase):
             return self.op("OpCompositeConstruct", v3f, *[self.op("OpBitcast", self.f32, v) for v in w])
 
         coord, dx, dy = vec(x, y, z), vec(*grads[:3]), vec(*grads[3:])
+        if dim == "cube_array":  # (x, y, z, layer): the layer converted to f32 (Vulkan rounds it)
+            if not getattr(self, "_cube_array_cap", False):
+                self.m.emit("cap", "OpCapability", self.m.E("Capability", "SampledCubeArray"))
+                self._cube_array_cap = True
+            v4 = [self.op("OpBitcast", self.f32, v) for v in (x, y, z)] + [self.op("OpConvertUToF", self.f32, layer)]
+            coord = self.op("OpCompositeConstruct", self.v4f, *v4)
         grad = self.m.E("ImageOperands", "Grad")
         return self._on_dim_pool(
             dim, handle, True, lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy)
@@ -473,9 +484,9 @@ class ComputeTextures(LowerBase):
             img = m.type(
                 "OpTypeImage",
                 self.f32,
-                E("Dim", {"3d": "3D", "cube": "Cube"}.get(dim, "2D")),
+                E("Dim", {"3d": "3D", "cube": "Cube", "cube_array": "Cube"}.get(dim, "2D")),
                 0,
-                int(dim == "2d_array"),
+                int(dim in ("2d_array", "cube_array")),
                 0,
                 1,
                 E("ImageFormat", "Unknown"),

@@ -38,10 +38,12 @@ VIEW_TYPES = {
     "2d_array": vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY,
     "3d": vk.VK_IMAGE_VIEW_TYPE_3D,
     "cube": vk.VK_IMAGE_VIEW_TYPE_CUBE,  # shader-ndv
+    "cube_array": vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY,
 }
 # tex-kernels: the pools of the other dimensions a kernel reads (lower/texture.py: TEX/TLD/TXD on
 # 3D and 2D array textures, and TXQ, which queries every pool), as the GPU process binds them
-DIM_POOLS = ((7, "2d_array"), (8, "3d"), (9, "cube"))  # (shader-ndv: the cube pool, texCubemapGrad)
+# (shader-ndv: the cube and cube array pools, texCubemapGrad / texCubemapLayeredGrad)
+DIM_POOLS = ((7, "2d_array"), (8, "3d"), (9, "cube"), (10, "cube_array"))
 
 
 def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
@@ -49,18 +51,18 @@ def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
     uploaded at the dispatch that binds it.  ``kind`` (tex-kernels): "2d", "2d_array" (a 2D
     array view of one layer) or "3d" (a 3D image one slice deep): the dummies of the pools at
     bindings 7 and 8.  shader-ndv: a "3d" level may be (d, h, w, 4), a volume of d slices, a
-    "2d_array" level (layers, h, w, 4), a "cube" level (6, h, w, 4) (faces +X, -X, +Y, -Y, +Z, -Z)."""
+    "2d_array" level (layers, h, w, 4), a "cube" level (6, h, w, 4) (faces +X, -X, +Y, -Y, +Z, -Z), a "cube_array" level (6 * layers, h, w, 4)."""
     d = dev.device
     depth = levels[0].shape[0] if levels[0].ndim == 4 and kind == "3d" else 1
-    layers = levels[0].shape[0] if levels[0].ndim == 4 and kind in ("2d_array", "cube") else 1  # (shader-ndv)
-    if kind == "cube" and levels[0].ndim == 3:  # a dummy: one texel on each of the six faces
+    layers = levels[0].shape[0] if levels[0].ndim == 4 and kind in ("2d_array", "cube", "cube_array") else 1  # (shader-ndv)
+    if kind in ("cube", "cube_array") and levels[0].ndim == 3:  # a dummy: one texel on each of the six faces
         levels = [np.broadcast_to(lv, (6,) + lv.shape) for lv in levels]
         layers = 6
     h0, w0 = levels[0].shape[-3:-1]
     fmt = vk.VK_FORMAT_R32G32B32A32_SFLOAT
     usage = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
     info = vk.VkImageCreateInfo(
-        flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if kind == "cube" else 0,
+        flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if kind in ("cube", "cube_array") else 0,
         imageType=vk.VK_IMAGE_TYPE_3D if kind == "3d" else vk.VK_IMAGE_TYPE_2D,
         format=fmt,
         extent=vk.VkExtent3D(w0, h0, depth),

@@ -559,10 +559,11 @@ def _cube_face_st(d: np.ndarray) -> tuple[int, float, float]:
 
 
 def define_grad_cube(case, Inputs) -> None:
-    """texCubemapGrad (shader-ndv, group ``texture_grad3``): the same quad loop as
+    """texCubemapGrad and texCubemapLayeredGrad (shader-ndv, group ``texture_grad3``): the same quad loop as
     tex3DGrad on a cube texture, ptxas scaling each lane's direction by 1 / max |component|
     (FMNMX, MUFU.RCP, FMUL: replayed per lane by lower/quad_tex.py) before TEX.NDV.  The texture
-    is entry 4 of the cube pool (set 1 binding 9), 8 x 8 faces, one level (the level of detail
+    is entry 4 of the cube pool (set 1 binding 9; the array: of the cube array pool, binding 10,
+    three cubes, the layer per thread), 8 x 8 faces, one level (the level of detail
     does not pick a texel: the gradients are random).  Directions point at texels of a random
     face, their (s, t) 0.1 texel or more from a texel edge and their major axis clear of the
     others by 1/8, so the scaled direction (an approximate reciprocal) reads the texel the
@@ -596,6 +597,39 @@ def define_grad_cube(case, Inputs) -> None:
         faces = x.textures[4][1][0]
         return _f(np.stack([cube_texel(faces, tuple(float(v) for v in d[i])) for i in range(N)]).astype(np.float32).ravel())
 
+    def array_inputs(r):
+        x = inputs(r)
+        layer = r.integers(0, 3, N).astype(np.uint32)
+        x.a = np.concatenate([x.a, layer])
+        faces = (r.integers(-1000, 1000, (18, CUBE_N, CUBE_N, 4)) / 8).astype(np.float32)  # 3 cubes
+        x.textures = x.textures[:4] + [("cube_array", [faces])]
+        return x
+
+    def array_ref(x):
+        d = np.stack([x.a[k * N : (k + 1) * N].view(np.float32) for k in range(3)], axis=1)
+        layer = x.a[9 * N : 10 * N].astype(int)
+        faces = x.textures[4][1][0]
+        t = [cube_texel(faces[6 * layer[i] : 6 * layer[i] + 6], tuple(float(v) for v in d[i])) for i in range(N)]
+        return _f(np.stack(t).astype(np.float32).ravel())
+
+    case(
+        name="tex_grad_cube_array",
+        style="texture",
+        group="texture_grad3",
+        src=r"""
+K(tex_grad_cube_array) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  const float *f = (const float *)a;
+  float4 dx = make_float4(f[i + 3 * n], f[i + 4 * n], f[i + 5 * n], 0.f);
+  float4 dy = make_float4(f[i + 6 * n], f[i + 7 * n], f[i + 8 * n], 0.f);
+  float4 v = texCubemapLayeredGrad<float4>(t, f[i], f[i + n], f[i + 2 * n], (int)a[i + 9 * n], dx, dy);
+  float *of = (float *)o;
+  of[4 * i] = v.x; of[4 * i + 1] = v.y; of[4 * i + 2] = v.z; of[4 * i + 3] = v.w;
+}""",
+        inputs=array_inputs,
+        ref=array_ref,
+    )
     case(
         name="tex_grad_cube",
         style="texture",

@@ -94,10 +94,9 @@ def test_mov_lane_mask_refused_in_graphics():
 CUBE = r"""
 #include <stdint.h>
 extern "C" __global__ void cube_grad(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
-                                     uint32_t *__restrict__ o, int n) {
-  // K(cube_grad)
+                                     uint32_t *__restrict__ o, int n, cudaTextureObject_t t) {
+  // K(cube_grad): the texture object a kernel parameter (a bound TEX.NDV)
   int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return;
-  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
   const float *f = (const float *)a;
   float4 v = texCubemapLayeredGrad<float4>(t, f[i], f[i + n], f[i + 2 * n], 1, make_float4(f[i + 3 * n], 0.f, 0.f, 0.f),
                                            make_float4(0.f, f[i + 4 * n], 0.f, 0.f));
@@ -107,9 +106,9 @@ extern "C" __global__ void cube_grad(const uint32_t *__restrict__ a, const uint3
 
 
 @pytest.mark.parametrize("isa", [86, 53])
-def test_cube_array_grad_refused_naming_offset_word_and_form(isa):
-    """texCubemapLayeredGrad compiles to the same quad loop on a cube array texture, which
-    kernels have no pool for: the translation refuses its TEX.NDV by offset, word and form."""
+def test_bound_cube_array_grad_refused_naming_offset_word_and_form(isa):
+    """texCubemapLayeredGrad on a texture object passed as a kernel parameter: the bound TEX.NDV
+    on a cube array (its packing not read here) is refused by offset, word and form."""
     import cuda_build
     import cuda_corpus as cc
     from shader_svc.lower.base import TranslateError
@@ -120,7 +119,7 @@ def test_cube_array_grad_refused_naming_offset_word_and_form(isa):
         pytest.skip(str(e))
     with pytest.raises(
         TranslateError,
-        match=r"offset 0x[0-9a-f]+: TEX\S*\.NDV.* ARRAY_CUBE.*\(word 0x[0-9a-f]+\): TEX\.NDV on a cube array texture in a kernel",
+        match=r"offset 0x[0-9a-f]+: TEX\S*\.NDV.* ARRAY_CUBE.*\(word 0x[0-9a-f]+\): TEX\.NDV on a cube array texture other than \.B",
     ):
         cc.translate(isa, k.code)
 

@@ -82,7 +82,9 @@ class ComputeDevice(VkResources):
                 pNext=f12, shaderSubgroupClock=vk.VK_TRUE, shaderDeviceClock=vk.VK_TRUE
             )
         feats = vk.VkPhysicalDeviceFeatures2(
-            pNext=nxt, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE)
+            # (shader-ndv: imageCubeArray, the cube array pool of texCubemapLayeredGrad's kernels)
+            pNext=nxt,
+            features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE, imageCubeArray=vk.VK_TRUE),
         )
         info = vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo])
         if self.shader_clock:
