@@ -81,10 +81,12 @@ class ComputeDevice(VkResources):
             nxt = vk.VkPhysicalDeviceShaderClockFeaturesKHR(
                 pNext=f12, shaderSubgroupClock=vk.VK_TRUE, shaderDeviceClock=vk.VK_TRUE
             )
+        # shader-ndv: imageCubeArray (the cube array pool of texCubemapLayeredGrad's kernels) where
+        # the device has it (lavapipe does)
+        cube_array = vk.vkGetPhysicalDeviceFeatures(self.phys).imageCubeArray
         feats = vk.VkPhysicalDeviceFeatures2(
-            # (shader-ndv: imageCubeArray, the cube array pool of texCubemapLayeredGrad's kernels)
             pNext=nxt,
-            features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE, imageCubeArray=vk.VK_TRUE),
+            features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE, imageCubeArray=cube_array),
         )
         info = vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo])
         if self.shader_clock:
