@@ -630,3 +630,8 @@ OPS.update({d.name: d for d in (OpDef("BindlessSampleGradArray", TEXEL, (U32,) *
 #   (``dim`` "2d": x, y; c unused), 3D or 2D array texture of the pool of that dimension, the
 #   level a signed integer: one outside the texture's levels reads 0, as an H100 does (lower/texture.py).
 OPS.update({d.name: d for d in (OpDef("BindlessFetchClamp", TEXEL, (U32,) * 5, ("dim",)),)})
+# - ``BindlessSampleGrad3`` (handle, x, y, z, layer, dP/dx.x, .y, .z, dP/dy.x, .y, .z) (shader-ndv):
+#   an explicit-gradient sample of a kernel's texture of the pool of ``dim`` ("3d", "cube"; the
+#   layer unused): the virtual quad's TEX.NDV of ptxas's tex3DGrad / texCubemapGrad loop
+#   (lower/quad_tex.py); pure (ir/optimize.py).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleGrad3", TEXEL, (U32,) * 11, ("dim",)),)})

@@ -450,3 +450,6 @@ PURE |= {"LocalPtr", "LoadLocal32", "Word", "TexelWord"}
 PURE |= {"LoadInputF32", "LoadInputIndex", "FClampDevice01"}
 # gfx-geom: a geometry program's per-vertex input loads (inputs never change while it runs)
 PURE |= {"LoadVertexInputF32"}
+# shader-ndv: the virtual quad's explicit-gradient samples (lower/quad_tex.py: four lanes' and the
+# invocation's own per TEX.NDV, most unread): an image read, no effect
+PURE |= {"BindlessSampleGrad3"}

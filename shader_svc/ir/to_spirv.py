@@ -410,3 +410,4 @@ LOWER.update({"WarpLive": lambda lw, o, a: lw.warp_live_spv(o.attrs["alive"])}) 
 LOWER.update({"BindlessFetchDim": lambda lw, o, a: lw.bindless_fetch_dim(o.attrs["dim"], *a)})
 LOWER.update({"BindlessSampleGradArray": lambda lw, o, a: lw.bindless_sample_grad_array(*a)})
 LOWER.update({"BindlessFetchClamp": lambda lw, o, a: lw.bindless_fetch_clamp(o.attrs["dim"], *a)})  # shader-tex
+LOWER.update({"BindlessSampleGrad3": lambda lw, o, a: lw.bindless_sample_grad3(o.attrs["dim"], *a)})  # shader-ndv

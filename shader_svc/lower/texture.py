@@ -57,11 +57,14 @@ level) as ``SCR_RA`` says (1D x | handle, 2D x, y | handle, level, 3D x, y | z, 
 2D x | y, x, y | level); without .SCR (3D / 2D array .LL) Ra the coordinates, Rb the handle then
 the level; SM53 Ra the coordinates, Rb the handle (.B) then the level.  A level outside the
 texture's levels reads 0 (IR row ``BindlessFetchClamp``; read on an H100, shader-nv: .CL does
-not clamp the level); TLD .LL without .CL is refused.  1D textures (``tex1Dfetch`` compiles to
-``TLD.SCR.B.LZ ... 1D``) have no pool in kernels: refused by name.  Refused by name: TXD .AOFFI
-on an array.  tex3DGrad has no TXD (neither ISA
-has a 3D TXD): ptxas emulates it with a per-quad loop of TEX.NDV, refused at decode (SM86 BMOV
-"unknown opcode 0xf55", SM53 the quad MOV with a lane mask).
+not clamp the level); TLD .LL without .CL is refused.  Refused by name: TXD .AOFFI on an array.
+
+shader-ndv: 1D and 1D array textures are entries of the 2D and 2D array pools one texel high
+(``ONE_DIM_POOL``; ptxas samples 1D textures with 2D instructions itself): TLD 1D fetches (x, 0),
+TLD ARRAY_1D (x, 0, layer), TEX ARRAY_1D samples (x, 0.5, layer) (Ra = (layer, x), Rb the handle
+then the level), TXD ARRAY_1D with gradients (dx, 0), (dy, 0) (Ra = handle, x, layer; Rb = dx,
+dy), SM53 TLDS 1D (target 0) (x, 0).  tex3DGrad (no 3D TXD in either ISA: ptxas's quad loop of
+TEX.NDV) is ``lower/quad_tex.py``'s; its samples are ``bindless_sample_grad3`` here.
 """
 
 from __future__ import annotations
@@ -79,6 +82,14 @@ from shader_svc.lower.texel_words import set_texel_words
 # gfx-layers: the sampled-image pools of the other dimensions a kernel's TEX reads (set 1), and the
 # TEX dimension codes (sm86/table.py TEX_DIM) that reach them
 TEXTURE_POOL_2D_ARRAY, TEXTURE_POOL_3D = 7, 8
+# shader-ndv: the cube pool (set 1 binding 9: sampled cube images; texCubemapGrad's quad loop)
+TEXTURE_POOL_CUBE, TEXTURE_POOL_CUBE_ARRAY = 9, 10  # (10: sampled cube array images, texCubemapLayeredGrad)
+DIM_BINDINGS = {
+    "3d": TEXTURE_POOL_3D,
+    "2d_array": TEXTURE_POOL_2D_ARRAY,
+    "cube": TEXTURE_POOL_CUBE,
+    "cube_array": TEXTURE_POOL_CUBE_ARRAY,
+}
 POOL_DIMS = {2: "3d", 5: "2d_array"}
 
 
@@ -96,12 +107,22 @@ class TexIsa:
     tld_ll: int
     pred: str
     pred_what: str
+    # shader-ndv: the 1D and 1D array codes (-> "1d", "1d_array"): textures of the 2D and 2D array
+    # pools one texel high (ONE_DIM_POOL)
+    one_dims: dict = None
 
 
-TEX86 = TexIsa(POOL_DIMS, 1, 5, 1, 3, "fault", "a texture fault predicate")
-TEX53 = TexIsa({4: "3d", 3: "2d_array"}, 2, 3, 0, 1, "pd", "a texture predicate result")
-# TLD's coordinates per dimension (dim -> the coordinate count)
-TLD_COORDS = {"2d": 2, "3d": 3, "2d_array": 3}
+TEX86 = TexIsa(POOL_DIMS, 1, 5, 1, 3, "fault", "a texture fault predicate", {0: "1d", 4: "1d_array"})
+TEX53 = TexIsa({4: "3d", 3: "2d_array"}, 2, 3, 0, 1, "pd", "a texture predicate result", {0: "1d", 1: "1d_array"})
+# TLD's coordinates per dimension (dim -> the coordinate count; shader-ndv: 1D x, 1D array the
+# layer then x)
+TLD_COORDS = {"2d": 2, "3d": 3, "2d_array": 3, "1d": 1, "1d_array": 2}
+# shader-ndv: a 1D texture is an entry of the 2D pool one texel high, a 1D array one of the 2D
+# array pool (ptxas itself samples a 1D texture with 2D instructions: tex1D / tex1DLod / tex1DGrad
+# compile to TEX / TXD ... 2D with y = 0); the coordinates the 2D forms lack are y = 0 (fetches)
+# and y = 0.5, the row's centre (samples: row 0 under every filter and addressing mode)
+ONE_DIM_POOL = {"1d": "2d", "1d_array": "2d_array"}
+Y_CENTRE = 0x3F000000  # 0.5f
 # SM86 .SCR (bit 60) splits the source list (coordinates, the handle (.B), the level (.LL)) over
 # Ra and Rb: Ra takes this many of its first values, Rb the rest (read off ptxas 13: 1D .LZ
 # ``TLD.SCR.B.LZ RZ, R6, R0, R3, 1D`` x | handle; 1D .LL x, handle | level; 2D .LZ x, y | handle,
@@ -177,6 +198,13 @@ class ComputeTextures(LowerBase):
         def reg(r: int, k: int) -> int | None:
             return None if r == 255 else r + k
 
+        if array == "1d_array":  # (shader-ndv) Ra+first x, then the layer; Rb dP/dx, dP/dy (both ISAs)
+            if inst.mods.get("AOFFI"):
+                self._tex_refuse(inst, "TXD .AOFFI on a 1D array texture")
+            zero = blk.const_u32(0)
+            x, layer = val(reg(a, first)), val(reg(a, first + 1))
+            dx, dy = val(reg(b, 0)), val(reg(b, 1))
+            return blk.emit("BindlessSampleGradArray", handle, x, blk.const_u32(Y_CENTRE), layer, dx, dy, zero, zero)
         point = [val(reg(a, first)), val(reg(a, first + 1))]
         grads = [val(reg(b, k)) for k in range(4)]
         if array:
@@ -198,8 +226,11 @@ class ComputeTextures(LowerBase):
         dim = isa.pool_dims.get(ops["dim"]["sym"]) if kind in ("TEX", "TLD") else None
         if kind == "TXD" and ops["dim"]["sym"] == isa.dim_array:  # (tex-kernels) TXD on a 2D array texture
             dim = "2d_array"
+        one = isa.one_dims.get(ops["dim"]["sym"]) if kind != "TXQ" else None
+        if one == "1d_array" or (one == "1d" and kind == "TLD"):  # (shader-ndv) ptxas's 1D forms
+            dim = one
         if kind != "TXQ" and ops["dim"]["sym"] != isa.dim_2d and dim is None:
-            self._tex_refuse(inst, "a texture other than 2D, 3D or 2D array (kernels have no 1D or cube pool)")
+            self._tex_refuse(inst, "a texture other than 1D (TLD), 1D array, 2D, 3D or 2D array (kernels have no cube pool)")
         if kind == "TLD":
             dim = dim or "2d"
             if mods["lod"] not in (isa.tld_lz, isa.tld_ll) or mods.get("MS"):
@@ -238,6 +269,7 @@ class ComputeTextures(LowerBase):
                 self._tex_refuse(inst, "a bindless handle of RZ")
             handle = blk.get_reg(regs["handle"])
         coords = [val(regs[f"c{k}"]) for k in range(n)] + [blk.const_u32(0)] * (3 - n)
+        dim = ONE_DIM_POOL.get(dim, dim)  # (shader-ndv) 1D: (x, 0) in the 2D pool; 1D array (layer, x, 0)
         if ll:
             if not mods.get("CL"):
                 self._tex_refuse(inst, "TLD .LL without .CL (an unclamped level: not established)")
@@ -283,7 +315,12 @@ class ComputeTextures(LowerBase):
             level = None
             if lod == 3:
                 level = reg(b, 1) if bindless else reg(b, 0)
-            if dim is not None:  # (gfx-layers) three coordinates: all in Ra.. (.B) or two in Ra, one in Rb
+            if dim == "1d_array":  # (shader-ndv) Ra = (layer, x); the 2D array pool at y = 0.5
+                y = blk.const_u32(Y_CENTRE)
+                vec = blk.emit(
+                    "BindlessSampleDim", handle, val(reg(a, 0)), val(reg(a, 1)), y, val(level), lod=lod, dim="2d_array"
+                )
+            elif dim is not None:  # (gfx-layers) three coordinates: all in Ra.. (.B) or two in Ra, one in Rb
                 if bindless:
                     coords = [reg(a, 0), reg(a, 1), reg(a, 2)]
                 else:
@@ -298,7 +335,7 @@ class ComputeTextures(LowerBase):
             vec = self._tld_ir(blk, inst, TEX86, dim, handle, val)
             fl = True
         elif kind == "TXD":
-            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim if dim in ("2d_array", "1d_array") else False)
             fl = True
         else:
             if ops["query"]["sym"] != 0:
@@ -390,6 +427,26 @@ class ComputeTextures(LowerBase):
             lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy),
         )
 
+    def bindless_sample_grad3(self, dim: str, handle: int, x: int, y: int, z: int, layer: int, *grads: int) -> int:
+        """``BindlessSampleGrad3`` (shader-ndv): OpImageSampleExplicitLod with the Grad operand
+        (dP/dx, dP/dy as 3-vectors) on the pool of ``dim`` ("3d"; "cube": the direction)."""
+        v3f = self.m.type("OpTypeVector", self.f32, 3)
+
+        def vec(*w: int) -> int:
+            return self.op("OpCompositeConstruct", v3f, *[self.op("OpBitcast", self.f32, v) for v in w])
+
+        coord, dx, dy = vec(x, y, z), vec(*grads[:3]), vec(*grads[3:])
+        if dim == "cube_array":  # (x, y, z, layer): the layer converted to f32 (Vulkan rounds it)
+            if not getattr(self, "_cube_array_cap", False):
+                self.m.emit("cap", "OpCapability", self.m.E("Capability", "SampledCubeArray"))
+                self._cube_array_cap = True
+            v4 = [self.op("OpBitcast", self.f32, v) for v in (x, y, z)] + [self.op("OpConvertUToF", self.f32, layer)]
+            coord = self.op("OpCompositeConstruct", self.v4f, *v4)
+        grad = self.m.E("ImageOperands", "Grad")
+        return self._on_dim_pool(
+            dim, handle, True, lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, grad, dx, dy)
+        )
+
     def bindless_query_dims(self, handle: int, level: int) -> int:
         """``BindlessQueryDims`` in a kernel (tex-kernels): TXQ TEX_HEADER_DIMENSION carries no
         dimension, so the handle's entry is queried in the three pools (2D, 3D, 2D array) and
@@ -433,15 +490,15 @@ class ComputeTextures(LowerBase):
             img = m.type(
                 "OpTypeImage",
                 self.f32,
-                E("Dim", "3D" if dim == "3d" else "2D"),
+                E("Dim", {"3d": "3D", "cube": "Cube", "cube_array": "Cube"}.get(dim, "2D")),
                 0,
-                int(dim == "2d_array"),
+                int(dim in ("2d_array", "cube_array")),
                 0,
                 1,
                 E("ImageFormat", "Unknown"),
             )
             arr = m.type("OpTypeArray", img, self.c(TEXTURE_POOL))
-            binding = TEXTURE_POOL_3D if dim == "3d" else TEXTURE_POOL_2D_ARRAY
+            binding = DIM_BINDINGS[dim]
             var = self._var(
                 "UniformConstant", arr, [(E("Decoration", "DescriptorSet"), POOL_SET), (E("Decoration", "Binding"), binding)]
             )
@@ -516,6 +573,9 @@ TLDS_DIMS = {7: ("3d", ("x", "y"), ("z",)), 8: ("2d_array", ("layer",), ("x", "y
 # shader-tex: TLDS 2D .LZ (target 2: x in Ra, y in Rb), ptxas 12.9's ``TLDS.LZ.P RZ, R4, R5, R0,
 # 0x52, 2D, RA`` for an integer tex.2d on a kernel parameter
 TLDS_DIMS[2] = ("2d", ("x",), ("y",))
+# shader-ndv: TLDS 1D .LZ (target 0: x in Ra), ptxas 12.9's ``TLDS.LZ.P RZ, R9, R11, 0x58, 1D, B``
+# for tex1Dfetch on a kernel parameter: (x, 0) of the 2D pool (lower/texture.py ONE_DIM_POOL)
+TLDS_DIMS[0] = ("1d", ("x",), ())
 # TEXS's 2D targets in a kernel: target -> (TexSample's lod mode, Ra's roles, Rb's roles), as
 # sm53/gfx_tex.py's TEXS_FORMS reads ptxas's packing (1 implicit, 2 .LZ, 3 .LL)
 TEXS2D = {1: (0, ("x",), ("y",)), 2: (1, ("x",), ("y",)), 3: (3, ("x", "y"), ("lod",))}
@@ -573,7 +633,12 @@ class ComputeTextures53(ComputeTextures):
             if lod not in (0, 1, 3):
                 self._tex_refuse(inst, "this level-of-detail mode in a kernel")
             level = (reg(b, 1) if bindless else reg(b, 0)) if lod == 3 else None
-            if dim is not None:  # (tex-kernels) the three coordinates in Ra.., bound or .B
+            if dim == "1d_array":  # (shader-ndv) Ra = (layer, x); the 2D array pool at y = 0.5
+                y = blk.const_u32(Y_CENTRE)
+                vec = blk.emit(
+                    "BindlessSampleDim", handle, val(reg(a, 0)), val(reg(a, 1)), y, val(level), lod=lod, dim="2d_array"
+                )
+            elif dim is not None:  # (tex-kernels) the three coordinates in Ra.., bound or .B
                 coords = [val(reg(a, k)) for k in range(3)]
                 vec = blk.emit("BindlessSampleDim", handle, *coords, val(level), lod=lod, dim=dim)
             else:
@@ -583,7 +648,7 @@ class ComputeTextures53(ComputeTextures):
             vec = self._tld_ir(blk, inst, TEX53, dim, handle, val)
             fl = True
         elif kind == "TXD":
-            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim == "2d_array")
+            vec = self._txd_ir(blk, inst, handle, a, b, first, val, dim if dim in ("2d_array", "1d_array") else False)
             fl = True
         else:
             if ops["query"]["sym"] != 1:  # SM53's TEX_HEADER_DIMENSION
@@ -650,7 +715,7 @@ class ComputeTextures53(ComputeTextures):
         dim, ra_roles, rb_roles = form
 
         def build(blk: Block, handle, val: dict):
-            if dim == "2d":
+            if dim in ("2d", "1d"):  # (1d: y reads 0, no role gives it)
                 return blk.emit("BindlessFetch", handle, val["x"], val["y"], blk.const_u32(0))
             order = ("x", "y", "z") if dim == "3d" else ("layer", "x", "y")
             return blk.emit("BindlessFetchDim", handle, *(val[k] for k in order), blk.const_u32(0), dim=dim)

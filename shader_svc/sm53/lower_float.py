@@ -351,9 +351,10 @@ class Float53(Lower53):
 
     def op_fswzadd(self, inst: Inst) -> None:
         """FSWZADD d, a, b, swz: lane (id & 3) of the quad adds a and b with the signs its field
-        of swz names (``lower/swizzle_add.py``); .FTZ flushes.  Refused: a rounding mode other
-        than .RN, .NDV and a .CC destination (no public definition on this instruction)."""
-        self.need(inst, rnd=0, NDV=0)
+        of swz names (``lower/swizzle_add.py``); .FTZ flushes; .NDV leaves a lane's own
+        arithmetic as it is (shader-ndv: SM86's op_fswzadd, ``lower/quad_tex.py``).  Refused: a
+        rounding mode other than .RN and a .CC destination (no public definition)."""
+        self.need(inst, rnd=0)
         if inst.ops["d"].get("cc"):
             self.bad(inst, "FSWZADD writing the condition code not translated")
         b = Block()

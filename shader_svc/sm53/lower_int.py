@@ -12,6 +12,7 @@ from __future__ import annotations
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.isa.operands import SREG_BUILTINS
+from shader_svc.lower.quad_tex import mask_lanes_ir
 from shader_svc.sm53.decode import Inst
 from shader_svc.sm53.lower_int_arith import IntArith53
 from shader_svc.sm53.lower_int_bits import IntBits53
@@ -51,8 +52,9 @@ class Int53(IntArith53, IntBits53, IntCmp53, IntConv53, IntCC53, Video53):
         """NOP: nothing to do."""
 
     def op_mov(self, inst: Inst) -> None:
+        """MOV / MOV32I d, b (, mask): the quad-lane mask as SM86's (shader-ndv, ``mask_lanes_ir``)."""
         b = Block()
-        self.put_ir(b, inst, self.val_ir(b, inst, "b"))
+        self.put_ir(b, inst, mask_lanes_ir(self, b, inst, self.val_ir(b, inst, "b")))
         ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:

@@ -291,8 +291,17 @@ forms(
     ir="PRMT",
 )
 forms("SEL", alu(0xA0), 13, (D, A()), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (P39,), ir="SEL")
-forms("MOV", alu(0x98), 13, (D,), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, base=0xF << 39, ir="MOV")
-row("MOV32I", op(0x0100, 12), (D, Imm("b", 20, 32, "u")), base=0xF << 12, ir="MOV")
+
+
+# shader-ndv: the quad-lane write mask (MOV 39..42, MOV32I 12..15: lane (id & 3) k writes where bit
+# k is set; nvdisasm 11.8 prints it as a third operand, nothing for 0xf; ptxas's tex3DGrad quad
+# loop writes 'MOV R3, R8, 0x1'; Mesa gm107's emitMOV lanes field)
+def _lanes(lo: int) -> Sym:
+    return Sym("mask", lo, 4, tuple((v, f"{v:#x}") for v in range(15)) + ((15, ""),))
+
+
+forms("MOV", alu(0x98), 13, (D,), {RFORM: B(), CFORM: CBuf("b"), IFORM: I19()}, (_lanes(39),), base=0xF << 39, ir="MOV")
+row("MOV32I", op(0x0100, 12), (D, Imm("b", 20, 32, "u"), _lanes(12)), base=0xF << 12, ir="MOV")
 
 LOP_OPS = {0: ".AND", 1: ".OR", 2: ".XOR", 3: ".PASS_B"}
 POP = {0: "", 1: ".T", 2: ".Z", 3: ".NZ"}

@@ -21,7 +21,8 @@ from shader_svc.lower.indirect import INDIRECT_RULES
 from shader_svc.lower.barrier_red import BARRIER_RED_RULES
 from shader_svc.sm53.lower_control import Control53
 from shader_svc.sm53.lower_extra import EXTRA_RULES, Extra53
-from shader_svc.sm53.lower_float import FLOAT_RULES, Float53
+from shader_svc.sm53.lower_float import FLOAT_RULES, FSWZ_LETTERS53, Float53
+from shader_svc.lower.quad_tex import QuadTex
 from shader_svc.sm53.lower_half import HALF_RULES, Half53
 from shader_svc.sm53.lower_int import INT_RULES, Int53
 from shader_svc.sm53.lower_mem import Memory53
@@ -31,7 +32,8 @@ from shader_svc.lower.texture import TEXTURE_RULES53, ComputeTextures53
 __all__ = ["ComputeSpec", "TranslateError", "translate_compute", "cbank0", "PARAMS", "Compute53"]
 
 
-class Compute53(Clock53, ComputeTextures53, Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
+class Compute53(QuadTex, Clock53, ComputeTextures53, Surface, Control53, Memory53, Float53, Int53, Half53, Extra53):
+    QUAD_ISA, FSWZ_LETTERS = 53, FSWZ_LETTERS53  # shader-ndv (lower/quad_tex.py)
     RULES = {
         **INDIRECT_RULES,  # shader-ctl: BRX (lower/indirect.py)
         **CACHE_RULES,  # shader-ctl: CCTL (lower/cache.py)

@@ -301,7 +301,8 @@ def _optional(o) -> None | object:
 
 
 def _split_operands(s: str) -> list[str]:
-    return [t.strip() for t in s.split(",")] if s.strip() else []
+    """Operands at the commas outside braces (DEPBAR's set '{3,2,1}' is one operand)."""
+    return [t.strip() for t in re.split(r",(?![^{]*\})", s)] if s.strip() else []
 
 
 def _space_split(ops: list[str]) -> list[str]:

@@ -22,6 +22,7 @@ from shader_svc.ir.block import Block, Value
 from shader_svc.isa.operands import SREG_BUILTINS
 from shader_svc.lower.base import ICMP_NAMES, TranslateError
 from shader_svc.lower.lowering import Lowering
+from shader_svc.lower.quad_tex import mask_lanes_ir
 from shader_svc.sm86.decode import Inst
 
 LOWERED = {
@@ -211,8 +212,10 @@ class Lower86(Lowering):
         return
 
     def op_mov(self, inst: Inst) -> None:
+        """MOV d, b (, mask): shader-ndv: with a quad-lane mask other than 0xf only the lanes
+        whose bit (lane id & 3) is set write d (``mask_lanes_ir``)."""
         b = Block()
-        self.put_ir(b, inst, self.src_ir(b, inst, "b"))
+        self.put_ir(b, inst, mask_lanes_ir(self, b, inst, self.src_ir(b, inst, "b")))
         ir_spirv.emit(self, b)
 
     def op_s2r(self, inst: Inst) -> None:

@@ -146,9 +146,11 @@ class AluFloat86(Lower86):
 
     def op_fswzadd(self, inst: Inst) -> None:
         """FSWZADD d, a, b, swz: lane (id & 3) of the quad adds a and b with the signs its
-        field of swz names (``lower/swizzle_add.py``); .FTZ flushes.  Refused: a rounding mode
-        other than .RN and .NDV (no public definition of either on this instruction)."""
-        self.require(inst, rnd=0, NDV=0)
+        field of swz names (``lower/swizzle_add.py``); .FTZ flushes.  .NDV (the add runs in the
+        lanes a quad region made active too: Mesa's nv50_ir sets it for its TXD quad loop, clears
+        it for derivatives) leaves a lane's own arithmetic as it is (shader-ndv,
+        ``lower/quad_tex.py``).  Refused: a rounding mode other than .RN (no public definition)."""
+        self.require(inst, rnd=0)
         b = Block()
         x = b.op("BitcastF32", self.src_ir(b, inst, "a", True))
         y = b.op("BitcastF32", self.src_ir(b, inst, "b", True))

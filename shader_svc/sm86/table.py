@@ -186,6 +186,10 @@ X_ON = (("X", 1),)
 
 ROWS: list[Row] = []
 R = ROWS.extend
+# shader-ndv: DEPBAR's set of scoreboards (32..37), printed '{5,2,0}' (highest first), nothing when empty
+DEPBAR_SET = Sym(
+    "set", 32, 6, tuple((v, "{" + ",".join(str(k) for k in range(5, -1, -1) if v >> k & 1) + "}") for v in range(64)), hide=0
+)
 
 # --- moves and selects ---------------------------------------------------------------------
 R(
@@ -194,7 +198,10 @@ R(
         0x002,
         src_forms(1, {}, {}, {1: "r", 4: "i", 5: "c", 6: "u"}, uimm=True),
         pre=(D,),
-        mods=(Mod("mask", 72, 4, ((15, ""),)),),
+        # shader-ndv: the quad-lane write mask (72..75: lane (id & 3) k writes where bit k is
+        # set; nvdisasm 13.5 prints it as a third operand, nothing for 0xf; ptxas's tex3DGrad
+        # quad loop writes 'MOV R18, R4, 0x1'); NAK's OpMov quad_lanes
+        post=(Sym("mask", 72, 4, tuple((v, f"{v:#x}") for v in range(16)), hide=15),),
         base=hi(0xF00),
         ir="MOV",
     )
@@ -872,7 +879,10 @@ TLD_DIM = Sym("dim", 61, 3, tuple(x for x in TEX_DIM.names if x[0] not in (3, 7)
 TLD4_DIM = Sym("dim", 61, 3, tuple(x for x in TEX_DIM.names if x[0] in (1, 3, 5, 7)))
 TLD4_COMP = Mod("comp", 87, 2, ((0, ".R"), (1, ".G"), (2, ".B"), (3, ".A")))
 # bound TEX's .DC (78; .AOFFI 76 and .NDV 77 held 0), printed after the LOD (nvdisasm 13.5)
-R(tex_rows("TEX", 0x360, TEX_LOD, bound_extra=(Mod("DC", 78, 1, ONOFF(".DC")),)))
+# shader-ndv: .NDV (77) on every TEX row, printed after the LOD and .DC, before .NODEP (nvdisasm
+# 13.5: "TEX.SCR.B.LZ.NDV", "TEX.SCR.B.DC.NDV"); ptxas's tex3DGrad / texCubemapGrad quad loop
+TEX_NDV = Mod("NDV", 77, 1, ONOFF(".NDV"))
+R(tex_rows("TEX", 0x360, TEX_LOD, bound_extra=(Mod("DC", 78, 1, ONOFF(".DC")), TEX_NDV), b_extra=(TEX_NDV,)))
 # bound TLD's .AOFFI (76; .MS 78 held 0), printed after the LOD (nvdisasm 13.5); shader-tex: .CL
 # (77: ptxas 13 writes TLD.LL.CL for tex.level with integer coordinates), printed after .AOFFI and
 # before .NODEP (nvdisasm 13.5 "TLD.SCR.LL.AOFFI.CL", "TLD.SCR.B.LL.CL.NODEP"); on TLD.B too
@@ -1984,11 +1994,13 @@ R(
         # DEPBAR: bare (bit 47 clear) or .LE SBn, count (38..43) (bit 47 set); the optional
         # set {..} (32..37) held empty.  Lowered as NOP (as SM53's; shader-surf): it waits for
         # variable-latency results (ptxas puts it after SULD .128), complete when translated
-        Row("DEPBAR", 0x91A, (), cls="mem", ir="NOP"),
+        # shader-ndv: the set is decoded ('{5}', '{3,2,1}': the scoreboards also waited on, bit
+        # 32 + k for SBk, printed from the highest; nvdisasm 13.5, ptxas's tex3DGrad quad loop)
+        Row("DEPBAR", 0x91A, (DEPBAR_SET,), cls="mem", ir="NOP"),
         Row(
             "DEPBAR",
             0x91A,
-            (Sym("sb", 44, 3, tuple((i, f"SB{i}") for i in range(6))), Imm("n", 38, 6, "u")),
+            (Sym("sb", 44, 3, tuple((i, f"SB{i}") for i in range(6))), Imm("n", 38, 6, "u"), DEPBAR_SET),
             mods=(FIXED("LE", ".LE"),),
             base=1 << 47,
             cls="mem",
@@ -2327,7 +2339,7 @@ R(
             0xB60,
             TEX_DSTS + (Reg("b", 32, suffix="@hiderz"),) + TEX_IDX + (TEX_DIM, TEX_MASK),
             (TEX_SCR,),
-            (TEXCACHE, TEX_LOD, Mod("DC", 78, 1, ONOFF(".DC")), NODEP),
+            (TEXCACHE, TEX_LOD, Mod("DC", 78, 1, ONOFF(".DC")), TEX_NDV, NODEP),
             TEX_BASE | 1 << 60,
             refuse=(("a", 255),),
             ir="TEX",
@@ -2338,7 +2350,7 @@ R(
             0x361,
             TEX_DSTS + (Reg("b", 32), TEX_DIM, TEX_MASK),
             (TEX_SCR, TEX_B),
-            (TEXCACHE, TEX_LOD, NODEP),
+            (TEXCACHE, TEX_LOD, TEX_NDV, NODEP),
             TEX_BASE | 1 << 59 | 1 << 60,
             refuse=(("b", 255), ("a", 255)),
             ir="TEX.B",
@@ -2802,6 +2814,62 @@ R(
             TEX_BASE | 1 << 60 | 1 << 87,
             refuse=(("a", 255),),
             ir="TLD",
+            cls="tex",
+        ),
+    ]
+)
+
+
+# --- shader-ndv (issue 31): the active-mask moves of ptxas's tex3DGrad / texCubemapGrad quad loop
+# (nvcc 13 sm_86: 'BMOV.32 B15, MACTIVE', 'BMOV.32.PQUAD MACTIVE, B15', 'BMOV.32 MACTIVE, B15').
+# Fields by nvdisasm 13.5 bit flips: 0xF55 a convergence barrier register at 16 (4 bits) from the
+# thread-state register at 24 (6 bits: 16..31 named, the others print '???n': refused); 0xF56 that
+# register (0..15 print as B0..B15) from the barrier register at 16; .PQUAD 84.  Bit 84 of 0xF55
+# ('.CLEAR' with a garbled source) is held 0.  Lowered in lower/quad_tex.py (the quad region).
+_TSTATE = (
+    "THREAD_STATE_ENUM.0 THREAD_STATE_ENUM.1 THREAD_STATE_ENUM.2 THREAD_STATE_ENUM.3 THREAD_STATE_ENUM.4 "
+    "TRAP_RETURN_PC.LO TRAP_RETURN_PC.HI TRAP_RETURN_MASK MEXITED MKILL MACTIVE MATEXIT OPT_STACK API_CALL_DEPTH "
+    "ATEXIT_PC.LO ATEXIT_PC.HI"
+).split()
+BMOV_STATE = tuple((16 + i, n) for i, n in enumerate(_TSTATE))
+MACTIVE_BITS = 26 << 24  # the reference words' register: MACTIVE (ptxas's)
+R(
+    [
+        Row(
+            "BMOV",
+            0xF55,
+            (Reg("d", 16, file="B"), Sym("state", 24, 6, BMOV_STATE)),
+            mods=(FIXED("w", ".32"),),
+            base=MACTIVE_BITS,
+            cls="ctrl",
+            ir="BMOV.STATE",
+        ),
+        Row(
+            "BMOV",
+            0xF56,
+            (Sym("state", 24, 6, tuple((i, f"B{i}") for i in range(16)) + BMOV_STATE), Reg("b", 16, file="B")),
+            mods=(FIXED("w", ".32"), Mod("PQUAD", 84, 1, ONOFF(".PQUAD"))),
+            base=MACTIVE_BITS,
+            cls="ctrl",
+            ir="BMOV.STATE",
+        ),
+    ]
+)
+# shader-ndv: TEX with the texture handle in a uniform register pair (0xF60: the bound row's form 7;
+# ptxas 12.9 sm_86 writes 'TEX.SCR.NDV R4, R2, R2, R4, UR6, 0x0, 3D' in NVRTC's tex3DGrad loop,
+# after R2UR UR6 of the handle and USHF.R.U32.HI UR7, URZ, 0x14, UR6): the uniform register at 40
+# (6 bits), an 8-bit immediate at 46 (nvdisasm 13.5 bit flips), the bound row's other fields
+R(
+    [
+        Row(
+            "TEX",
+            0xF60,
+            TEX_DSTS + (Reg("b", 32, suffix="@hiderz"), Reg("ur", 40, file="UR"), Imm("uoff", 46, 8, "u"), TEX_DIM, TEX_MASK),
+            (Mod("SCR", 60, 1, ONOFF(".SCR")),),
+            (TEXCACHE, TEX_LOD, Mod("DC", 78, 1, ONOFF(".DC")), TEX_NDV, NODEP),
+            TEX_BASE | 1 << 91,  # (form 7: bit 91, as every uniform-register form)
+            refuse=(("a", 255), ("ur", 63)),  # (URZ prints '???63')
+            ir="TEX.U",
             cls="tex",
         ),
     ]

@@ -19,6 +19,8 @@ from shader_svc.sm86.decode import Inst
 from shader_svc.sm86.lower import LOWERED, Lower86
 from shader_svc.lower.surface import SURFACE_RULES, Surface
 from shader_svc.lower.texture import TEXTURE_RULES, ComputeTextures
+from shader_svc.lower.quad_tex import QUAD_KEYS, QuadTex
+from shader_svc.sm86.lower_alu_fp import FSWZ_LETTERS86
 from shader_svc.lower.match import MATCH_RULES, WarpMatch
 from shader_svc.sm86.lower_alu import STAGE_ALU_RULES
 from shader_svc.sm86.lower_uniform import UNIFORM_RULES, Uniform86
@@ -77,6 +79,7 @@ EXT = {
 
 
 class Compute86(
+    QuadTex,  # shader-ndv: ptxas's tex3DGrad quad loop (before the classes defining ``lower``)
     Clock86,
     Waterfall86,
     Control86,
@@ -91,6 +94,7 @@ class Compute86(
     Async86,
     Mma86,
 ):
+    QUAD_ISA, FSWZ_LETTERS = 86, FSWZ_LETTERS86  # shader-ndv (lower/quad_tex.py)
     RULES = {
         **Lower86.RULES,
         **STAGE_ALU_RULES,  # the arithmetic rows every stage shares (lower_alu.py)
@@ -149,6 +153,7 @@ class Compute86(
             or ir in CACHE_RULES
             or ir in BARRIER_RED_RULES
             or ir in MBARRIER_RULES
+            or ir in QUAD_KEYS  # shader-ndv
         )
 
     def lower(self, inst: Inst) -> None:

@@ -27,31 +27,47 @@ class TexImage:
     handle: object
     memory: object
     view: object
-    levels: list  # (width, height, byte offset in staging) per level
+    levels: list  # (width, height, byte offset in staging, depth) per level
     staging: object
+    kind: str = "2d"  # shader-ndv: the pool it is an entry of ("2d", "3d", "2d_array")
+    layers: int = 1
 
 
-VIEW_TYPES = {"2d": vk.VK_IMAGE_VIEW_TYPE_2D, "2d_array": vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY, "3d": vk.VK_IMAGE_VIEW_TYPE_3D}
+VIEW_TYPES = {
+    "2d": vk.VK_IMAGE_VIEW_TYPE_2D,
+    "2d_array": vk.VK_IMAGE_VIEW_TYPE_2D_ARRAY,
+    "3d": vk.VK_IMAGE_VIEW_TYPE_3D,
+    "cube": vk.VK_IMAGE_VIEW_TYPE_CUBE,  # shader-ndv
+    "cube_array": vk.VK_IMAGE_VIEW_TYPE_CUBE_ARRAY,
+}
 # tex-kernels: the pools of the other dimensions a kernel reads (lower/texture.py: TEX/TLD/TXD on
 # 3D and 2D array textures, and TXQ, which queries every pool), as the GPU process binds them
-DIM_POOLS = ((7, "2d_array"), (8, "3d"))
+# (shader-ndv: the cube and cube array pools, texCubemapGrad / texCubemapLayeredGrad)
+DIM_POOLS = ((7, "2d_array"), (8, "3d"), (9, "cube"), (10, "cube_array"))
 
 
 def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
     """A sampled float RGBA image with ``levels`` (float32 (h, w, 4) each, level 0 first),
     uploaded at the dispatch that binds it.  ``kind`` (tex-kernels): "2d", "2d_array" (a 2D
     array view of one layer) or "3d" (a 3D image one slice deep): the dummies of the pools at
-    bindings 7 and 8."""
+    bindings 7 and 8.  shader-ndv: a "3d" level may be (d, h, w, 4), a volume of d slices, a
+    "2d_array" level (layers, h, w, 4), a "cube" level (6, h, w, 4) (faces +X, -X, +Y, -Y, +Z, -Z), a "cube_array" level (6 * layers, h, w, 4)."""
     d = dev.device
-    h0, w0 = levels[0].shape[:2]
+    depth = levels[0].shape[0] if levels[0].ndim == 4 and kind == "3d" else 1
+    layers = levels[0].shape[0] if levels[0].ndim == 4 and kind in ("2d_array", "cube", "cube_array") else 1  # (shader-ndv)
+    if kind in ("cube", "cube_array") and levels[0].ndim == 3:  # a dummy: one texel on each of the six faces
+        levels = [np.broadcast_to(lv, (6,) + lv.shape) for lv in levels]
+        layers = 6
+    h0, w0 = levels[0].shape[-3:-1]
     fmt = vk.VK_FORMAT_R32G32B32A32_SFLOAT
     usage = vk.VK_IMAGE_USAGE_SAMPLED_BIT | vk.VK_IMAGE_USAGE_TRANSFER_DST_BIT
     info = vk.VkImageCreateInfo(
+        flags=vk.VK_IMAGE_CREATE_CUBE_COMPATIBLE_BIT if kind in ("cube", "cube_array") else 0,
         imageType=vk.VK_IMAGE_TYPE_3D if kind == "3d" else vk.VK_IMAGE_TYPE_2D,
         format=fmt,
-        extent=vk.VkExtent3D(w0, h0, 1),
+        extent=vk.VkExtent3D(w0, h0, depth),
         mipLevels=len(levels),
-        arrayLayers=1,
+        arrayLayers=layers,
         samples=vk.VK_SAMPLE_COUNT_1_BIT,
         tiling=vk.VK_IMAGE_TILING_OPTIMAL,
         usage=usage,
@@ -63,14 +79,14 @@ def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
     idx = next(i for i in range(dev.mem_props.memoryTypeCount) if req.memoryTypeBits >> i & 1)
     mem = vk.vkAllocateMemory(d, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None)
     vk.vkBindImageMemory(d, hd, mem, 0)
-    rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(levels), 0, 1)
+    rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(levels), 0, layers)
     view = vk.vkCreateImageView(
         d, vk.VkImageViewCreateInfo(image=hd, viewType=VIEW_TYPES[kind], format=fmt, subresourceRange=rng), None
     )
     blob, at = bytearray(), []
     for lv in levels:
         t = np.ascontiguousarray(lv, np.float32)
-        at.append((t.shape[1], t.shape[0], len(blob)))
+        at.append((t.shape[-2], t.shape[-3], len(blob), t.shape[0] if t.ndim == 4 and kind == "3d" else 1))
         blob += t.tobytes()
     staging = dev.buffer(len(blob))
     dev.write(staging, bytes(blob))
@@ -78,7 +94,7 @@ def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
     dev._own(vk.vkFreeMemory, mem)
     dev._own(vk.vkDestroyImage, hd)
     dev._own(vk.vkDestroyImageView, view)
-    im = TexImage(hd, mem, view, at, staging)
+    im = TexImage(hd, mem, view, at, staging, kind, layers)
     return im
 
 
@@ -90,15 +106,19 @@ class TexturePools:
         dummy = dev.__dict__.get("_dummy_texture")
         if dummy is None:
             dummy = dev._dummy_texture = make_texture(dev, [np.zeros((1, 1, 4), np.float32)])
-        self.entries = [textures[k] if k < len(textures) else dummy for k in range(TEXTURE_POOL)]
+        # entry k of the pool of texture k's kind; the other pools' entry k a one-texel dummy (as
+        # the GPU process binds them; shader-ndv: 3D entries)
+        self.entries = [textures[k] if k < len(textures) and textures[k].kind == "2d" else dummy for k in range(TEXTURE_POOL)]
         self.dim_dummies = []
         for _, kind in DIM_POOLS:
             d = dev.__dict__.get(f"_dummy_texture_{kind}")
             if d is None:
                 d = make_texture(dev, [np.zeros((1, 1, 4), np.float32)], kind)
                 dev.__dict__[f"_dummy_texture_{kind}"] = d
-            self.dim_dummies.append(d)
-        self.uploads = list({id(t): t for t in self.entries + self.dim_dummies}.values())
+            self.dim_dummies.append(
+                [textures[k] if k < len(textures) and textures[k].kind == kind else d for k in range(TEXTURE_POOL)]
+            )
+        self.uploads = list({id(t): t for t in self.entries + [t for p in self.dim_dummies for t in p]}.values())
         samplers = dev.__dict__.get("_pool_samplers")
         if samplers is None:
             clamp = vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_EDGE
@@ -163,7 +183,7 @@ class TexturePools:
                     dstBinding=b,
                     descriptorCount=TEXTURE_POOL,
                     descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
-                    pImageInfo=[vk.VkDescriptorImageInfo(imageView=d.view, imageLayout=general)] * TEXTURE_POOL,
+                    pImageInfo=[vk.VkDescriptorImageInfo(imageView=t.view, imageLayout=general) for t in d],
                 )
                 for (b, _), d in zip(DIM_POOLS, self.dim_dummies)
             ),
@@ -175,7 +195,7 @@ class TexturePools:
         all_cmds = vk.VK_PIPELINE_STAGE_ALL_COMMANDS_BIT
         rw = vk.VK_ACCESS_MEMORY_READ_BIT | vk.VK_ACCESS_MEMORY_WRITE_BIT
         for t in self.uploads:
-            rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(t.levels), 0, 1)
+            rng = vk.VkImageSubresourceRange(vk.VK_IMAGE_ASPECT_COLOR_BIT, 0, len(t.levels), 0, t.layers)
 
             def barrier(old: int, t=t, rng=rng) -> None:
                 b = vk.VkImageMemoryBarrier(
@@ -196,11 +216,11 @@ class TexturePools:
                     bufferOffset=off,
                     bufferRowLength=0,
                     bufferImageHeight=0,
-                    imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, lv, 0, 1),
+                    imageSubresource=vk.VkImageSubresourceLayers(vk.VK_IMAGE_ASPECT_COLOR_BIT, lv, 0, t.layers),
                     imageOffset=vk.VkOffset3D(0, 0, 0),
-                    imageExtent=vk.VkExtent3D(w, h, 1),
+                    imageExtent=vk.VkExtent3D(w, h, dd),
                 )
-                for lv, (w, h, off) in enumerate(t.levels)
+                for lv, (w, h, off, dd) in enumerate(t.levels)
             ]
             vk.vkCmdCopyBufferToImage(cb, t.staging.handle, t.handle, general, len(regions), regions)
             barrier(general)

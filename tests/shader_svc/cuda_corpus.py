@@ -441,6 +441,9 @@ import cuda_corpus_tex  # noqa: E402  (shader-tex: texture objects, the texture 
 cuda_corpus_tex.define(case, Inputs)
 cuda_corpus_tex.define_match(case, Inputs)  # shader-tex: MATCH on the emulated warp
 cuda_corpus_tex.define_fetch(case, Inputs)  # shader-tex: TLD .LZ / .LL.CL (integer fetches)
+cuda_corpus_tex.define_grad3(case, Inputs)  # shader-ndv: tex3DGrad (ptxas's quad loop: TEX.NDV, BMOV, MOV lane masks)
+cuda_corpus_tex.define_one_dim(case, Inputs)  # shader-ndv: 1D and 1D array textures (TLD 1D, TEX/TLD/TXD ARRAY_1D)
+cuda_corpus_tex.define_grad_cube(case, Inputs)  # shader-ndv: texCubemapGrad (the quad loop on the cube pool)
 cuda_corpus_more.define_shader_u(case, Inputs)  # shader-u: SM86's uniform datapath, the last vector ALU rows
 cuda_corpus_more.define_shader_u_wide(case, Inputs)  # shader-u: uniform carries, ULEA.HI.X.SX32
 import cuda_corpus_mma  # noqa: E402  (shader-mma: cp.async, ldmatrix, movmatrix, mma.sync)
@@ -690,7 +693,8 @@ def _run(dev, isa: int, k, c: Case, spv: bytes, seed: int, log) -> tuple[bool, s
     if x.textures:  # shader-tex: the texture and sampler pools
         from compute_textures import TexturePools, make_texture
 
-        tex = TexturePools(dev, [make_texture(dev, lv) for lv in x.textures])
+        # an entry is a list of levels (2D) or (kind, levels) (shader-ndv: "3d" volumes)
+        tex = TexturePools(dev, [make_texture(dev, *((lv[1], lv[0]) if isinstance(lv, tuple) else (lv,))) for lv in x.textures])
     outs = [bo] if log is None else [bo, log[0]]
     got, *region = run_spirv(dev, spv, layout, k.cbank0_size, x.threads, params, outs, BLOCK, images if x.surfaces else None, tex)
     got = got[: len(x.out)]

@@ -322,3 +322,330 @@ K(warp_match) {
         inputs=inputs,
         ref=ref,
     )
+
+
+def _volume_levels(r, side: int = W0, n: int = LEVELS) -> list[np.ndarray]:
+    """Mip levels of a cubic volume of random float texels (d, h, w, 4), multiples of 1/8."""
+    return [(r.integers(-1000, 1000, (max(1, side >> k),) * 3 + (4,)) / 8).astype(np.float32) for k in range(n)]
+
+
+def _voxel(levels: list[np.ndarray], p: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Nearest texel of level d at the normalised points p (n, 3: x, y, z), clamped to the edge."""
+    out = np.zeros((len(p), 4), np.float32)
+    for i in range(len(p)):
+        lv = levels[int(d[i])]
+        size = np.array(lv.shape[2::-1][:3])  # (w, h, d)
+        j = np.clip(np.floor(p[i] * size).astype(int), 0, size - 1)
+        out[i] = lv[j[2], j[1], j[0]]
+    return out
+
+
+def define_grad3(case, Inputs) -> None:
+    """tex3DGrad (shader-ndv, group ``texture_grad3``): no TXD takes a 3D texture, so nvcc 13
+    (sm_86) and ptxas 12.9 (sm_53) run a quad loop (lower/quad_tex.py: SHFL of lane q's point
+    and gradients, FSWZADD.NDV building lane 0 P, lane 1 P + dP/dx, lane 2 P + dP/dy, TEX.NDV with
+    the quad's derivatives, MOV under a quad-lane mask).  The texture is entry 4 of the 3D pool (a
+    16^3 volume, 5 levels; handle sampler 2, texture 4), the 2D pool's entries 0..3 other
+    textures and its entry 4 a dummy (a wrong pool shows).
+
+    Reference (Vulkan spec, as ``define``'s): dP/dx lies along one axis, dP/dy along another
+    (chosen per thread), so rho = max(|dP/dx| * 16, |dP/dy| * 16) for the exact formula and every
+    approximation the spec allows; the gradients are powers of two (and 1.5 times them) / 16 and
+    the points texel centres of level 0, so P + dP and (P + dP) - P are exact in f32 (the quad's
+    differences are the gradients) and lambda is 0.085 or more from a rounding edge.  Lanes whose
+    flag is clear end at once, as do the last 3 threads (past n): their quads run the loop
+    partial.  (Skipping the fetch in a branch instead would put the loop's VOTE.ANY in divergent
+    code, which the emulated warp's workgroup barriers do not support: lower/warp.py.)"""
+    n_thr, n = N, N - 3
+
+    def inputs(r):
+        i, j, k = (r.integers(-4, W0 + 4, n_thr) for _ in range(3))
+        p = [((v + 0.5) / W0).astype(np.float32) for v in (i, j, k)]
+        e = r.integers(-3, 7, (2, n_thr)).astype(np.float64) + r.integers(0, 2, (2, n_thr)) * np.log2(1.5)
+        g = (2.0**e / W0).astype(np.float32)
+        ax = np.stack([r.permutation(3)[:2] for _ in range(n_thr)])  # dP/dx's axis, dP/dy's
+        dx, dy = np.zeros((3, n_thr), np.float32), np.zeros((3, n_thr), np.float32)
+        dx[ax[:, 0], np.arange(n_thr)] = g[0]
+        dy[ax[:, 1], np.arange(n_thr)] = g[1]
+        flag = (r.integers(0, 4, n_thr) != 0).astype(np.uint32)
+        a = np.concatenate([_f(v) for v in p] + [_f(v) for v in dx] + [_f(v) for v in dy] + [flag])
+        tex = _pools(r) + [("3d", _volume_levels(r))]  # 2D entries 0..3; the volume is entry 4 of the 3D pool
+        return Inputs(a, np.array([HANDLE + 1, 0, 0, 0], np.uint32), n, n_thr, np.zeros(4 * n_thr, np.uint32), textures=tex)
+
+    def ref(x):
+        col = [x.a[k * n_thr : (k + 1) * n_thr] for k in range(10)]
+        p = np.stack([c.view(np.float32) for c in col[:3]], axis=1)
+        dx = np.stack([c.view(np.float32) for c in col[3:6]], axis=1).astype(np.float64)
+        dy = np.stack([c.view(np.float32) for c in col[6:9]], axis=1).astype(np.float64)
+        rho = np.maximum(np.abs(dx).max(axis=1), np.abs(dy).max(axis=1)) * W0
+        t = _voxel(x.textures[4][1], p, _level(np.log2(rho)))
+        t[(col[9] == 0) | (np.arange(n_thr) >= n)] = 0
+        return _f(t.ravel())
+
+    body = r"""
+  int i = TID; if (i >= n || !a[i + 9 * N]) return;  // (ended lanes: the quad is partial)
+  const float *f = (const float *)a;
+  float4 dx = make_float4(f[i + 3 * N], f[i + 4 * N], f[i + 5 * N], 0.f);
+  float4 dy = make_float4(f[i + 6 * N], f[i + 7 * N], f[i + 8 * N], 0.f);
+  float4 v = tex3DGrad<float4>(t, f[i], f[i + N], f[i + 2 * N], dx, dy);
+  float *of = (float *)o;
+  of[4 * i] = v.x; of[4 * i + 1] = v.y; of[4 * i + 2] = v.z; of[4 * i + 3] = v.w;
+}""".replace("N]", f"{n_thr}]")
+
+    def bound_inputs(r):
+        x = inputs(r)
+        x.extra = struct.pack("<IQ", 0, HANDLE + 1)  # n at 0x178, then t at 0x180
+        return x
+
+    case(
+        name="tex_grad3d",
+        style="texture",
+        group="texture_grad3",
+        src="""
+K(tex_grad3d) {
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];"""
+        + body,
+        inputs=inputs,
+        ref=ref,
+    )
+    case(
+        name="tex_grad3d_bound",
+        style="texture",
+        group="texture_grad3",
+        src="""
+extern "C" __global__ void tex_grad3d_bound(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
+                                            uint32_t *__restrict__ o, int n, cudaTextureObject_t t) {
+  // K(tex_grad3d_bound): K's parameters and a texture object after n (cuda_build.build's marker)"""
+        + body,
+        inputs=bound_inputs,
+        ref=ref,
+    )
+
+
+LAYERS = 3
+
+
+def define_one_dim(case, Inputs) -> None:
+    """1D and 1D array textures in kernels (shader-ndv, group ``texture_1d``), every form nvcc 13
+    (sm_86) and ptxas 12.9 (sm_53) write for them: tex1D / tex1DLod / tex1DGrad (TEX / TXD on
+    2D: ptxas samples a 1D texture with 2D instructions, y = 0), tex1Dfetch and PTX tex.1d .s32
+    (TLD 1D .LZ; SM53 bound TLDS 1D), tex.level.1d (TLD 1D .LL.CL), tex1DLayered(Lod) (TEX
+    ARRAY_1D), tex.a1d (TLD ARRAY_1D), tex1DLayeredGrad (TXD ARRAY_1D) and txq.width.  The 1D
+    texture is entry 3 of the 2D pool, 16 x 1 texels, 5 levels (lower/texture.py ONE_DIM_POOL);
+    the 1D array entry 4 of the 2D array pool, 16 x 1 x 3 layers, 5 levels (the 2D pool's entry 4
+    a dummy).  References as ``define``'s (nearest, clamp to edge, normalised coordinates):
+    points are texel centres of level 0 (some outside), levels from ``LODS`` and clamped integer
+    levels, gradients powers of two (and 1.5 times them) / 16, layers inside the array."""
+    w = W0
+    h1d, harr = HANDLE, 2 << 20 | 4  # sampler 2: texture 3 (2D pool), texture 4 (2D array pool)
+    lods = np.array([-1, 0, 0.25, 0.4, 1, 1.4, 1.6, 2, 2.75, 3, 3.4, 4, 6], np.float32)
+    cols = 8  # x, lod, i, ilevel, layer, dx, dy (f32 / s32 words), one spare
+
+    def tex_levels(r, layers: int = 0) -> list[np.ndarray]:
+        shape = (layers,) if layers else ()
+        return [(r.integers(-1000, 1000, shape + (1, max(1, w >> k), 4)) / 8).astype(np.float32) for k in range(LEVELS)]
+
+    def inputs(r):
+        x = ((r.integers(-4, w + 4, N) + 0.5) / w).astype(np.float32)
+        lv = lods[r.integers(0, len(lods), N)]
+        ilv = r.integers(-2, 7, N)
+        side = np.maximum(w >> np.clip(ilv, 0, LEVELS - 1), 1)
+        i = r.integers(0, 2**16, N) % side
+        layer = r.integers(0, LAYERS, N)
+        e = r.integers(-3, 7, (2, N)) + r.integers(0, 2, (2, N)) * np.log2(1.5)
+        g = (2.0**e / w).astype(np.float32)
+        a = np.concatenate([_f(x), _f(lv), i.astype(np.uint32), ilv.astype(np.int64).astype(np.uint32), layer.astype(np.uint32)])
+        a = np.concatenate([a, _f(g[0]), _f(g[1]), np.zeros(N, np.uint32)])
+        tex = _pools(r)[:3] + [tex_levels(r), ("2d_array", tex_levels(r, LAYERS))]
+        return Inputs(a, np.array([h1d, 0, harr, 0], np.uint32), N, N, np.zeros(12 * N, np.uint32), textures=tex)
+
+    def texel(levels, x, d, layer=None):
+        lv = levels[d] if layer is None else levels[d][layer]
+        n = lv.shape[1]
+        return lv[0, min(max(int(np.floor(x * n)), 0), n - 1)]
+
+    def ref(x):
+        c = [x.a[k * N : (k + 1) * N] for k in range(cols)]
+        px, lv, gx, gy = c[0].view(np.float32), c[1].view(np.float32), c[5].view(np.float32), c[6].view(np.float32)
+        i, ilv, layer = c[2].view(np.int32), c[3].view(np.int32), c[4].astype(int)
+        one, arr = x.textures[3], x.textures[4][1]
+        out = np.zeros((N, 12), np.float32)
+        lam = np.log2(np.maximum(gx.astype(np.float64), gy.astype(np.float64)) * w)
+        dg, dl = _level(lam), _level(lv.astype(np.float64))
+        for t in range(N):
+            dc = min(max(int(ilv[t]), 0), LEVELS - 1)
+            out[t, 0] = texel(one, px[t], 0)[0]  # tex1D
+            out[t, 1] = texel(one, px[t], dl[t])[1]  # tex1DLod
+            out[t, 2] = one[0][0, i[t] % w][2] if i[t] < w else 0  # tex1Dfetch / tex.1d (i < level 0's width)
+            out[t, 3] = one[dc][0, i[t]][3]  # tex.level.1d
+            out[t, 4] = texel(arr, px[t], 0, layer[t])[0]  # tex1DLayered
+            out[t, 5] = texel(arr, px[t], dl[t], layer[t])[1]  # tex1DLayeredLod
+            out[t, 6] = arr[dc][layer[t], 0, i[t]][2]  # tex.a1d at the clamped level's texel (see the kernel)
+            out[t, 7] = texel(one, px[t], dg[t])[3]  # tex1DGrad
+            out[t, 8] = texel(arr, px[t], dg[t], layer[t])[0]  # tex1DLayeredGrad
+            out[t, 9] = w  # txq.width
+        return _f(out.ravel())
+
+    body = r"""
+  int i = TID; if (i >= n) return;
+  const float *f = (const float *)a;
+  const int *s = (const int *)a;
+  float x = f[i], lod = f[i + N], gx = f[i + 5 * N], gy = f[i + 6 * N];
+  int ix = s[i + 2 * N], ilv = s[i + 3 * N], layer = s[i + 4 * N];
+  float4 z, l, q;
+  int lc = ilv < 0 ? 0 : ilv > 4 ? 4 : ilv;
+  asm volatile("tex.1d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5}];" : "=f"(z.x), "=f"(z.y), "=f"(z.z), "=f"(z.w) : "l"(t), "r"(ix));
+  asm volatile("tex.level.1d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5}], %6;"
+               : "=f"(l.x), "=f"(l.y), "=f"(l.z), "=f"(l.w) : "l"(t), "r"(ix), "r"(ilv));
+  asm volatile("tex.level.a1d.v4.f32.s32 {%0,%1,%2,%3}, [%4, {%5,%6}], %7;"
+               : "=f"(q.x), "=f"(q.y), "=f"(q.z), "=f"(q.w) : "l"(t2), "r"(layer), "r"(ix), "r"(lc));
+  float *of = (float *)o;
+  of[12 * i] = tex1D<float4>(t, x).x;
+  of[12 * i + 1] = tex1DLod<float4>(t, x, lod).y;
+  of[12 * i + 2] = ix < 16 ? z.z : 0.f;
+  of[12 * i + 3] = l.w;
+  of[12 * i + 4] = tex1DLayered<float4>(t2, x, layer).x;
+  of[12 * i + 5] = tex1DLayeredLod<float4>(t2, x, layer, lod).y;
+  of[12 * i + 6] = q.z;
+  of[12 * i + 7] = tex1DGrad<float4>(t, x, gx, gy).w;
+  of[12 * i + 8] = tex1DLayeredGrad<float4>(t2, x, layer, gx, gy).x;
+  int wd; asm("txq.width.b32 %0, [%1];" : "=r"(wd) : "l"(t));
+  of[12 * i + 9] = (float)wd;
+}""".replace("N]", f"{N}]")
+
+    def bound_inputs(r):
+        x = inputs(r)
+        x.extra = struct.pack("<IQQ", 0, h1d, harr)  # n at 0x178, then t at 0x180, t2 at 0x188
+        return x
+
+    case(
+        name="tex_1d",
+        style="texture",
+        group="texture_1d",
+        src="""
+K(tex_1d) {
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0], t2 = ((const unsigned long long *)b)[1];"""
+        + body,
+        inputs=inputs,
+        ref=ref,
+    )
+    case(
+        name="tex_1d_bound",
+        style="texture",
+        group="texture_1d",
+        src="""
+extern "C" __global__ void tex_1d_bound(const uint32_t *__restrict__ a, const uint32_t *__restrict__ b,
+                                        uint32_t *__restrict__ o, int n, cudaTextureObject_t t, cudaTextureObject_t t2) {
+  // K(tex_1d_bound): K's parameters and two texture objects after n (cuda_build.build's marker)"""
+        + body,
+        inputs=bound_inputs,
+        ref=ref,
+    )
+
+
+CUBE_N = 8  # face side
+
+
+def _cube_face_st(d: np.ndarray) -> tuple[int, float, float]:
+    """Vulkan's cube face and (s, t) of direction d (texel_refs.cube_texel's selection)."""
+    rx, ry, rz = (float(v) for v in d)
+    ax = np.abs(d)
+    if ax[0] >= ax[1] and ax[0] >= ax[2]:
+        face, sc, tc, ma = (0, -rz, -ry, rx) if rx > 0 else (1, rz, -ry, rx)
+    elif ax[1] >= ax[2]:
+        face, sc, tc, ma = (2, rx, rz, ry) if ry > 0 else (3, rx, -rz, ry)
+    else:
+        face, sc, tc, ma = (4, rx, -ry, rz) if rz > 0 else (5, -rx, -ry, rz)
+    return face, 0.5 * (sc / abs(ma) + 1), 0.5 * (tc / abs(ma) + 1)
+
+
+def define_grad_cube(case, Inputs) -> None:
+    """texCubemapGrad and texCubemapLayeredGrad (shader-ndv, group ``texture_grad3``): the same quad loop as
+    tex3DGrad on a cube texture, ptxas scaling each lane's direction by 1 / max |component|
+    (FMNMX, MUFU.RCP, FMUL: replayed per lane by lower/quad_tex.py) before TEX.NDV.  The texture
+    is entry 4 of the cube pool (set 1 binding 9; the array: of the cube array pool, binding 10,
+    three cubes, the layer per thread), 8 x 8 faces, one level (the level of detail
+    does not pick a texel: the gradients are random).  Directions point at texels of a random
+    face, their (s, t) 0.1 texel or more from a texel edge and their major axis clear of the
+    others by 1/8, so the scaled direction (an approximate reciprocal) reads the texel the
+    exact one does (texel_refs.cube_texel: Vulkan's face selection)."""
+    from texel_refs import cube_texel
+
+    def directions(r, n: int) -> np.ndarray:
+        out = []
+        while len(out) < n:
+            d = r.integers(-32, 33, 3) / 16.0
+            ax = np.sort(np.abs(d))
+            if ax[2] < 0.5 or ax[2] - ax[1] < 0.125:
+                continue
+            _, s, t = _cube_face_st(d)
+            fs, ft = (s * CUBE_N) % 1, (t * CUBE_N) % 1
+            if min(fs, 1 - fs, ft, 1 - ft) < 0.1:
+                continue
+            out.append(d)
+        return np.array(out, np.float32)
+
+    def inputs(r):
+        d = directions(r, N)
+        g = (r.integers(-8, 9, (6, N)) / 64).astype(np.float32)
+        a = np.concatenate([_f(d[:, k]) for k in range(3)] + [_f(g[k]) for k in range(6)])
+        faces = (r.integers(-1000, 1000, (6, CUBE_N, CUBE_N, 4)) / 8).astype(np.float32)
+        tex = _pools(r) + [("cube", [faces])]
+        return Inputs(a, np.array([HANDLE + 1, 0, 0, 0], np.uint32), N, N, np.zeros(4 * N, np.uint32), textures=tex)
+
+    def ref(x):
+        d = np.stack([x.a[k * N : (k + 1) * N].view(np.float32) for k in range(3)], axis=1)
+        faces = x.textures[4][1][0]
+        return _f(np.stack([cube_texel(faces, tuple(float(v) for v in d[i])) for i in range(N)]).astype(np.float32).ravel())
+
+    def array_inputs(r):
+        x = inputs(r)
+        layer = r.integers(0, 3, N).astype(np.uint32)
+        x.a = np.concatenate([x.a, layer])
+        faces = (r.integers(-1000, 1000, (18, CUBE_N, CUBE_N, 4)) / 8).astype(np.float32)  # 3 cubes
+        x.textures = x.textures[:4] + [("cube_array", [faces])]
+        return x
+
+    def array_ref(x):
+        d = np.stack([x.a[k * N : (k + 1) * N].view(np.float32) for k in range(3)], axis=1)
+        layer = x.a[9 * N : 10 * N].astype(int)
+        faces = x.textures[4][1][0]
+        t = [cube_texel(faces[6 * layer[i] : 6 * layer[i] + 6], tuple(float(v) for v in d[i])) for i in range(N)]
+        return _f(np.stack(t).astype(np.float32).ravel())
+
+    case(
+        name="tex_grad_cube_array",
+        style="texture",
+        group="texture_grad3",
+        src=r"""
+K(tex_grad_cube_array) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  const float *f = (const float *)a;
+  float4 dx = make_float4(f[i + 3 * n], f[i + 4 * n], f[i + 5 * n], 0.f);
+  float4 dy = make_float4(f[i + 6 * n], f[i + 7 * n], f[i + 8 * n], 0.f);
+  float4 v = texCubemapLayeredGrad<float4>(t, f[i], f[i + n], f[i + 2 * n], (int)a[i + 9 * n], dx, dy);
+  float *of = (float *)o;
+  of[4 * i] = v.x; of[4 * i + 1] = v.y; of[4 * i + 2] = v.z; of[4 * i + 3] = v.w;
+}""",
+        inputs=array_inputs,
+        ref=array_ref,
+    )
+    case(
+        name="tex_grad_cube",
+        style="texture",
+        group="texture_grad3",
+        src=r"""
+K(tex_grad_cube) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  const float *f = (const float *)a;
+  float4 dx = make_float4(f[i + 3 * n], f[i + 4 * n], f[i + 5 * n], 0.f);
+  float4 dy = make_float4(f[i + 6 * n], f[i + 7 * n], f[i + 8 * n], 0.f);
+  float4 v = texCubemapGrad<float4>(t, f[i], f[i + n], f[i + 2 * n], dx, dy);
+  float *of = (float *)o;
+  of[4 * i] = v.x; of[4 * i + 1] = v.y; of[4 * i + 2] = v.z; of[4 * i + 3] = v.w;
+}""",
+        inputs=inputs,
+        ref=ref,
+    )

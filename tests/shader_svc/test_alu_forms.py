@@ -636,15 +636,16 @@ SWZ53 = (
 
 
 def _swz_ref(text: str, lane: int, x: int, y: int) -> int:
-    """FSWZADD from its text: lane L's two letters (the pattern lists lanes 3..0), the sign of
-    a then b (P +1, N -1, Z: a not used)."""
+    """FSWZADD from its text: lane L's two letters (the pattern lists lanes 0..3: shader-ndv, read
+    off ptxas's tex3DGrad quad loop, see lower/swizzle_add.py), the sign of a then b (P +1, N -1,
+    Z: a not used)."""
     body = text.split(" ", 1)[1].replace(",", "").split()
     d, a, b, pat = body
     ftz = ".FTZ" in text
     va, vb = (_f(x), _f(y)) if (a, b) == ("R10", "R11") else ((_f(y), _f(x)) if (a, b) == ("R11", "R10") else (_f(y), _f(y)))
     if ftz:
         va, vb = _flush(va), _flush(vb)
-    sa, sb = pat[6 - 2 * lane], pat[7 - 2 * lane]
+    sa, sb = pat[2 * lane], pat[2 * lane + 1]
     term_b = vb if sb == "P" else -vb
     with np.errstate(all="ignore"):
         r = term_b if sa == "Z" else np.float32((va if sa == "P" else -va) + term_b)

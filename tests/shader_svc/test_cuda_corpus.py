@@ -25,6 +25,9 @@ CI_MEM = {"atom_incdec_wrap", "atom_ops64", "atom_shared64", "mem_subword"}
 CI_SURF = {"surf_bounds", "surf_red", "surf_dims"}  # surfaces (cuda_corpus_surf.py): boundary modes, SURED, dimensions
 CI_TEX = {"tex_grad", "tex_bound"}  # shader-tex (cuda_corpus_tex.py): TXD/TEX/TXQ, bindless and bound
 CI_TEX |= {"tex_fetch", "tex_fetch_bound"}  # shader-tex: TLD .LZ / .LL.CL (the texture_fetch group)
+# shader-ndv: tex3DGrad's / texCubemapGrad's quad loop (TEX.NDV, BMOV / SAM / RAM, MOV lane masks) and 1D / 1D array
+# textures, bindless and bound: two more NVRTC builds per ISA (texture_grad3, texture_1d)
+CI_TEX |= {"tex_grad3d", "tex_grad3d_bound", "tex_grad_cube", "tex_grad_cube_array", "tex_1d", "tex_1d_bound"}
 # shader-u: SM86's uniform datapath and the last vector ALU rows, -O3 on both ISAs (the shader_u group)
 CI_U = {
     "uni_alu_0",

@@ -120,6 +120,10 @@ NEW_ROW_WORDS = {
     "IMAD": 0x5A42868000C709FF,
     "IMAD.C": 0x4A01070000C7090C,
     "S2R": 0xF0C8000003770000,
+    # shader-ndv: ptxas 12.9's tex3DGrad quad loop (MOV's quad-lane mask, TEX .NDV)
+    "MOV R3, R8, 0x1": 0x5C98008000870003,
+    "MOV32I lanes": 0x010000000017F003 & ~(0xF << 12) | 5 << 12,
+    "TEX.B.NDV.P": 0xDEB8000FC0B70808,
 }
 
 

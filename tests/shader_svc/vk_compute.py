@@ -86,8 +86,12 @@ class ComputeDevice(VkResources):
         p12 = vk.VkPhysicalDeviceVulkan12Properties()
         vk.vkGetPhysicalDeviceProperties2(self.phys, vk.VkPhysicalDeviceProperties2(pNext=p12))
         self.denorm_preserve32 = bool(p12.shaderDenormPreserveFloat32)
+        # shader-ndv: imageCubeArray (the cube array pool of texCubemapLayeredGrad's kernels) where
+        # the device has it (lavapipe does)
+        cube_array = vk.vkGetPhysicalDeviceFeatures(self.phys).imageCubeArray
         feats = vk.VkPhysicalDeviceFeatures2(
-            pNext=nxt, features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE)
+            pNext=nxt,
+            features=vk.VkPhysicalDeviceFeatures(shaderInt64=vk.VK_TRUE, shaderFloat64=vk.VK_TRUE, imageCubeArray=cube_array),
         )
         info = vk.VkDeviceCreateInfo(pNext=feats, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo])
         if self.shader_clock:
