@@ -477,7 +477,7 @@ def define_one_dim(case, Inputs) -> None:
             out[t, 0] = texel(one, px[t], 0)[0]  # tex1D
             out[t, 1] = texel(one, px[t], dl[t])[1]  # tex1DLod
             out[t, 2] = one[0][0, i[t] % w][2] if i[t] < w else 0  # tex1Dfetch / tex.1d (i < level 0's width)
-            out[t, 3] = one[dc][0, i[t]][3]  # tex.level.1d
+            out[t, 3] = one[dc][0, i[t]][3] if dc == ilv[t] else 0  # tex.level.1d (outside the chain: 0, shader-nv)
             out[t, 4] = texel(arr, px[t], 0, layer[t])[0]  # tex1DLayered
             out[t, 5] = texel(arr, px[t], dl[t], layer[t])[1]  # tex1DLayeredLod
             out[t, 6] = arr[dc][layer[t], 0, i[t]][2]  # tex.a1d at the clamped level's texel (see the kernel)
