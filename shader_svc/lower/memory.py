@@ -471,6 +471,16 @@ class Memory(Shared64):
         emits one destination's access (``offset``: the u32 offset in the window; for global
         memory the low word of the address)."""
         u32, u64, b_ = self.u32, self.u64, self.bool
+        proven = getattr(self, "proven_space", None)
+        if proven is not None:  # the space ir/spaces.py proved: that path alone
+            if proven == "shared":
+                path(proven, self.op("OpUConvert", u32, self.op("OpISub", u64, addr, window)))
+            elif proven == "local":
+                base = self.op("OpISub", u64, window, self.c64(window_size))
+                path(proven, self.op("OpUConvert", u32, self.op("OpISub", u64, addr, base)))
+            else:
+                path(proven, self.op("OpUConvert", u32, addr))
+            return
         rel = self.op("OpISub", u64, addr, window)
         lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
         shared = self.op("OpULessThan", b_, rel, self.c64(window_size))
@@ -646,8 +656,12 @@ class Memory(Shared64):
 
     def space_is(self, addr: int, window: int, space: str, window_size: int = 1 << 24) -> int:
         """``SpaceIs``: whether the generic address lies in the shared window, the local window
-        below it, or neither (global), as ``_generic_paths`` routes it."""
+        below it, or neither (global), as ``_generic_paths`` routes it (a constant where
+        ``ir/spaces.py`` proved the address's space)."""
         u64, b_ = self.u64, self.bool
+        proven = getattr(self, "proven_space", None)
+        if proven is not None:
+            return self.m.const_bool(proven == space)
         rel = self.op("OpISub", u64, addr, window)
         lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
         shared = self.op("OpULessThan", b_, rel, self.c64(window_size))

@@ -82,6 +82,7 @@ class Lower53(Lowering):
     """Operands and the table dispatch of SM53's lowering; the handlers are in the topic mixins
     (``lower_int``, ``lower_float``, ``lower_mem``, ``lower_control``)."""
 
+    GENERIC_LAYOUT = 53  # constant bank 0's windows for ir/spaces.py (sm53/cbank.py)
     RULES: dict[str, str] = {}  # lowering key (the row's ``ir``) -> handler method
 
     def lower(self, inst: Inst) -> None:

@@ -55,6 +55,7 @@ FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}  # FFMA: the lowering's choice (
 
 
 class Lower86(Lowering):
+    GENERIC_LAYOUT = 86  # constant bank 0's windows for ir/spaces.py (sm86/cbank.py)
     # lowering key (the row's ``ir``) -> handler method
     RULES = {
         "NOP": "op_nop",

@@ -1,0 +1,427 @@
+"""Which memory space each generic (flat) access of a program's IR reaches, proved where the
+address's provenance is known, so its lowering emits one path instead of the run-time
+selection over shared / local / global memory (``lower/memory.py``'s ``_generic_paths``).
+
+nvcc -G code (and -O3 code that loses a pointer's space) reaches memory through generic
+addresses: a parameter pointer (global), the shared window plus an offset (constant bank 0's
+window word: SM86 ``c[0x0][0x18]``, SM53 ``c[0x0][0x0]``), the local window plus the stack
+pointer R1 (SM86 ``c[0x0][0x20]`` + R1 with carry into ``c[0x0][0x24]``; SM53 ``c[0x0][0x4]``
+ORed with R1, high word 0).  -G code spills every value to the stack, so such pointers travel
+through local-memory slots (``STL [R1+0x10]`` ... ``LDL``) and through structures on the stack
+reached by generic stores, before an access uses them.
+
+The analysis is an abstract interpretation of the IR function after the optimiser, a fixed
+point over its basic blocks.  Each value gets a *kind* and, where known, a byte offset:
+
+- ``n``: a number (constants, thread ids, dims; ``off`` its value when constant);
+- ``p``: a kernel parameter word (a pointer parameter is a global address; added to another
+  pointer it is an offset);
+- ``u``: a word of unknown meaning (loaded from global or shared memory, an unknown slot);
+- ``g`` global, ``s`` the shared window, ``lw`` the local window's base, ``sp`` the stack
+  pointer (``off``: bytes from R1's start), ``l`` a generic address in the local window
+  (``off``: its stack offset): pointer kinds;
+- ``TOP``: conflicting or untracked (``BOT``: not reached yet).
+
+Arithmetic (adds, ors, 64-bit pairs and their carries, moves, selects) combines its operands'
+kinds: a pointer kind plus numbers stays that kind (valid CUDA never adds two pointers), the
+local window plus the stack pointer is a local address, two different pointers are TOP.  The
+block state maps registers and the lowering's variables, and the stack's words (by offset from
+R1's start) to abstract values; a store through a local address of known offset (LDL/STL, or a
+generic store proved local) writes its slot, one of unknown offset or space joins every slot.
+Joins at block entries take the lattice join (different kinds: TOP).  An access whose address
+is ``g`` or ``p``, ``s``, ``l`` is proved to that space; ``TOP``, ``u``, ``n`` keep the selection.
+
+The result is written into the operations (attribute ``proven``: 'global', 'shared', 'local'),
+read by the lowering; ``SpaceIs`` on a proved address becomes a constant there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from shader_svc.ir.block import Function, Op
+from shader_svc.ir.types import Type
+
+GENERIC = {
+    "GenericLoad",
+    "GenericStore32",
+    "GenericStore64",
+    "GenericStore128",
+    "GenericAtomic32",
+    "GenericAtomicF32",
+    "GenericLoadSub",
+    "GenericStoreSub",
+    "GenericAtomicCas32",
+    "GenericAtomic64",
+    "GenericAtomicCas64",
+    "SpaceIs",
+}
+STORES = {"GenericStore32": 1, "GenericStore64": 2, "GenericStore128": 4}
+PTR = frozenset(("g", "s", "lw", "sp", "l"))
+WEAK = ("n", "p", "u")  # ordered: joined to the larger
+SPACE = {"g": "global", "p": "global", "s": "shared", "l": "local"}
+
+
+class AV(NamedTuple):
+    kind: str  # BOT, TOP, a weak or a pointer kind (module docstring)
+    off: int | None = None
+
+
+BOT, TOP, U = AV("BOT"), AV("TOP"), AV("u")
+M64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where one ISA's constant bank 0 keeps the windows (``sm86/cbank.py``, ``sm53/cbank.py``):
+    byte offset -> kind for the window words, the stack top's offset, the parameters' start."""
+
+    words: dict = field(default_factory=dict)  # offset -> 's' / 'lw'
+    stack_top: int = 0
+    params: int = 0
+    windows: tuple[int, int] = (0, 0)  # the generic addresses of the local and shared windows
+
+
+def layout(isa: int) -> Layout:
+    """The layout of ``sm86/cbank.py`` (shared window at 0x18, local window at 0x20, the stack
+    top at 0x28) or ``sm53/cbank.py`` (0x0, 0x4, 0x20; 32-bit window words)."""
+    if isa == 86:
+        from shader_svc.sm86 import cbank
+
+        words = {0x18: "s", 0x1C: "s", 0x20: "lw", 0x24: "lw"}
+        top = 0x28
+    else:
+        from shader_svc.sm53 import cbank
+
+        words, top = {0x0: "s", 0x4: "lw"}, 0x20
+    return Layout(words, top, cbank.PARAMS, (cbank.LOCAL_WINDOW, cbank.SHARED_WINDOW + (1 << 24)))
+
+
+def join(a: AV, b: AV) -> AV:
+    """The lattice join (control-flow merges, selects)."""
+    if a == b or b.kind == "BOT":
+        return a
+    if a.kind == "BOT":
+        return b
+    if a.kind == "TOP" or b.kind == "TOP":
+        return TOP
+    if a.kind == b.kind:
+        return AV(a.kind)
+    if a.kind in WEAK and b.kind in WEAK:
+        return AV(max(a.kind, b.kind, key=WEAK.index))
+    return TOP
+
+
+def _add_off(a: int | None, b: int | None, sub: bool = False) -> int | None:
+    if a is None or b is None:
+        return None
+    return (a - b if sub else a + b) & M64
+
+
+def combine(a: AV, b: AV, offsets: bool = True) -> AV:
+    """The kind of an arithmetic result of ``a`` and ``b`` (an add when ``offsets``)."""
+    if a.kind == "BOT" or b.kind == "BOT":
+        return BOT
+    if a.kind == "TOP" or b.kind == "TOP":
+        return TOP
+    off = _add_off(a.off, b.off) if offsets else None
+    if a.kind in WEAK and b.kind in WEAK:
+        k = max(a.kind, b.kind, key=WEAK.index)
+        return AV(k, off if k == "n" else None)
+    if b.kind in PTR and a.kind in WEAK:
+        a, b = b, a
+    if b.kind in WEAK:  # pointer + number / unknown word: still that pointer
+        return AV(a.kind, off if b.kind == "n" and a.kind in ("sp", "l") else None)
+    pair = {a.kind, b.kind}
+    if pair == {"lw", "sp"}:  # the local window plus R1: a local generic address
+        sp = a if a.kind == "sp" else b
+        return AV("l", sp.off if offsets else None)
+    if pair == {"l", "lw"}:  # the high word's carry chain of a local address
+        return AV("l", (a if a.kind == "l" else b).off)
+    if a.kind == b.kind and a.kind in ("s", "g", "lw"):  # a window's two words, a pair's halves
+        return AV(a.kind)
+    return TOP
+
+
+def pack(lo: AV, hi: AV) -> AV:
+    """``Pack64``: a 64-bit address from its words; the low word's kind and offset decide, the
+    high word must agree (its window word, carries, a number)."""
+    if lo.kind == "BOT" or hi.kind == "BOT":
+        return BOT
+    if lo.kind == "TOP" or hi.kind == "TOP":
+        return TOP
+    if hi.kind in WEAK or hi.kind == lo.kind or (lo.kind == "l" and hi.kind == "lw"):
+        return lo if lo.kind in PTR or hi.kind == "n" else AV(max(lo.kind, hi.kind, key=WEAK.index))
+    if lo.kind in WEAK and hi.kind in ("s", "g"):
+        return AV(hi.kind)
+    return TOP
+
+
+_IDENT = {"Trunc32", "ZExt64", "SExt64", "BitcastU32", "BitcastF32"}
+_ARITH = {
+    "IAnd32",
+    "IMul32",
+    "IMul64",
+    "Lut3",
+    "Permute32",
+    "Shl64",
+    "Shr64",
+    "Sar64",
+    "IShl32",
+    "IShr32",
+    "ISar32",
+    "IXor32",
+    "INot32",
+}
+
+
+@dataclass
+class Stats:
+    proven: dict = field(default_factory=dict)  # space -> accesses proved
+    unproven: int = 0
+    space_is: int = 0  # SpaceIs queries answered
+    passes: int = 0
+
+
+class _Interp:
+    def __init__(self, fn: Function, consts: dict, layout: Layout) -> None:
+        self.fn, self.consts, self.layout = fn, consts, layout
+        self.val: dict[int, AV] = {}
+
+    def get(self, v) -> AV:
+        c = self.consts.get(v.index)
+        if c is not None:
+            return AV("n", c[1])
+        if v.index in self.fn.fixed:
+            return U
+        return self.val.get(v.index, BOT)
+
+    # --- the stack's words -------------------------------------------------------------------
+    @staticmethod
+    def _load(slots: dict, off: int | None) -> AV:
+        """A stack word (key None: what a word never stored since holds)."""
+        if off is None:
+            r = BOT
+            for v in slots.values():
+                r = join(r, v)
+            return join(r, U)
+        return slots.get(off, slots.get(None, U))
+
+    @staticmethod
+    def _store(slots: dict, off: int | None, v: AV) -> None:
+        if off is None:  # unknown offset: any word may be written
+            for k in list(slots):
+                # data (not a pointer) written at an unknown offset (a loop over a local array)
+                # leaves a pointer word's kind: assumed not to rebuild a pointer there piecewise
+                if not (v.kind in WEAK and slots[k].kind in PTR):
+                    slots[k] = join(slots[k], v)
+            slots[None] = join(slots.get(None, U), v)
+        else:
+            slots[off] = v
+
+    def space_of(self, addr: AV) -> str | None:
+        if addr.kind == "n" and addr.off is not None:  # a constant address (a __device__ global's)
+            lo, hi = self.layout.windows
+            return None if lo <= addr.off < hi else "global"
+        return SPACE.get(addr.kind)
+
+    def block(self, b, regs: dict, slots: dict) -> None:
+        get, val, lay = self.get, self.val, self.layout
+        for o in b.items:
+            n, a = o.op.name, o.args
+            r: AV | None = None
+            if n in ("GetReg", "LoadVarU32"):
+                key = (o.attrs.get("file"), o.attrs.get("reg")) if n == "GetReg" else ("var", o.attrs["var"])
+                r = AV("n", 0) if key == ("R", 255) or key == ("UR", 63) else regs.get(key, U)
+            elif n in ("SetReg", "StoreVarU32"):
+                key = (o.attrs.get("file"), o.attrs.get("reg")) if n == "SetReg" else ("var", o.attrs["var"])
+                regs[key] = get(a[0])
+            elif n == "CBankU32":
+                off = o.attrs["offset"]
+                if o.attrs["bank"] != 0:
+                    r = AV("g") if o.attrs["bank"] == 4 else AV("n")  # bank 4: the globals' addresses
+                elif off in lay.words:
+                    r = AV(lay.words[off])
+                elif off == lay.stack_top:
+                    r = AV("sp", 0)
+                else:
+                    r = AV("p") if off >= lay.params else AV("n")
+            elif n == "CBankDynU32":
+                at = get(a[0])
+                r = AV("p") if o.attrs["bank"] == 0 and at.kind == "n" and at.off is not None and at.off >= lay.params else U
+            elif n in ("BuiltinU32", "LocalIndex"):
+                r = AV("n")
+            elif n in _IDENT:
+                x = get(a[0])
+                r = AV(x.kind, None if x.off is None else x.off & 0xFFFFFFFF) if n == "Trunc32" else x
+            elif n in ("IAdd32", "IAdd64", "IOr32"):
+                x, y = get(a[0]), get(a[1])
+                # an OR into a window base is an add (SM53's local window | R1: the window is
+                # 16 MiB aligned); two numbers' OR is folded by the optimiser
+                r = combine(x, y, not (n == "IOr32" and x.kind == y.kind == "n"))
+                if n != "IAdd64" and r.off is not None:
+                    r = AV(r.kind, r.off & 0xFFFFFFFF)
+            elif n == "ISub32":
+                x, y = get(a[0]), get(a[1])
+                if x.kind in ("BOT",) or y.kind == "BOT":
+                    r = BOT
+                elif x.kind in PTR and x.kind == y.kind:
+                    r = AV("n", _add_off(x.off, y.off, True))
+                elif y.kind in WEAK and x.kind not in ("TOP",):
+                    r = AV(x.kind, _add_off(x.off, y.off, True) if y.kind == "n" else None)
+                    r = AV(r.kind, None if r.off is None else r.off & 0xFFFFFFFF)
+                else:
+                    r = TOP
+            elif n == "Pack64":
+                r = pack(get(a[0]), get(a[1]))
+            elif n in ("Select32", "Select64"):
+                r = join(get(a[1]), get(a[2]))
+            elif n in _ARITH:
+                r = get(a[0])
+                for x in a[1:]:
+                    if x.type in (Type.U32, Type.U64):
+                        r = combine(r, get(x), False)
+                r = AV(r.kind) if r.kind != "n" else AV("n")
+            elif n == "LocalPtr":
+                x = get(a[0])
+                if x.kind == "BOT":
+                    r = BOT
+                else:
+                    off = None if x.kind != "sp" or x.off is None else (x.off + o.attrs["offset"]) & 0xFFFFFFFF
+                    r = AV("slot", off)
+            elif n == "LoadLocal32":
+                p = get(a[0])
+                r = BOT if p.kind == "BOT" else self._load(slots, p.off)
+            elif n == "StoreLocal32":
+                p = get(a[0])
+                if p.kind != "BOT":
+                    self._store(slots, p.off, get(a[1]))
+            elif n in GENERIC:
+                r = self.generic(o, slots)
+            elif n == "Word":
+                w = get(a[0])
+                r = w[o.attrs["index"]] if isinstance(w, tuple) and not isinstance(w, AV) else w
+            elif o.result is not None:
+                # anything else: a word of unknown meaning, TOP where a pointer went in
+                kinds = [get(x).kind for x in a if x.type in (Type.U32, Type.U64)]
+                r = TOP if any(k in PTR or k == "TOP" for k in kinds) else U
+            if o.result is not None and r is not None:
+                val[o.result.index] = r
+
+    def generic(self, o: Op, slots: dict):
+        """An access's effect on the stack's words, and its result's abstract value."""
+        n = o.op.name
+        addr = self.get(o.args[0])
+        if addr.kind == "BOT":
+            return BOT
+        local = addr.kind == "l"
+        maybe_local = addr.kind not in ("g", "p", "s")
+        off = addr.off if local else None
+        if n == "GenericLoad":
+            w = o.attrs["words"]
+            if local:
+                return tuple(self._load(slots, None if off is None else (off + 4 * k) & 0xFFFFFFFF) for k in range(w))
+            return tuple(U for _ in range(w))
+        if n in STORES:
+            vals = [self.get(x) for x in o.args[2:]]
+            for k, v in enumerate(vals):
+                if local:
+                    self._store(slots, None if off is None else (off + 4 * k) & 0xFFFFFFFF, v)
+                elif maybe_local:
+                    self._store(slots, None, v)
+            return None
+        if n == "SpaceIs":
+            return AV("n")
+        if n == "GenericStoreSub":  # part of a word: the word's meaning is lost
+            if maybe_local:
+                self._store(slots, None if not local or off is None else off & ~3, U)
+            return None
+        if n == "GenericLoadSub":
+            return U
+        # atomics: local ones read only (lower/memory.py), their results are words of memory
+        return U if o.result is not None and o.result.type != Type.U64 else (U if o.result else None)
+
+    def run(self, max_passes: int = 60) -> int:
+        """The fixed point over the blocks (reverse post-order); the passes it took (0: gave up)."""
+        blocks = self.fn.blocks
+        index = {b.label: i for i, b in enumerate(blocks)}
+        succ = [[index[s] for s in b.term.successors() if s in index] if b.term else [] for b in blocks]
+        preds: list[list[int]] = [[] for _ in blocks]
+        for i, ss in enumerate(succ):
+            for s in ss:
+                preds[s].append(i)
+        order = _rpo(succ)
+        out: list[tuple[dict, dict] | None] = [None] * len(blocks)
+        for p in range(1, max_passes + 1):
+            changed = False
+            before = dict(self.val)
+            for i in order:
+                regs, slots = _entry([out[q] for q in preds[i] if out[q] is not None], i == 0)
+                if not preds[i] and i != 0:
+                    regs, slots = {}, {}
+                self.block(blocks[i], regs, slots)
+                if out[i] != (regs, slots):
+                    out[i] = (regs, slots)
+                    changed = True
+            if not changed and before == self.val:
+                self.out, self.preds, self.index = out, preds, index
+                return p
+        return 0
+
+
+def _entry(outs: list, entry: bool) -> tuple[dict, dict]:
+    """A block's entry state: the join of its predecessors' exits (the function's entry: every
+    register and stack word unknown, ``U``; a key one predecessor lacks is ``U`` there)."""
+    if not outs:
+        return {}, {}
+    regs: dict = dict(outs[0][0])
+    slots: dict = dict(outs[0][1])
+    for r2, s2 in outs[1:]:
+        for k in set(regs) | set(r2):
+            regs[k] = join(regs.get(k, U), r2.get(k, U))
+        for k in set(slots) | set(s2):
+            slots[k] = join(slots.get(k, U), s2.get(k, U))
+    if entry:  # a back edge into the entry block: its own start is all unknown too
+        regs = {k: join(v, U) for k, v in regs.items()}
+        slots = {k: join(v, U) for k, v in slots.items()}
+    return regs, slots
+
+
+def _rpo(succ: list[list[int]]) -> list[int]:
+    seen, order = set(), []
+    stack = [(0, iter(succ[0]))] if succ else []
+    seen.add(0)
+    while stack:
+        node, it = stack[-1]
+        nxt = next((s for s in it if s not in seen), None)
+        if nxt is None:
+            stack.pop()
+            order.append(node)
+        else:
+            seen.add(nxt)
+            stack.append((nxt, iter(succ[nxt])))
+    order.reverse()
+    return order + [i for i in range(len(succ)) if i not in seen]
+
+
+def annotate(fn: Function, consts: dict, layout: Layout) -> Stats:
+    """Prove the generic accesses' spaces of ``fn`` (after ``ir/optimize.py``; ``consts`` its
+    folded values) and mark each proved one ``proven`` = 'global' / 'shared' / 'local'."""
+    st = Stats()
+    ops = [o for b in fn.blocks for o in b.items if o.op.name in GENERIC]
+    if not ops:
+        return st
+    it = _Interp(fn, consts, layout)
+    st.passes = it.run()
+    for o in ops:
+        o.attrs.pop("proven", None)
+        sp = it.space_of(it.get(o.args[0])) if st.passes else None
+        if sp is None:
+            st.unproven += o.op.name != "SpaceIs"
+            continue
+        o.attrs["proven"] = sp
+        if o.op.name == "SpaceIs":
+            st.space_is += 1
+        else:
+            st.proven[sp] = st.proven.get(sp, 0) + 1
+    return st
