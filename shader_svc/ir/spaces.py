@@ -39,7 +39,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from shader_svc.ir.block import Function, Op
+from shader_svc.ir.block import Function, Op, Term
+from shader_svc.ir.optimize import _EVAL
 from shader_svc.ir.types import Type
 
 GENERIC = {
@@ -175,12 +176,31 @@ _ARITH = {
 }
 
 
+def _var_key(o: Op) -> tuple | None:
+    """The register / predicate / flag / lowering variable a read or write names (``zero``:
+    RZ, URZ and PT, read as constants)."""
+    n, at = o.op.name, o.attrs
+    if n in ("GetReg", "SetReg"):
+        f, r = at["file"], at["reg"]
+        return ("zero", 0) if (f, r) in (("R", 255), ("UR", 63)) else (f, r)
+    if n in ("GetPred", "SetPred"):
+        f = at.get("file", "P")
+        return ("zero", 1) if at["pred"] == 7 else (f + "P", at["pred"])
+    if n in ("GetFlag", "SetFlag"):
+        return ("flag", at["flag"])
+    if n in ("LoadVarU32", "StoreVarU32", "LoadVarBool", "StoreVarBool"):
+        return ("var", at["var"])
+    return None
+
+
 @dataclass
 class Stats:
     proven: dict = field(default_factory=dict)  # space -> accesses proved
     unproven: int = 0
     space_is: int = 0  # SpaceIs queries answered
     passes: int = 0
+    folded: int = 0  # conditional branches made unconditional
+    removed: int = 0  # blocks no edge reaches, removed
 
 
 class _Interp:
@@ -230,13 +250,29 @@ class _Interp:
         for o in b.items:
             n, a = o.op.name, o.args
             r: AV | None = None
-            if n in ("GetReg", "LoadVarU32"):
-                key = (o.attrs.get("file"), o.attrs.get("reg")) if n == "GetReg" else ("var", o.attrs["var"])
-                r = AV("n", 0) if key == ("R", 255) or key == ("UR", 63) else regs.get(key, U)
-            elif n in ("SetReg", "StoreVarU32"):
-                key = (o.attrs.get("file"), o.attrs.get("reg")) if n == "SetReg" else ("var", o.attrs["var"])
-                regs[key] = get(a[0])
-            elif n == "CBankU32":
+            key = _var_key(o)
+            if key is not None:
+                if o.result is not None:  # a read
+                    r = regs.get(key, U) if key[0] != "zero" else AV("n", key[1])
+                    if n == "GetPred" and o.attrs.get("not") and r.kind == "n" and r.off is not None:
+                        r = AV("n", 1 - r.off)
+                else:
+                    regs[key] = get(a[0])
+                if o.result is not None:
+                    val[o.result.index] = r
+                continue
+            args = [get(x) for x in a]
+            if any(isinstance(x, AV) and x.kind == "BOT" for x in args):
+                if o.result is not None:
+                    val[o.result.index] = BOT
+                continue
+            f = _EVAL.get(n)
+            if f is not None and args and all(isinstance(x, AV) and x.kind == "n" and x.off is not None for x in args):
+                got = f([x.off for x in args], o.attrs)
+                if got is not None:  # the optimiser's constant evaluation, through the stack's words
+                    val[o.result.index] = AV("n", got)
+                    continue
+            if n == "CBankU32":
                 off = o.attrs["offset"]
                 if o.attrs["bank"] != 0:
                     r = AV("g") if o.attrs["bank"] == 4 else AV("n")  # bank 4: the globals' addresses
@@ -331,7 +367,8 @@ class _Interp:
                     self._store(slots, None, v)
             return None
         if n == "SpaceIs":
-            return AV("n")
+            sp = self.space_of(addr)
+            return AV("n", int(sp == o.attrs["space"])) if sp is not None else U
         if n == "GenericStoreSub":  # part of a word: the word's meaning is lost
             if maybe_local:
                 self._store(slots, None if not local or off is None else off & ~3, U)
@@ -341,8 +378,23 @@ class _Interp:
         # atomics: local ones read only (lower/memory.py), their results are words of memory
         return U if o.result is not None and o.result.type != Type.U64 else (U if o.result else None)
 
+    def taken(self, b, succ: list[int], index: dict) -> list[int]:
+        """The successors a block's end may reach: a conditional branch on a known condition
+        takes one edge, on a condition not reached yet none (the fixed point is optimistic)."""
+        t = b.term
+        if t is None or t.kind != "OpBranchConditional":
+            return succ
+        v = self.fn.placeholders.get(t.args[0])
+        c = self.get(v) if v is not None else U
+        if c.kind == "BOT":
+            return []
+        if c.kind == "n" and c.off is not None:
+            return [index[t.args[1] if c.off else t.args[2]]]
+        return succ
+
     def run(self, max_passes: int = 60) -> int:
-        """The fixed point over the blocks (reverse post-order); the passes it took (0: gave up)."""
+        """The fixed point over the blocks (reverse post-order) and the edges they may take;
+        the passes it took (0: gave up)."""
         blocks = self.fn.blocks
         index = {b.label: i for i, b in enumerate(blocks)}
         succ = [[index[s] for s in b.term.successors() if s in index] if b.term else [] for b in blocks]
@@ -352,19 +404,27 @@ class _Interp:
                 preds[s].append(i)
         order = _rpo(succ)
         out: list[tuple[dict, dict] | None] = [None] * len(blocks)
+        taken: list[list[int]] = [[] for _ in blocks]
         for p in range(1, max_passes + 1):
             changed = False
             before = dict(self.val)
             for i in order:
-                regs, slots = _entry([out[q] for q in preds[i] if out[q] is not None], i == 0)
-                if not preds[i] and i != 0:
-                    regs, slots = {}, {}
+                ins = [out[q] for q in preds[i] if out[q] is not None and i in taken[q]]
+                if i != 0 and not ins:
+                    continue
+                regs, slots = _entry(ins, i == 0)
                 self.block(blocks[i], regs, slots)
-                if out[i] != (regs, slots):
-                    out[i] = (regs, slots)
+                t = self.taken(blocks[i], succ[i], index)
+                if out[i] != (regs, slots) or taken[i] != t:
+                    out[i], taken[i] = (regs, slots), t
                     changed = True
             if not changed and before == self.val:
-                self.out, self.preds, self.index = out, preds, index
+                self.out, self.preds, self.index, self.succ_taken = out, preds, index, taken
+                # a live block ending on a condition never reached would cut its successors off
+                # (a value the analysis cannot see): give up rather than fold on it
+                for i, b in enumerate(blocks):
+                    if out[i] is not None and b.term.kind == "OpBranchConditional" and not taken[i]:
+                        return 0
                 return p
         return 0
 
@@ -404,24 +464,65 @@ def _rpo(succ: list[list[int]]) -> list[int]:
     return order + [i for i in range(len(succ)) if i not in seen]
 
 
-def annotate(fn: Function, consts: dict, layout: Layout) -> Stats:
+def annotate(fn: Function, consts: dict, layout: Layout, fold: bool = True) -> Stats:
     """Prove the generic accesses' spaces of ``fn`` (after ``ir/optimize.py``; ``consts`` its
-    folded values) and mark each proved one ``proven`` = 'global' / 'shared' / 'local'."""
+    folded values) and mark each proved one ``proven`` = 'global' / 'shared' / 'local'; with
+    ``fold``, branches on conditions the analysis knows (constants through the stack's words,
+    ``SpaceIs`` on a proved address) become unconditional and blocks no edge reaches go."""
     st = Stats()
-    ops = [o for b in fn.blocks for o in b.items if o.op.name in GENERIC]
-    if not ops:
+    if not any(o.op.name in GENERIC for b in fn.blocks for o in b.items):
         return st
     it = _Interp(fn, consts, layout)
     st.passes = it.run()
-    for o in ops:
-        o.attrs.pop("proven", None)
-        sp = it.space_of(it.get(o.args[0])) if st.passes else None
-        if sp is None:
-            st.unproven += o.op.name != "SpaceIs"
-            continue
-        o.attrs["proven"] = sp
-        if o.op.name == "SpaceIs":
-            st.space_is += 1
-        else:
-            st.proven[sp] = st.proven.get(sp, 0) + 1
+    if not st.passes:
+        return st
+    live = [o is not None for o in it.out]
+    for b, ok in zip(fn.blocks, live):
+        for o in b.items:
+            if o.op.name not in GENERIC:
+                continue
+            o.attrs.pop("proven", None)
+            sp = it.space_of(it.get(o.args[0])) if ok else None
+            if sp is None:
+                st.unproven += ok and o.op.name != "SpaceIs"
+                continue
+            o.attrs["proven"] = sp
+            if o.op.name == "SpaceIs":
+                st.space_is += 1
+            else:
+                st.proven[sp] = st.proven.get(sp, 0) + 1
+    if fold:
+        st.folded, st.removed = _fold(fn, it, live)
     return st
+
+
+def _fold(fn: Function, it: _Interp, live: list[bool]) -> tuple[int, int]:
+    """Branches with one taken edge become ``OpBranch`` (a selection header loses its merge; a
+    loop header keeps its branch); blocks never reached go, except a live construct's merge
+    block (kept as ``OpUnreachable``) and continue target (kept branching to its header)."""
+    folded = 0
+    for i, b in enumerate(fn.blocks):
+        t = b.term
+        if not live[i] or t.kind != "OpBranchConditional" or (b.merge is not None and b.merge.kind == "OpLoopMerge"):
+            continue
+        if len(it.succ_taken[i]) == 1:
+            b.term = Term("OpBranch", (fn.blocks[it.succ_taken[i][0]].label,))
+            b.merge = None
+            folded += 1
+    keep: dict[int, Term] = {}
+    for i, b in enumerate(fn.blocks):
+        if live[i] and b.merge is not None:
+            keep.setdefault(b.merge.args[0], Term("OpUnreachable", ()))
+            if b.merge.kind == "OpLoopMerge":
+                keep[b.merge.args[1]] = Term("OpBranch", (b.label,))
+    blocks, removed = [], 0
+    for i, b in enumerate(fn.blocks):
+        if live[i]:
+            blocks.append(b)
+        elif b.label in keep:
+            b.items, b.merge, b.term = [], None, keep[b.label]
+            blocks.append(b)
+        else:
+            removed += 1
+    fn.blocks = blocks
+    return folded, removed
