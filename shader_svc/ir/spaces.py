@@ -208,6 +208,22 @@ class _Interp:
         self.fn, self.consts, self.layout = fn, consts, layout
         self.val: dict[int, AV] = {}
 
+    def put(self, index: int, r) -> None:
+        """A value's abstract value, joined with what earlier passes gave it (monotone: a
+        pass that sees fewer paths into a loop never narrows what an earlier one saw); a
+        ``GenericLoad``'s is a tuple, one per word."""
+        old = self.val.get(index)
+        if old is None or old == BOT:
+            self.val[index] = r
+        elif isinstance(r, AV) and r.kind == "BOT":
+            pass
+        elif isinstance(r, AV) and isinstance(old, AV):
+            self.val[index] = join(old, r)
+        elif not isinstance(r, AV) and not isinstance(old, AV):
+            self.val[index] = tuple(join(x, y) for x, y in zip(old, r))
+        else:
+            self.val[index] = TOP
+
     def get(self, v) -> AV:
         c = self.consts.get(v.index)
         if c is not None:
@@ -225,7 +241,7 @@ class _Interp:
             for v in slots.values():
                 r = join(r, v)
             return join(r, U)
-        return slots.get(off, slots.get(None, U))
+        return slots.get(off, slots.get(None, BOT))
 
     @staticmethod
     def _store(slots: dict, off: int | None, v: AV) -> None:
@@ -246,31 +262,32 @@ class _Interp:
         return SPACE.get(addr.kind)
 
     def block(self, b, regs: dict, slots: dict) -> None:
-        get, val, lay = self.get, self.val, self.layout
+        get, lay = self.get, self.layout
         for o in b.items:
             n, a = o.op.name, o.args
             r: AV | None = None
             key = _var_key(o)
             if key is not None:
                 if o.result is not None:  # a read
-                    r = regs.get(key, U) if key[0] != "zero" else AV("n", key[1])
+                    # a register no path wrote yet: nothing known (uninitialised, or not reached)
+                    r = regs.get(key, BOT) if key[0] != "zero" else AV("n", key[1])
                     if n == "GetPred" and o.attrs.get("not") and r.kind == "n" and r.off is not None:
                         r = AV("n", 1 - r.off)
                 else:
                     regs[key] = get(a[0])
                 if o.result is not None:
-                    val[o.result.index] = r
+                    self.put(o.result.index, r)
                 continue
             args = [get(x) for x in a]
             if any(isinstance(x, AV) and x.kind == "BOT" for x in args):
                 if o.result is not None:
-                    val[o.result.index] = BOT
+                    self.put(o.result.index, BOT)
                 continue
             f = _EVAL.get(n)
             if f is not None and args and all(isinstance(x, AV) and x.kind == "n" and x.off is not None for x in args):
                 got = f([x.off for x in args], o.attrs)
                 if got is not None:  # the optimiser's constant evaluation, through the stack's words
-                    val[o.result.index] = AV("n", got)
+                    self.put(o.result.index, AV("n", got))
                     continue
             if n == "CBankU32":
                 off = o.attrs["offset"]
@@ -342,7 +359,7 @@ class _Interp:
                 kinds = [get(x).kind for x in a if x.type in (Type.U32, Type.U64)]
                 r = TOP if any(k in PTR or k == "TOP" for k in kinds) else U
             if o.result is not None and r is not None:
-                val[o.result.index] = r
+                self.put(o.result.index, r)
 
     def generic(self, o: Op, slots: dict):
         """An access's effect on the stack's words, and its result's abstract value."""
@@ -405,6 +422,7 @@ class _Interp:
         order = _rpo(succ)
         out: list[tuple[dict, dict] | None] = [None] * len(blocks)
         taken: list[list[int]] = [[] for _ in blocks]
+        entry: list[tuple[dict, dict] | None] = [None] * len(blocks)
         for p in range(1, max_passes + 1):
             changed = False
             before = dict(self.val)
@@ -412,7 +430,8 @@ class _Interp:
                 ins = [out[q] for q in preds[i] if out[q] is not None and i in taken[q]]
                 if i != 0 and not ins:
                     continue
-                regs, slots = _entry(ins, i == 0)
+                regs, slots = _entry(ins + ([entry[i]] if entry[i] is not None else []), i == 0)
+                entry[i] = (dict(regs), dict(slots))  # accumulated: never narrows
                 self.block(blocks[i], regs, slots)
                 t = self.taken(blocks[i], succ[i], index)
                 if out[i] != (regs, slots) or taken[i] != t:
@@ -430,20 +449,21 @@ class _Interp:
 
 
 def _entry(outs: list, entry: bool) -> tuple[dict, dict]:
-    """A block's entry state: the join of its predecessors' exits (the function's entry: every
-    register and stack word unknown, ``U``; a key one predecessor lacks is ``U`` there)."""
+    """A block's entry state: the join of its predecessors' exits.  A register or stack word a
+    predecessor never wrote (uninitialised there: reading it gives no address anyone relies on)
+    does not take part; a stack word a predecessor lacks is its default (key None: what a weak
+    store left everywhere), where it has one.  The function's entry: nothing written."""
     if not outs:
         return {}, {}
     regs: dict = dict(outs[0][0])
     slots: dict = dict(outs[0][1])
     for r2, s2 in outs[1:]:
-        for k in set(regs) | set(r2):
-            regs[k] = join(regs.get(k, U), r2.get(k, U))
+        for k, v in r2.items():
+            regs[k] = join(regs[k], v) if k in regs else v
+        d1, d2 = slots.get(None), s2.get(None)
         for k in set(slots) | set(s2):
-            slots[k] = join(slots.get(k, U), s2.get(k, U))
-    if entry:  # a back edge into the entry block: its own start is all unknown too
-        regs = {k: join(v, U) for k, v in regs.items()}
-        slots = {k: join(v, U) for k, v in slots.items()}
+            a, b = slots.get(k, d1), s2.get(k, d2)
+            slots[k] = a if b is None else b if a is None else join(a, b)
     return regs, slots
 
 

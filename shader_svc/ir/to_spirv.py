@@ -417,6 +417,7 @@ LOWER.update({"BindlessFetchClamp": lambda lw, o, a: lw.bindless_fetch_clamp(o.a
 def _routed(f: Callable[[Semantics, Op, list[int]], object]) -> Callable[[Semantics, Op, list[int]], object]:
     def lower(lw: Semantics, o: Op, a: list[int]) -> object:
         lw.proven_space = o.attrs.get("proven")
+        lw._trace_inst = o.attrs["inst"].addr if "inst" in o.attrs else None
         try:
             return f(lw, o, a)
         finally:

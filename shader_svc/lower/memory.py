@@ -463,6 +463,26 @@ class Memory(Shared64):
         self._generic_paths(addr, window, window_size, path)
         return res
 
+    # The tests' oracle of the proofs (tests/shader_svc/test_ir_spaces.py): (the global address
+    # of a u32 array, a list); each generic access keeps its selection, every path ORs its
+    # space's bit (1 shared, 2 local, 4 global) into the access's word, numbered in emission
+    # order, and the list gets the access's (instruction address, proved space or None).
+    TRACE_SPACES: tuple[int, list] | None = None
+    _BITS = {"shared": 1, "local": 2, "global": 4}
+
+    def _traced(self, path: Callable[[str, int], None], proven: str | None) -> Callable[[str, int], None]:
+        base, traced = self.TRACE_SPACES
+        at = base + 4 * len(traced)
+        traced.append((getattr(self, "_trace_inst", None), proven))
+
+        def each(space: str, off: int) -> None:
+            p = self.op("OpConvertUToPtr", self.psb_ptr, self.c64(at))
+            sc, sm = self._scope(False)
+            self.op("OpAtomicOr", self.u32, p, sc, sm, self.c(self._BITS[space]))
+            path(space, off)
+
+        return each
+
     def _generic_paths(self, addr: int, window: int, window_size: int, path: Callable[[str, int], None]) -> None:
         """The three destinations of a generic address as a structured selection: the shared
         window [window, window + window_size), the local window just below it [window -
@@ -472,6 +492,9 @@ class Memory(Shared64):
         memory the low word of the address)."""
         u32, u64, b_ = self.u32, self.u64, self.bool
         proven = getattr(self, "proven_space", None)
+        if self.TRACE_SPACES is not None:  # the tests' oracle of ir/spaces.py (TRACE_SPACES)
+            path = self._traced(path, proven)
+            proven = None
         if proven is not None:  # the space ir/spaces.py proved: that path alone
             if proven == "shared":
                 path(proven, self.op("OpUConvert", u32, self.op("OpISub", u64, addr, window)))
