@@ -151,8 +151,12 @@ def pack(lo: AV, hi: AV) -> AV:
         return BOT
     if lo.kind == "TOP" or hi.kind == "TOP":
         return TOP
-    if hi.kind in WEAK or hi.kind == lo.kind or (lo.kind == "l" and hi.kind == "lw"):
-        return lo if lo.kind in PTR or hi.kind == "n" else AV(max(lo.kind, hi.kind, key=WEAK.index))
+    if lo.kind in WEAK and hi.kind in WEAK:
+        k = max(lo.kind, hi.kind, key=WEAK.index)
+        known = k == "n" and lo.off is not None and hi.off is not None
+        return AV(k, lo.off | hi.off << 32 if known else None)
+    if lo.kind in PTR and (hi.kind in WEAK or hi.kind == lo.kind or (lo.kind == "l" and hi.kind == "lw")):
+        return lo
     if lo.kind in WEAK and hi.kind in ("s", "g"):
         return AV(hi.kind)
     return TOP
@@ -369,7 +373,7 @@ class _Interp:
             return BOT
         local = addr.kind == "l"
         maybe_local = addr.kind not in ("g", "p", "s")
-        off = addr.off if local else None
+        off = addr.off & 0xFFFFFFFF if local and addr.off is not None else None
         if n == "GenericLoad":
             w = o.attrs["words"]
             if local:
