@@ -14,8 +14,8 @@ The analysis is an abstract interpretation of the IR function after the optimise
 point over its basic blocks.  Each value gets a *kind* and, where known, a byte offset:
 
 - ``n``: a number (constants, thread ids, dims; ``off`` its value when constant);
-- ``p``: a kernel parameter word (a pointer parameter is a global address; added to another
-  pointer it is an offset);
+- ``p``: a kernel parameter word (a pointer parameter is a global address, also plus a number
+  or an unknown word; added to another pointer it is an offset);
 - ``u``: a word of unknown meaning (loaded from global or shared memory, an unknown slot);
 - ``g`` global, ``s`` the shared window, ``lw`` the local window's base, ``sp`` the stack
   pointer (``off``: bytes from R1's start), ``l`` a generic address in the local window
@@ -127,7 +127,9 @@ def combine(a: AV, b: AV, offsets: bool = True) -> AV:
         return TOP
     off = _add_off(a.off, b.off) if offsets else None
     if a.kind in WEAK and b.kind in WEAK:
-        k = max(a.kind, b.kind, key=WEAK.index)
+        # a parameter plus an unknown word is the parameter pointer plus an offset (a gather
+        # through a loaded index): global, as the parameter alone
+        k = "p" if "p" in (a.kind, b.kind) else max(a.kind, b.kind, key=WEAK.index)
         return AV(k, off if k == "n" else None)
     if b.kind in PTR and a.kind in WEAK:
         a, b = b, a
@@ -293,7 +295,9 @@ class _Interp:
                 if got is not None:  # the optimiser's constant evaluation, through the stack's words
                     self.put(o.result.index, AV("n", got))
                     continue
-            if n == "CBankU32":
+            if n in ("ConstU32", "ConstU64", "ConstBool"):
+                r = AV("n", int(o.attrs["value"]))
+            elif n == "CBankU32":
                 off = o.attrs["offset"]
                 if o.attrs["bank"] != 0:
                     r = AV("g") if o.attrs["bank"] == 4 else AV("n")  # bank 4: the globals' addresses
