@@ -69,6 +69,7 @@ class AV(NamedTuple):
 
 
 BOT, TOP, U = AV("BOT"), AV("TOP"), AV("u")
+X = AV("x")  # a register or stack word no path wrote (uninitialised)
 M64 = (1 << 64) - 1
 
 
@@ -99,10 +100,11 @@ def layout(isa: int) -> Layout:
 
 
 def join(a: AV, b: AV) -> AV:
-    """The lattice join (control-flow merges, selects)."""
-    if a == b or b.kind == "BOT":
-        return a
-    if a.kind == "BOT":
+    """The lattice join (control-flow merges, selects); an uninitialised word (``X``) takes no
+    part (no defined execution relies on its value)."""
+    if a == b or b.kind in ("BOT", "x"):
+        return a if a.kind != "BOT" else b
+    if a.kind in ("BOT", "x"):
         return b
     if a.kind == "TOP" or b.kind == "TOP":
         return TOP
@@ -123,6 +125,8 @@ def combine(a: AV, b: AV, offsets: bool = True) -> AV:
     """The kind of an arithmetic result of ``a`` and ``b`` (an add when ``offsets``)."""
     if a.kind == "BOT" or b.kind == "BOT":
         return BOT
+    if a.kind == "x" or b.kind == "x":  # garbage stays garbage; mixed with a value: unknown
+        return X if a.kind == b.kind else U
     if a.kind == "TOP" or b.kind == "TOP":
         return TOP
     off = _add_off(a.off, b.off) if offsets else None
@@ -151,6 +155,8 @@ def pack(lo: AV, hi: AV) -> AV:
     high word must agree (its window word, carries, a number)."""
     if lo.kind == "BOT" or hi.kind == "BOT":
         return BOT
+    if lo.kind == "x" or hi.kind == "x":
+        return X if lo.kind == hi.kind else U
     if lo.kind == "TOP" or hi.kind == "TOP":
         return TOP
     if lo.kind in WEAK and hi.kind in WEAK:
@@ -247,7 +253,7 @@ class _Interp:
             for v in slots.values():
                 r = join(r, v)
             return join(r, U)
-        return slots.get(off, slots.get(None, BOT))
+        return slots.get(off, slots.get(None, X))
 
     @staticmethod
     def _store(slots: dict, off: int | None, v: AV) -> None:
@@ -257,7 +263,7 @@ class _Interp:
                 # leaves a pointer word's kind: assumed not to rebuild a pointer there piecewise
                 if not (v.kind in WEAK and slots[k].kind in PTR):
                     slots[k] = join(slots[k], v)
-            slots[None] = join(slots.get(None, U), v)
+            slots[None] = join(slots.get(None, X), v)
         else:
             slots[off] = v
 
@@ -275,8 +281,8 @@ class _Interp:
             key = _var_key(o)
             if key is not None:
                 if o.result is not None:  # a read
-                    # a register no path wrote yet: nothing known (uninitialised, or not reached)
-                    r = regs.get(key, BOT) if key[0] != "zero" else AV("n", key[1])
+                    # a register no path wrote: uninitialised
+                    r = regs.get(key, X) if key[0] != "zero" else AV("n", key[1])
                     if n == "GetPred" and o.attrs.get("not") and r.kind == "n" and r.off is not None:
                         r = AV("n", 1 - r.off)
                 else:
@@ -326,6 +332,8 @@ class _Interp:
                 x, y = get(a[0]), get(a[1])
                 if x.kind in ("BOT",) or y.kind == "BOT":
                     r = BOT
+                elif x.kind == "x" or y.kind == "x":
+                    r = X if x.kind == y.kind else U
                 elif x.kind in PTR and x.kind == y.kind:
                     r = AV("n", _add_off(x.off, y.off, True))
                 elif y.kind in WEAK and x.kind not in ("TOP",):
@@ -451,6 +459,11 @@ class _Interp:
                 # (a value the analysis cannot see): give up rather than fold on it
                 for i, b in enumerate(blocks):
                     if out[i] is not None and b.term.kind == "OpBranchConditional" and not taken[i]:
+                        return 0
+                # likewise an operation of a live block still on a value never reached (a read
+                # no path wrote): a store skipped on it would leave a stale stack word
+                for i, b in enumerate(blocks):
+                    if out[i] is not None and any(self.get(x) == BOT for o in b.items for x in o.args):
                         return 0
                 return p
         return 0
