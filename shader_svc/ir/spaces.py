@@ -75,28 +75,14 @@ M64 = (1 << 64) - 1
 
 @dataclass(frozen=True)
 class Layout:
-    """Where one ISA's constant bank 0 keeps the windows (``sm86/cbank.py``, ``sm53/cbank.py``):
-    byte offset -> kind for the window words, the stack top's offset, the parameters' start."""
+    """Where one ISA's constant bank 0 keeps the windows (each ISA part's ``GENERIC_LAYOUT``, from
+    its ``cbank.py``): byte offset -> kind for the window words, the stack top's offset, the
+    parameters' start, the generic address range of the two windows."""
 
     words: dict = field(default_factory=dict)  # offset -> 's' / 'lw'
     stack_top: int = 0
     params: int = 0
     windows: tuple[int, int] = (0, 0)  # the generic addresses of the local and shared windows
-
-
-def layout(isa: int) -> Layout:
-    """The layout of ``sm86/cbank.py`` (shared window at 0x18, local window at 0x20, the stack
-    top at 0x28) or ``sm53/cbank.py`` (0x0, 0x4, 0x20; 32-bit window words)."""
-    if isa == 86:
-        from shader_svc.sm86 import cbank
-
-        words = {0x18: "s", 0x1C: "s", 0x20: "lw", 0x24: "lw"}
-        top = 0x28
-    else:
-        from shader_svc.sm53 import cbank
-
-        words, top = {0x0: "s", 0x4: "lw"}, 0x20
-    return Layout(words, top, cbank.PARAMS, (cbank.LOCAL_WINDOW, cbank.SHARED_WINDOW + (1 << 24)))
 
 
 def join(a: AV, b: AV) -> AV:

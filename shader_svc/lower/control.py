@@ -184,9 +184,9 @@ class ControlFlow(LowerBase):
         if not self.OPTIMIZE:
             return ir_spirv.emit_function(self, self.fn, {})
         consts, self.opt_stats = ir_opt.optimize(self.fn, self._var_of)
-        isa = getattr(self, "GENERIC_LAYOUT", None)
-        if isa is not None:  # the generic accesses' spaces, where provable (one path each)
-            self.space_stats = ir_spaces.annotate(self.fn, consts, ir_spaces.layout(isa))
+        layout = getattr(self, "GENERIC_LAYOUT", None)
+        if layout is not None:  # the generic accesses' spaces, where provable (one path each)
+            self.space_stats = ir_spaces.annotate(self.fn, consts, layout)
         return ir_spirv.emit_function(self, self.fn, consts)
 
     def _var_of(self, o: Op) -> int:

@@ -170,6 +170,8 @@ def test_unknown_provenance_keeps_the_selection():
     x.emit("GenericLoad", joined, win, words=1, inst=None)
     b4.items = x.ops
     b4.term = Term("OpReturn", ())
-    spaces.annotate(fn, {}, spaces.layout(86), fold=False)
+    from shader_svc.sm86.lower import Lower86
+
+    spaces.annotate(fn, {}, Lower86.GENERIC_LAYOUT, fold=False)
     got = [o.attrs.get("proven") for b in fn.blocks for o in b.items if o.op.name == "GenericLoad"]
     assert got == [None, "shared", "global", "shared", None], got
