@@ -464,24 +464,24 @@ class Memory(Shared64):
         return res
 
     # The tests' oracle of the proofs (tests/shader_svc/test_ir_spaces.py): (the global address
-    # of a u32 array, a list); each generic access keeps its selection, every path ORs its
-    # space's bit (1 shared, 2 local, 4 global) into the access's word, numbered in emission
-    # order, and the list gets the access's (instruction address, proved space or None).
+    # of a u32 array, a list).  Each generic access first ORs the space its address is in at run
+    # time (1 shared, 2 local, 4 global: the selection's own tests, as selects, no blocks) into
+    # its word, numbered in emission order, and the list gets (instruction address, proved space
+    # or None); then it is lowered as without the hook.
     TRACE_SPACES: tuple[int, list] | None = None
-    _BITS = {"shared": 1, "local": 2, "global": 4}
 
-    def _traced(self, path: Callable[[str, int], None], proven: str | None) -> Callable[[str, int], None]:
-        base, traced = self.TRACE_SPACES
-        at = base + 4 * len(traced)
-        traced.append((getattr(self, "_trace_inst", None), proven))
-
-        def each(space: str, off: int) -> None:
-            p = self.op("OpConvertUToPtr", self.psb_ptr, self.c64(at))
-            sc, sm = self._scope(False)
-            self.op("OpAtomicOr", self.u32, p, sc, sm, self.c(self._BITS[space]))
-            path(space, off)
-
-        return each
+    def _trace(self, addr: int, window: int, window_size: int, proven: str | None) -> None:
+        u32, u64, b_ = self.u32, self.u64, self.bool
+        base, log = self.TRACE_SPACES
+        at = base + 4 * len(log)
+        log.append((getattr(self, "_trace_inst", None), proven))
+        rel = self.op("OpISub", u64, addr, window)
+        lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
+        shared = self.op("OpULessThan", b_, rel, self.c64(window_size))
+        local = self.op("OpULessThan", b_, lrel, self.c64(window_size))
+        bit = self.op("OpSelect", u32, shared, self.c(1), self.op("OpSelect", u32, local, self.c(2), self.c(4)))
+        sc, sm = self._scope(False)
+        self.op("OpAtomicOr", u32, self.op("OpConvertUToPtr", self.psb_ptr, self.c64(at)), sc, sm, bit)
 
     def _generic_paths(self, addr: int, window: int, window_size: int, path: Callable[[str, int], None]) -> None:
         """The three destinations of a generic address as a structured selection: the shared
@@ -493,8 +493,7 @@ class Memory(Shared64):
         u32, u64, b_ = self.u32, self.u64, self.bool
         proven = getattr(self, "proven_space", None)
         if self.TRACE_SPACES is not None:  # the tests' oracle of ir/spaces.py (TRACE_SPACES)
-            path = self._traced(path, proven)
-            proven = None
+            self._trace(addr, window, window_size, proven)
         if proven is not None:  # the space ir/spaces.py proved: that path alone
             if proven == "shared":
                 path(proven, self.op("OpUConvert", u32, self.op("OpISub", u64, addr, window)))

@@ -4,10 +4,10 @@ on real nvcc -G code, against two oracles nobody here wrote:
 - the CUDA source: ``mem_subword`` names each of its accesses' spaces (a[], b[], o[] and two
   sub-word pointers into o: global; the ``__shared__`` byte and half arrays: shared; the
   ``volatile`` local array: local), so the counts per space are the source's;
-- lavapipe running the program: with ``Memory.TRACE_SPACES`` every generic access keeps its
-  run-time selection and ORs the space each invocation took into a word of a global buffer; an
-  access the analysis proved must only ever have taken its proved space, and the output still
-  equals numpy's (the corpus check).
+- lavapipe running the program: with ``Memory.TRACE_SPACES`` every generic access ORs the space
+  its address is in at run time (the selection's own window tests) into a word of a global
+  buffer; an access the analysis proved must only ever have been in its proved space, and the
+  output equals numpy's (the corpus check).
 
 ``g2_cuda_barrier`` (heavy: cuda::barrier at -G, 8,760 instructions) is the program whose
 pointers travel through the local stack: the barrier's shared address and structures on the
