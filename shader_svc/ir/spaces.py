@@ -525,8 +525,9 @@ def annotate(fn: Function, consts: dict, layout: Layout, fold: bool = True) -> S
 
 def _fold(fn: Function, it: _Interp, live: list[bool]) -> tuple[int, int]:
     """Branches with one taken edge become ``OpBranch`` (a selection header loses its merge; a
-    loop header keeps its branch); blocks never reached go, except a live construct's merge
-    block (kept as ``OpUnreachable``) and continue target (kept branching to its header)."""
+    loop header keeps its branch); blocks never reached go, except those a live block still
+    names (a merge block, a loop header's untaken edge: kept as ``OpUnreachable``) and a live
+    loop's continue target (kept branching to its header)."""
     folded = 0
     for i, b in enumerate(fn.blocks):
         t = b.term
@@ -538,10 +539,13 @@ def _fold(fn: Function, it: _Interp, live: list[bool]) -> tuple[int, int]:
             folded += 1
     keep: dict[int, Term] = {}
     for i, b in enumerate(fn.blocks):
-        if live[i] and b.merge is not None:
-            keep.setdefault(b.merge.args[0], Term("OpUnreachable", ()))
-            if b.merge.kind == "OpLoopMerge":
-                keep[b.merge.args[1]] = Term("OpBranch", (b.label,))
+        if not live[i]:
+            continue
+        # a label a live block still names (a loop header's untaken edge, a merge) stays
+        for lab in b.term.successors() + ([b.merge.args[0]] if b.merge is not None else []):
+            keep.setdefault(lab, Term("OpUnreachable", ()))
+        if b.merge is not None and b.merge.kind == "OpLoopMerge":
+            keep[b.merge.args[1]] = Term("OpBranch", (b.label,))
     blocks, removed = [], 0
     for i, b in enumerate(fn.blocks):
         if live[i]:

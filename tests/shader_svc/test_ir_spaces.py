@@ -175,3 +175,48 @@ def test_unknown_provenance_keeps_the_selection():
     spaces.annotate(fn, {}, Lower86.GENERIC_LAYOUT, fold=False)
     got = [o.attrs.get("proven") for b in fn.blocks for o in b.items if o.op.name == "GenericLoad"]
     assert got == [None, "shared", "global", "shared", None], got
+
+
+def test_constant_through_the_stack_folds_its_branch():
+    """-G's shape: a constant stored to a stack slot, reloaded in another block and compared
+    decides the branch: it becomes unconditional and the dead arm goes (the merge block stays);
+    the same test on a loaded word stays a selection."""
+    from shader_svc.ir.block import Block, Function, Merge, Term
+    from shader_svc.sm86.lower import Lower86
+
+    def program(stored_from_memory: bool) -> Function:
+        fn = Function()
+        b0 = fn.start(1)
+        x = Block()
+        sp = x.cbank_u32(0, 0x28, None)
+        if stored_from_memory:
+            prm = x.op("Pack64", x.cbank_u32(0, 0x160, None), x.cbank_u32(0, 0x164, None))
+            v = x.op("LoadGlobal32", x.emit("GlobalPtr", prm))
+        else:
+            v = x.const_u32(8)
+        x.emit("StoreLocal32", x.emit("LocalPtr", x.op("IAdd32", sp, x.const_u32(0x10)), offset=0), v)
+        x.set_reg(1, sp)
+        win = x.op("Pack64", x.cbank_u32(0, 0x18, None), x.cbank_u32(0, 0x1C, None))
+        x.emit("GenericLoad", win, win, words=1, inst=None)  # the analysis runs where there is one
+        b0.items, b0.term = x.ops, Term("OpBranch", (2,))
+        b2 = fn.start(2)
+        y = Block()
+        back = y.op("LoadLocal32", y.emit("LocalPtr", y.op("IAdd32", y.get_reg(1), y.const_u32(0x10)), offset=0))
+        fn.placeholders[99] = y.op("IEq32", back, y.const_u32(8))
+        b2.items, b2.merge, b2.term = y.ops, Merge("OpSelectionMerge", (5, 0)), Term("OpBranchConditional", (99, 3, 4))
+        for lab in (3, 4):
+            fn.start(lab).term = Term("OpBranch", (5,))
+        fn.start(5).term = Term("OpReturn", ())
+        return fn
+
+    fn = program(False)
+    st = spaces.annotate(fn, {}, Lower86.GENERIC_LAYOUT)
+    assert st.folded == 1 and st.removed == 1
+    assert (
+        [b.label for b in fn.blocks] == [1, 2, 3, 5]
+        and fn.blocks[1].term == Term("OpBranch", (3,))
+        and fn.blocks[1].merge is None
+    )
+    fn = program(True)
+    st = spaces.annotate(fn, {}, Lower86.GENERIC_LAYOUT)
+    assert st.folded == 0 and len(fn.blocks) == 5
