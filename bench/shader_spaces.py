@@ -25,6 +25,7 @@ from shader_svc.lower import control  # noqa: E402
 
 def main() -> None:
     import cuda_globals
+    from shader_svc.request import FEATURES
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--isa", type=int, action="append")
@@ -61,7 +62,7 @@ def main() -> None:
                         banks = ((4, placed.bank4),) if placed.bank4 else ()
                     got.clear()
                     try:
-                        cc.translate(isa, code, getattr(k, "cbank2", b""), banks, data)
+                        cc.translate(isa, code, getattr(k, "cbank2", b""), banks, data, FEATURES["shader_clock"])
                     except Exception as e:  # noqa: BLE001 - a refusal: counted, named
                         failed += 1
                         print(f"sm{isa} {opt} {c.name}: not translated: {str(e)[:120]}")

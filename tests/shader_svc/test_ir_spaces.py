@@ -57,7 +57,9 @@ def _annotated(monkeypatch, isa: int, k) -> list:
         placed = cuda_globals.place(k.globals_cubin, k.name, isa, 0)
         code, data = placed.code, ((0, placed.image),)
         banks = ((4, placed.bank4),) if placed.bank4 else ()
-    cc.translate(isa, code, getattr(k, "cbank2", b""), banks, data)
+    from shader_svc.request import FEATURES
+
+    cc.translate(isa, code, getattr(k, "cbank2", b""), banks, data, FEATURES["shader_clock"])
     (fn,) = got
     defs = {o.result.index: o for b in fn.blocks for o in b.items if o.result is not None}
 
