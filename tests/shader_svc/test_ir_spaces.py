@@ -105,18 +105,24 @@ def test_source_spaces(isa, monkeypatch, nv_tools, request):
 
 
 @pytest.mark.parametrize(
-    "isa,name",
-    [(86, "mem_subword"), (53, "mem_subword"), pytest.param(53, "cpa_pipeline_prims", marks=pytest.mark.heavy)],
+    "isa,name,spaces_ran",
+    [
+        (86, "mem_subword", {"global", "shared", "local"}),
+        (53, "mem_subword", {"global", "shared", "local"}),
+        # 35,604 instructions; its proved local accesses sit on paths this input never takes,
+        # and its 8 unproved ones (one helper's accesses, called for the shared destination and
+        # the global source) ran in both spaces
+        pytest.param(53, "cpa_pipeline_prims", {"global", "shared", None}, marks=pytest.mark.heavy),
+    ],
 )
-def test_traced_spaces(isa, name, monkeypatch, compute_device, nv_tools, request):
+def test_traced_spaces(isa, name, spaces_ran, monkeypatch, compute_device, nv_tools, request):
     """-G programs on lavapipe: each proved access was only ever in its proved space, and
-    accesses of all three spaces ran (cpa_pipeline_prims SM53: 35,604 instructions, the
-    memcpy_async pointers reloaded from the stack)."""
+    accesses of the expected spaces ran."""
     if isa == 53:
         request.getfixturevalue("nvdisasm53")
     c, k = _kernel(name, isa)
     seen = _traced_run(monkeypatch, compute_device, isa, c, k)
-    assert {p for p, _ in seen} == {"global", "shared", "local"}, seen
+    assert {p for p, _ in seen} == spaces_ran, seen
 
 
 @pytest.mark.heavy
