@@ -351,6 +351,10 @@ class _Interp:
                 p = get(a[0])
                 if p.kind != "BOT":
                     self._store(slots, p.off, get(a[1]))
+            elif n == "StoreSub" and o.attrs["space"] == "local":  # STL.U8/.U16: part of a word
+                x = get(a[0])
+                known = x.kind == "sp" and x.off is not None
+                self._store(slots, x.off & ~3 & 0xFFFFFFFF if known else None, U)
             elif n in GENERIC:
                 r = self.generic(o, slots)
             elif n == "Word":
@@ -394,8 +398,12 @@ class _Interp:
             return None
         if n == "GenericLoadSub":
             return U
-        # atomics: local ones read only (lower/memory.py), their results are words of memory
-        return U if o.result is not None and o.result.type != Type.U64 else (U if o.result else None)
+        # atomics: their old values are words of memory; a local one may write (the 64-bit
+        # compare-exchange does): its words become unknown
+        if maybe_local:
+            for k in range(2 if n == "GenericAtomicCas64" else 1):
+                self._store(slots, None if off is None else (off + 4 * k) & 0xFFFFFFFF, U)
+        return U if o.result is not None else None
 
     def taken(self, b, succ: list[int], index: dict) -> list[int]:
         """The successors a block's end may reach: a conditional branch on a known condition
