@@ -20,6 +20,8 @@ point over its basic blocks.  Each value gets a *kind* and, where known, a byte 
 - ``g`` global, ``s`` the shared window, ``lw`` the local window's base, ``sp`` the stack
   pointer (``off``: bytes from R1's start), ``l`` a generic address in the local window
   (``off``: its stack offset): pointer kinds;
+- ``x``: a register or stack word no path wrote (uninitialised: -G spills callee-saved
+  registers it never set); it takes no part in joins, mixed with a value it is ``u``;
 - ``TOP``: conflicting or untracked (``BOT``: not reached yet).
 
 Arithmetic (adds, ors, 64-bit pairs and their carries, moves, selects) combines its operands'
@@ -27,12 +29,22 @@ kinds: a pointer kind plus numbers stays that kind (valid CUDA never adds two po
 local window plus the stack pointer is a local address, two different pointers are TOP.  The
 block state maps registers and the lowering's variables, and the stack's words (by offset from
 R1's start) to abstract values; a store through a local address of known offset (LDL/STL, or a
-generic store proved local) writes its slot, one of unknown offset or space joins every slot.
-Joins at block entries take the lattice join (different kinds: TOP).  An access whose address
-is ``g`` or ``p``, ``s``, ``l`` is proved to that space; ``TOP``, ``u``, ``n`` keep the selection.
+generic store proved local) writes its slot, one of unknown offset or space joins every slot
+(data written so leaves a pointer word's kind: assumed not to rebuild a pointer piecewise;
+sub-word STL and local atomics make their words unknown).  Joins at block entries take the
+lattice join (different kinds: TOP).  An access whose address is ``g`` or ``p``, ``s``, ``l``
+(or a constant outside both windows) is proved to that space; ``TOP``, ``u``, ``n`` keep the
+selection.
+
+The fixed point is sparse conditional constant propagation: constants are evaluated as the
+optimiser folds them (``optimize._EVAL``), also through the stack's words; a conditional
+branch on a known condition follows one edge, on one not reached yet none.  Block entries and
+values accumulate over the passes (monotone).  A live operation still on an unreached value
+makes the analysis give up.
 
 The result is written into the operations (attribute ``proven``: 'global', 'shared', 'local'),
-read by the lowering; ``SpaceIs`` on a proved address becomes a constant there."""
+read by the lowering; ``SpaceIs`` on a proved address becomes a constant there.  With ``fold``,
+branches with one taken edge become unconditional and unreachable blocks go (``_fold``)."""
 
 from __future__ import annotations
 
