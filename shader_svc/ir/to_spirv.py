@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from shader_svc.ir import spaces as _spaces
 from shader_svc.ir.block import Block, Function, Op, Value
 from shader_svc.ir.ops import OPS
 from shader_svc.ir.types import Type
@@ -411,3 +412,19 @@ LOWER.update({"BindlessFetchDim": lambda lw, o, a: lw.bindless_fetch_dim(o.attrs
 LOWER.update({"BindlessSampleGradArray": lambda lw, o, a: lw.bindless_sample_grad_array(*a)})
 LOWER.update({"BindlessFetchClamp": lambda lw, o, a: lw.bindless_fetch_clamp(o.attrs["dim"], *a)})  # shader-tex
 LOWER.update({"BindlessSampleGrad3": lambda lw, o, a: lw.bindless_sample_grad3(o.attrs["dim"], *a)})  # shader-ndv
+
+
+# --- generic accesses whose space ir/spaces.py proved (the operation's ``proven`` attribute) ---
+def _routed(f: Callable[[Semantics, Op, list[int]], object]) -> Callable[[Semantics, Op, list[int]], object]:
+    def lower(lw: Semantics, o: Op, a: list[int]) -> object:
+        lw.proven_space = o.attrs.get("proven")
+        lw._trace_inst = o.attrs["inst"].addr if "inst" in o.attrs else None
+        try:
+            return f(lw, o, a)
+        finally:
+            lw.proven_space = None
+
+    return lower
+
+
+LOWER.update({name: _routed(LOWER[name]) for name in _spaces.GENERIC})

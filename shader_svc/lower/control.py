@@ -15,6 +15,7 @@ import gc
 import logging
 
 from shader_svc.ir import optimize as ir_opt
+from shader_svc.ir import spaces as ir_spaces
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Op
 from shader_svc.ir.types import Type
@@ -183,6 +184,9 @@ class ControlFlow(LowerBase):
         if not self.OPTIMIZE:
             return ir_spirv.emit_function(self, self.fn, {})
         consts, self.opt_stats = ir_opt.optimize(self.fn, self._var_of)
+        layout = getattr(self, "GENERIC_LAYOUT", None)
+        if layout is not None:  # the generic accesses' spaces, where provable (one path each)
+            self.space_stats = ir_spaces.annotate(self.fn, consts, layout)
         return ir_spirv.emit_function(self, self.fn, consts)
 
     def _var_of(self, o: Op) -> int:

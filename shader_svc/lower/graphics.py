@@ -92,6 +92,10 @@ class GraphicsLowering(GfxAttributes, GfxTextures, GfxBindless, GfxOutputs, GfxP
     attribute, texture, bindless, output, pixel and indexed-attribute mixins (module docstring); mixed in before an ISA's
     lowering."""
 
+    # no address-space proofs (ir/spaces.py): constant bank 0 of a graphics stage holds no
+    # compute windows, stack top or parameters at the compute offsets
+    GENERIC_LAYOUT = None
+
     def __init__(self, insts: list[Inst], header: Header, features: int = 0) -> None:
         self.header = header
         self.features = features

@@ -463,6 +463,26 @@ class Memory(Shared64):
         self._generic_paths(addr, window, window_size, path)
         return res
 
+    # The tests' oracle of the proofs (tests/shader_svc/test_ir_spaces.py): (the global address
+    # of a u32 array, a list).  Each generic access first ORs the space its address is in at run
+    # time (1 shared, 2 local, 4 global: the selection's own tests, as selects, no blocks) into
+    # its word, numbered in emission order, and the list gets (instruction address, proved space
+    # or None); then it is lowered as without the hook.
+    TRACE_SPACES: tuple[int, list] | None = None
+
+    def _trace(self, addr: int, window: int, window_size: int, proven: str | None) -> None:
+        u32, u64, b_ = self.u32, self.u64, self.bool
+        base, log = self.TRACE_SPACES
+        at = base + 4 * len(log)
+        log.append((getattr(self, "_trace_inst", None), proven))
+        rel = self.op("OpISub", u64, addr, window)
+        lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
+        shared = self.op("OpULessThan", b_, rel, self.c64(window_size))
+        local = self.op("OpULessThan", b_, lrel, self.c64(window_size))
+        bit = self.op("OpSelect", u32, shared, self.c(1), self.op("OpSelect", u32, local, self.c(2), self.c(4)))
+        sc, sm = self._scope(False)
+        self.op("OpAtomicOr", u32, self.op("OpConvertUToPtr", self.psb_ptr, self.c64(at)), sc, sm, bit)
+
     def _generic_paths(self, addr: int, window: int, window_size: int, path: Callable[[str, int], None]) -> None:
         """The three destinations of a generic address as a structured selection: the shared
         window [window, window + window_size), the local window just below it [window -
@@ -471,6 +491,18 @@ class Memory(Shared64):
         emits one destination's access (``offset``: the u32 offset in the window; for global
         memory the low word of the address)."""
         u32, u64, b_ = self.u32, self.u64, self.bool
+        proven = getattr(self, "proven_space", None)
+        if self.TRACE_SPACES is not None:  # the tests' oracle of ir/spaces.py (TRACE_SPACES)
+            self._trace(addr, window, window_size, proven)
+        if proven is not None:  # the space ir/spaces.py proved: that path alone
+            if proven == "shared":
+                path(proven, self.op("OpUConvert", u32, self.op("OpISub", u64, addr, window)))
+            elif proven == "local":
+                base = self.op("OpISub", u64, window, self.c64(window_size))
+                path(proven, self.op("OpUConvert", u32, self.op("OpISub", u64, addr, base)))
+            else:
+                path(proven, self.op("OpUConvert", u32, addr))
+            return
         rel = self.op("OpISub", u64, addr, window)
         lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
         shared = self.op("OpULessThan", b_, rel, self.c64(window_size))
@@ -646,8 +678,12 @@ class Memory(Shared64):
 
     def space_is(self, addr: int, window: int, space: str, window_size: int = 1 << 24) -> int:
         """``SpaceIs``: whether the generic address lies in the shared window, the local window
-        below it, or neither (global), as ``_generic_paths`` routes it."""
+        below it, or neither (global), as ``_generic_paths`` routes it (a constant where
+        ``ir/spaces.py`` proved the address's space)."""
         u64, b_ = self.u64, self.bool
+        proven = getattr(self, "proven_space", None)
+        if proven is not None:
+            return self.m.const_bool(proven == space)
         rel = self.op("OpISub", u64, addr, window)
         lrel = self.op("OpISub", u64, addr, self.op("OpISub", u64, window, self.c64(window_size)))
         shared = self.op("OpULessThan", b_, rel, self.c64(window_size))

@@ -11,8 +11,10 @@ from typing import Callable
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.ir.spaces import Layout
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
+from shader_svc.sm53 import cbank
 from shader_svc.sm53.decode import Inst
 
 BRANCHES = {"BRA", "SSY", "PBK", "CAL", "JCAL", "SYNC", "BRK", "RET", "EXIT", "BPT"}
@@ -82,6 +84,9 @@ class Lower53(Lowering):
     """Operands and the table dispatch of SM53's lowering; the handlers are in the topic mixins
     (``lower_int``, ``lower_float``, ``lower_mem``, ``lower_control``)."""
 
+    # constant bank 0's windows for ir/spaces.py (sm53/cbank.py: 32-bit bases of the shared
+    # window at 0x0 and the local window at 0x4, the stack top at 0x20)
+    GENERIC_LAYOUT = Layout({0x0: "s", 0x4: "lw"}, 0x20, cbank.PARAMS, (cbank.LOCAL_WINDOW, cbank.SHARED_WINDOW + (1 << 24)))
     RULES: dict[str, str] = {}  # lowering key (the row's ``ir``) -> handler method
 
     def lower(self, inst: Inst) -> None:

@@ -19,10 +19,12 @@ from typing import Callable
 
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
+from shader_svc.ir.spaces import Layout
 from shader_svc.isa.operands import SREG_BUILTINS
 from shader_svc.lower.base import ICMP_NAMES, TranslateError
 from shader_svc.lower.lowering import Lowering
 from shader_svc.lower.quad_tex import mask_lanes_ir
+from shader_svc.sm86 import cbank
 from shader_svc.sm86.decode import Inst
 
 LOWERED = {
@@ -56,6 +58,11 @@ FP32_OPS = {"FADD": "FAdd32", "FMUL": "FMul32"}  # FFMA: the lowering's choice (
 
 
 class Lower86(Lowering):
+    # constant bank 0's windows for ir/spaces.py (sm86/cbank.py: the shared window's 64-bit base
+    # at 0x18, the local window's at 0x20, the stack top at 0x28)
+    GENERIC_LAYOUT = Layout(
+        {0x18: "s", 0x1C: "s", 0x20: "lw", 0x24: "lw"}, 0x28, cbank.PARAMS, (cbank.LOCAL_WINDOW, cbank.SHARED_WINDOW + (1 << 24))
+    )
     # lowering key (the row's ``ir``) -> handler method
     RULES = {
         "NOP": "op_nop",
