@@ -111,12 +111,16 @@ class GpuServer(RingConsumer, gpu_pb2_grpc.GpuControlServicer):
         geometry = settings.get("gpu_host", "geometry_shader")  # gfx-geom
         if geometry not in ("auto", "off"):
             raise VulkanUnavailable(f"gpu_host.geometry_shader = {geometry!r} is not auto or off")
+        denorm = settings.get("gpu_host", "denorm_preserve")
+        if denorm not in ("auto", "on", "off"):
+            raise VulkanUnavailable(f"gpu_host.denorm_preserve = {denorm!r} is not auto, on or off")
         self.dev = Device(
             device,
             self.winsys.instance_extensions if self.winsys else [],
             ["VK_KHR_swapchain"] if self.winsys else [],
             descriptor_indexing=indexing == "auto",
             geometry_shader=geometry == "auto",
+            denorm_preserve=denorm,
         )
         self.inbox = FdInbox()
         self.session: Session | None = None

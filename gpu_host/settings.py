@@ -52,6 +52,14 @@ SETTINGS = [
         "enable the device's geometryShader feature where it has it (auto), or never (off: programs with a "
         "geometry stage are refused by name)",
     ),
+    Setting(
+        "gpu_host",
+        "denorm_preserve",
+        "auto",
+        "f32 denormals in translated compute programs: auto (kept where the device reports "
+        "shaderDenormPreserveFloat32), on (declared everywhere: NVIDIA's driver reports false yet keeps "
+        "them under the mode, and flushes them without it; outside the letter of the Vulkan spec) or off",
+    ),
     Setting("gpu_host", "frames_dir", "", "headless: write every presented frame as PNG here (empty: don't)"),
     Setting("gpu_host", "keep_frames", 32, "presented frames kept in memory for GetFrame", int),
     Setting("gpu_host", "ring_size", 8 << 20, "bytes of the shared-memory command ring (client side)", int),

@@ -60,6 +60,7 @@ class Device:
         pipeline_library: bool = True,
         descriptor_indexing: bool = True,
         geometry_shader: bool = True,
+        denorm_preserve: str = "auto",
     ) -> None:
         """``instance_extensions``/``device_extensions``: extra ones a window needs (surface,
         swapchain); without them the device is headless.  ``pipeline_library``: enable
@@ -68,7 +69,9 @@ class Device:
         arrays where the device has it (``self.descriptor_indexing``: bindless instructions
         then index the pools instead of switching over them).  ``geometry_shader``: enable the
         geometryShader feature where the device has it (``self.geometry_shader``: pipelines with
-        a geometry stage; gfx-geom)."""
+        a geometry stage; gfx-geom).  ``denorm_preserve``: auto | on | off, whether translated
+        compute programs declare DenormPreserve 32 (``self.denorm_preserve32``; auto: where the
+        device reports shaderDenormPreserveFloat32)."""
         app = vk.VkApplicationInfo(
             pApplicationName="nxrecomp-gpu",
             applicationVersion=1,
@@ -124,7 +127,9 @@ class Device:
         # (Vulkan 1.2 float controls), nothing to enable; NVIDIA's driver flushes them otherwise
         p12 = vk.VkPhysicalDeviceVulkan12Properties()
         vk.vkGetPhysicalDeviceProperties2(self.pd, vk.VkPhysicalDeviceProperties2(pNext=p12))
-        self.denorm_preserve32 = bool(p12.shaderDenormPreserveFloat32)
+        # gpu_host.denorm_preserve = on declares it where the property says false: NVIDIA 580 reports
+        # false yet keeps f32 denormals under the mode (bench/nvidia_corpus.py, 48 corpus programs)
+        self.denorm_preserve32 = denorm_preserve == "on" or (denorm_preserve == "auto" and bool(p12.shaderDenormPreserveFloat32))
         self.descriptor_indexing = bool(
             descriptor_indexing and have.shaderSampledImageArrayDynamicIndexing and q12.shaderSampledImageArrayNonUniformIndexing
         )
