@@ -54,6 +54,11 @@ __all__ = [
 _DENSE_SLOTS = 1 << 14  # most slots (guest words) of a computed goto's label array (128 KiB)
 
 
+def ret_check(ret: int) -> str:
+    """After a call: a return to somewhere else than ``ret`` goes up (NX_CATCH)."""
+    return f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;"
+
+
 # (declared where it is used: lifted.h is part of every object's cache key)
 _TABLE_MISS = "void nx_table_miss(NxCpu *, u64, u64) __attribute__((noreturn, cold));"
 
@@ -550,8 +555,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
                 f"if (_e) _r = _e->fn{ARGS}; else {{ s->pc = {t}; if (nx_ic_fill) s = nx_ic_fill(s, &_ic); "
                 f"_r = nx_call_ind{ARGS}; }} }}"
             )
-        # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result
-        self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;")
+        # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result.
+        # (A RET_CHECK slot: no check where the callee surely comes back here, interproc.place)
+        self.out(self.slot(T.RET_CHECK, k) if self.live else ret_check(ret))
         self.out(f"x0 = _r.x0; {self.slot(T.RELOAD_CALL, k) if self.live else 'RELOAD_CALL'};")
 
     def leave(self, target_expr: str) -> None:

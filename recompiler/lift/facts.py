@@ -348,6 +348,8 @@ class FunctionFacts:
         f.tail_lr = [lr_ok for _sp, lr_ok in ex_tails]
         ex_jumps = ex[len(rets) + len(tails) :]
         f.jumps_out = bool(jumps)
+        f.site_ret = list(self.call_rets)
+        f.other_exit = any(r.fatal or r.svc or r.jump_out or r.exit_all or r.tables for r in self.records)
         f.jump_abnormal = not all(lr_ok for _sp, lr_ok in ex_jumps[: len(jumps)])
         # a table's miss goes through nx_jump to a label of the function: a false entry there
         # returns to the X30 of the dispatch

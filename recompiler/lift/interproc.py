@@ -52,6 +52,8 @@ class Summary:
     flags_in: bool = False
     # its returns and direct tail calls write SP and X29 back wherever it has them (frame_stores)
     keep_frame: bool = True
+    # a call of it surely comes back to its return address (always_return)
+    returns: bool = False
 
 
 UNKNOWN = Summary(L.CALL_USES, L.CALL_CLOBBERS)
@@ -122,6 +124,10 @@ class FnLive:
     jumps_out: bool = False
     jump_abnormal: bool = False  # one such jump where X30 is not surely the entry's
     lr_roots: list[int] = field(default_factory=list)  # false entries a table's miss may reach so
+    # per call site its return address; whether it may leave other than by a return or a direct
+    # tail call (a jump through a register or a table, an SVC, a trap): see ``always_return``
+    site_ret: list[int] = field(default_factory=list)
+    other_exit: bool = True
     twin: bool = False
     sp_local: bool = False
     frame_ok: bool = False
@@ -160,7 +166,46 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
                     work.append(c)
     for e in frame_keepers(fns):
         summ[e].keep_frame = True
+    for e in always_return(fns):
+        summ[e].returns = True
     return summ
+
+
+def always_return(fns: list[FnLive]) -> set[int]:
+    """The functions a direct call of which surely comes back to its return address, so that
+    its call sites need no check of the pc (``RET_CHECK``): every return and direct tail call
+    leaves with the entry's SP and X30 (``FnLive.ret_normal``), it leaves no other way (a jump
+    through a register or a table, an SVC, a trap: ``other_exit``), calls no unknown function,
+    and every function it calls or tail-calls is one too (the greatest fixed point: recursion
+    is no return to somewhere else).  A return to somewhere else (longjmp, an unwinder, a
+    context switch) comes up only through a function that is none of these."""
+    by_entry = {f.entry: f for f in fns}
+    ok = {
+        f.entry
+        for f in fns
+        if f.frame_ok
+        and not f.other_exit
+        and not f.calls_unknown
+        and all(f.ret_normal)
+        and len(f.tail_normal) == len(f.tail_target)
+        and all(f.tail_normal)
+    }
+    callers: dict[int, list[int]] = {}
+    for f in fns:
+        for g in [*f.site_target, *f.tail_target]:
+            callers.setdefault(g, []).append(f.entry)
+    work = [e for e in by_entry if e not in ok]
+    for f in fns:  # a callee that is not lifted here (None: an unknown one, counted above)
+        if f.entry in ok and any(g is not None and g not in by_entry for g in [*f.site_target, *f.tail_target]):
+            ok.discard(f.entry)
+            work.append(f.entry)
+    while work:
+        e = work.pop()
+        for c in callers.get(e, ()):
+            if c in ok:
+                ok.discard(c)
+                work.append(c)
+    return ok
 
 
 def frame_keepers(fns: list[FnLive]) -> set[int]:
@@ -549,6 +594,11 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
         if kind == T.NOTE_SP:  # call site k calls setjmp or the like: note this frame's SP
             g = f.site_target[k]
             return "_sjsp = sp; " if g is not None and g in summ and summ[g].captures else ""
+        if kind == T.RET_CHECK:  # after call site k: its callee may come back elsewhere
+            g = f.site_target[k]
+            if results_only and g is not None and g in summ and summ[g].returns:
+                return ""
+            return f"if (UNLIKELY(_r.pc != {f.site_ret[k]:#x}ull)) NX_CATCH;"
         if kind == T.RESUME_CHECK:  # a resume point at call site k (wrap.py: the twin's switch)
             return "nx_elided_resume(s); NX_BACK; " if el[k] else ""
         if kind == T.STORE_RET:
