@@ -652,6 +652,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         if self.fused_flags:  # (the condition a fused compare computed: flag_fuse.py)
             out_lines.insert(0, f"  u8 {', '.join(flag_fuse.ccvar(n) for n in range(self.fused_flags))};")
         body = "\n".join(out_lines)
+        self.whole_program = defer
         text = self.slots.template(self._wrap(body))
         if not defer:
             return interproc.place(text, [self.facts] if self.facts is not None else [], {})

@@ -92,8 +92,15 @@ class FunctionWrapper:
         self.plan.resume_twin = twin
         catch, prelude = self._catch(catches)
         name = fname(self.plan.entry)
+        if not getattr(self, "whole_program", True):
+            # a function lifted alone (lift on miss): no whole-program facts say where its tail
+            # exits go, and the functions they reach may leave SP and X29 out of their returns
+            # (interproc.frame_stores), so its tail exits write them back as a twin's do
+            body, tails = _TAIL_EXIT.sub(r"NX_TTAIL(\1, \2, \3, \4, \5, \6);", body), _TWIN_TAIL
+        else:
+            tails = ""
         if not twin:
-            return self._function(name, resume, "", loc, lists, decl, catch, body)
+            return self._function(name, resume, "", loc, lists, decl, catch, body, tails)
         # The function itself has no check of s->resume: the entry table holds it for its own
         # address only (kind 1, build._table_source), and every way in (nx_run, nx_call_ind,
         # nx_jump, an inline cache, a direct call from lifted code, whose frame consumed any
@@ -108,7 +115,7 @@ class FunctionWrapper:
         # leave them out.
         return (
             prelude
-            + self._function(name, "", "", loc, lists, decl, catch, body, "#define NX_RF(...)\n")
+            + self._function(name, "", "", loc, lists, decl, catch, body, "#define NX_RF(...)\n" + tails)
             + self._function(
                 rname(self.plan.entry),
                 resume,
