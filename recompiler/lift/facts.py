@@ -350,6 +350,7 @@ class FunctionFacts:
         f.jumps_out = bool(jumps)
         f.site_ret = list(self.call_rets)
         f.other_exit = any(r.fatal or r.svc or r.jump_out or r.exit_all or r.tables for r in self.records)
+        f.dispatch = bool(self.plan.jump_tables)
         f.jump_abnormal = not all(lr_ok for _sp, lr_ok in ex_jumps[: len(jumps)])
         # a table's miss goes through nx_jump to a label of the function: a false entry there
         # returns to the X30 of the dispatch
