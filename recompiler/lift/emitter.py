@@ -11,7 +11,8 @@ and the callee's register summary (``interproc.py``, which also writes the lists
 leaves slots (``template.py``) and the facts in ``self.facts``): it stores what the
 callee may read and what is live after it that the callee may change, and reloads the latter;
 a return stores the caller-saved registers it changed (X19-X29 and SP only where its own call
-sites overwrote their ``NxCpu`` slots).  ``trust_abi=False`` stores every written register and reloads every one it
+sites overwrote their ``NxCpu`` slots; SP and X29 not at all where it surely returns to its
+caller: ``interproc.frame_stores``).  ``trust_abi=False`` stores every written register and reloads every one it
 uses; trace builds store and reload as without liveness (lockstep compares every register at
 every function entry) and keep the flags.  Otherwise the flags are neither written back before
 a call nor reloaded after it (AAPCS64: they are no argument and not preserved).  A computed

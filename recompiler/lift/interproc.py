@@ -485,6 +485,7 @@ def site_lists(
     # X29 as SP, where the function writes it (its frame record's restore): one that does not
     # keeps its caller's value, which also any NxCpu slot of it that it overwrote holds (an SVC's
     # write-back of its locals, an indirect call's nx_call_ind)
+    # (place leaves both out again at an exit that surely goes back to the caller: frame_stores)
     moved = (SP | X29) & f.writes_all
     ret_stores = [m & (clob | kept & ~X29 | SP | moved) & mask for m in ret_stores]
     # A direct tail call is a call and the return in one: it stores what its callee reads and
