@@ -11,7 +11,8 @@ and the callee's register summary (``interproc.py``, which also writes the lists
 leaves slots (``template.py``) and the facts in ``self.facts``): it stores what the
 callee may read and what is live after it that the callee may change, and reloads the latter;
 a return stores the caller-saved registers it changed (X19-X29 and SP only where its own call
-sites overwrote their ``NxCpu`` slots).  ``trust_abi=False`` stores every written register and reloads every one it
+sites overwrote their ``NxCpu`` slots; SP and X29 not at all where it surely returns to its
+caller: ``interproc.frame_stores``).  ``trust_abi=False`` stores every written register and reloads every one it
 uses; trace builds store and reload as without liveness (lockstep compares every register at
 every function entry) and keep the flags.  Otherwise the flags are neither written back before
 a call nor reloaded after it (AAPCS64: they are no argument and not preserved).  A computed
@@ -52,6 +53,11 @@ __all__ = [
 ]
 
 _DENSE_SLOTS = 1 << 14  # most slots (guest words) of a computed goto's label array (128 KiB)
+
+
+def ret_check(ret: int) -> str:
+    """After a call: a return to somewhere else than ``ret`` goes up (NX_CATCH)."""
+    return f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;"
 
 
 # (declared where it is used: lifted.h is part of every object's cache key)
@@ -550,8 +556,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
                 f"if (_e) _r = _e->fn{ARGS}; else {{ s->pc = {t}; if (nx_ic_fill) s = nx_ic_fill(s, &_ic); "
                 f"_r = nx_call_ind{ARGS}; }} }}"
             )
-        # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result
-        self.out(f"if (UNLIKELY(_r.pc != {ret:#x}ull)) NX_CATCH;")
+        # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result.
+        # (A RET_CHECK slot: no check where the callee surely comes back here, interproc.place)
+        self.out(self.slot(T.RET_CHECK, k) if self.live else ret_check(ret))
         self.out(f"x0 = _r.x0; {self.slot(T.RELOAD_CALL, k) if self.live else 'RELOAD_CALL'};")
 
     def leave(self, target_expr: str) -> None:
@@ -646,6 +653,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         if self.fused_flags:  # (the condition a fused compare computed: flag_fuse.py)
             out_lines.insert(0, f"  u8 {', '.join(flag_fuse.ccvar(n) for n in range(self.fused_flags))};")
         body = "\n".join(out_lines)
+        self.whole_program = defer
         text = self.slots.template(self._wrap(body))
         if not defer:
             return interproc.place(text, [self.facts] if self.facts is not None else [], {})

@@ -330,6 +330,32 @@ class FunctionFacts:
             f.tail_open.append(L.ALL & ~must[a])
         flag_reads = {r.addr for r in self.records if r.flags_read}
         f.flags_in, f.tail_flags_open = self._flags_at_entry(cs, flag_reads, tails)
+        # the returns and direct tail calls that surely go back to the caller with its SP and
+        # X29 (a table's tail calls, from its shared block, are not followed)
+        rets = sorted(ret_of.items(), key=lambda kv: kv[1])
+        numbered = len(tails) - len(self._table_tails)
+        # (a BR X30 goes where a return would: to a resume point, which nx_jump hands straight
+        # back up, no function entered on the way)
+        lr_jumps = {i.addr for i in self.plan.insns if i.name == "BR" and i.f["Rn"] == 30}
+        jumps = [r.addr for r in self.records if (r.jump_out or r.exit_all) and r.addr not in lr_jumps]
+        tables = [r.addr for r in self.records if r.tables]
+        ex = self._exit_states([a for a, _k in rets] + [a for a, _t in tails] + jumps + tables)
+        f.ret_normal = [False] * (max(ret_of.values(), default=-1) + 1)
+        for (_a, k), (sp_ok, lr_ok) in zip(rets, ex):
+            f.ret_normal[k] = sp_ok and lr_ok
+        ex_tails = ex[len(rets) : len(rets) + len(tails)]
+        f.tail_normal = [sp_ok and lr_ok for sp_ok, lr_ok in ex_tails[:numbered]] + [False] * (len(tails) - numbered)
+        f.tail_lr = [lr_ok for _sp, lr_ok in ex_tails]
+        ex_jumps = ex[len(rets) + len(tails) :]
+        f.jumps_out = bool(jumps)
+        f.site_ret = list(self.call_rets)
+        f.other_exit = any(r.fatal or r.svc or r.jump_out or r.exit_all or r.tables for r in self.records)
+        f.dispatch = bool(self.plan.jump_tables)
+        f.jump_abnormal = not all(lr_ok for _sp, lr_ok in ex_jumps[: len(jumps)])
+        # a table's miss goes through nx_jump to a label of the function: a false entry there
+        # returns to the X30 of the dispatch
+        if not all(lr_ok for _sp, lr_ok in ex_jumps[len(jumps) :]):
+            f.lr_roots = [a for a in self.addrs if a != self.plan.entry and a in self.functions]
         return f
 
     def _flags_at_entry(self, cs: list, flag_reads: set[int], tails: list[tuple[int, int]]) -> tuple[bool, list[bool]]:
@@ -404,6 +430,57 @@ class FunctionFacts:
         saves, self.restores, self.firm_saves = self._frame_saves(saves)
         return saves
 
+    def _frame_graph(self) -> tuple[dict[int, list[int]], dict[int, int], dict]:
+        """Each instruction's successors inside the function, its declared writes, and SP and
+        X29 before it as offsets from the entry's SP (``liveness.frame_offsets``); computed once."""
+        got = getattr(self, "_frame_graph_memo", None)
+        if got is not None:
+            return got
+        L = liveness
+        succs: dict[int, list[int]] = {}
+        writes: dict[int, int] = {}
+        for i in self.plan.insns:
+            t, falls = successors(i)
+            out = [t] if t is not None and t in self.addrs else []
+            if falls:
+                out.append(i.addr + 4)
+            out += self.plan.jump_tables.get(i.addr, [])
+            d = self.plan.direct_tables.get(i.addr)
+            if d is not None:
+                out += [a for a in d.targets if a is not None]
+            succs[i.addr] = [a for a in out if a in self.addrs]
+            try:
+                writes[i.addr] = effects.declare(i).writes
+            except Exception:  # a lifter bug, reported where the lift declares it
+                writes[i.addr] = L.ALL
+        frame = L.frame_offsets(self.plan.insns, succs, writes, self.plan.entry)
+        self._frame_graph_memo = (succs, writes, frame)
+        return self._frame_graph_memo
+
+    def _exit_states(self, addrs: list[int]) -> list[tuple[bool, bool]]:
+        """For each exit (a return's, a direct tail call's or a jump's instruction, by address):
+        whether it surely leaves with the entry's SP, and whether with the entry's X30 (the
+        return address the caller gave).  SP is followed as an offset from the entry's
+        (``liveness.frame_offsets``), X30 as unwritten or loaded back from its save slot
+        (``liveness.lr_entry``); the instruction itself may write neither (a RET, a B, a BR, a
+        fall past the end), and a RET must go through X30.  An exit with both comes back to the
+        function's caller with the caller's SP and X29 (AAPCS64): it need not write them back
+        to ``NxCpu`` (``interproc.frame_stores``)."""
+        if not addrs:
+            return []
+        L = liveness
+        succs, writes, frame = self._frame_graph()
+        lr = L.lr_entry(self.plan.insns, succs, writes, frame, self.plan.entry)
+        by_addr = {i.addr: i for i in self.plan.insns}
+        out = []
+        for a in addrs:
+            i = by_addr.get(a)
+            if i is None or writes.get(a, L.ALL) & (L.xbit(L.SP_BIT) | L.xbit(30)) or (i.name == "RET" and i.f["Rn"] != 30):
+                out.append((False, False))
+                continue
+            out.append((frame.get(a, (None, None))[0] == 0, lr.get(a, False)))
+        return out
+
     def _frame_saves(self, saves: dict[int, int]) -> tuple[dict[int, int], dict[int, int], int]:
         """``saves`` (every store of a callee-saved register into a stack slot) without the
         spills, the restores (address -> registers), and the registers whose saves may be
@@ -433,23 +510,7 @@ class FunctionFacts:
         loads = {i.addr: m for i in insns if (m := L.restore_writes(i.word))}
         if not saves:
             return saves, loads, 0
-        succs: dict[int, list[int]] = {}
-        writes: dict[int, int] = {}
-        for i in insns:
-            t, falls = successors(i)
-            out = [t] if t is not None and t in self.addrs else []
-            if falls:
-                out.append(i.addr + 4)
-            out += self.plan.jump_tables.get(i.addr, [])
-            d = self.plan.direct_tables.get(i.addr)
-            if d is not None:
-                out += [a for a in d.targets if a is not None]
-            succs[i.addr] = [a for a in out if a in self.addrs]
-            try:
-                writes[i.addr] = effects.declare(i).writes
-            except Exception:  # a lifter bug, reported where the lift declares it
-                writes[i.addr] = L.ALL
-        frame = L.frame_offsets(insns, succs, writes, self.plan.entry)
+        succs, writes, frame = self._frame_graph()
         cs = [L.Chunk(i.addr, 0, 0, succs[i.addr], writes=writes[i.addr]) for i in insns]
         written = L.may_written_before(cs, {})
         words = {i.addr: i.word for i in insns}

@@ -50,6 +50,10 @@ class Summary:
     # it may read NZCV before writing them: a false entry, reached with the flags set (emitter
     # _flags_at_entry), directly or through a direct tail call made before it writes them
     flags_in: bool = False
+    # its returns and direct tail calls write SP and X29 back wherever it has them (frame_stores)
+    keep_frame: bool = True
+    # a call of it surely comes back to its return address (always_return)
+    returns: bool = False
 
 
 UNKNOWN = Summary(L.CALL_USES, L.CALL_CLOBBERS)
@@ -109,13 +113,32 @@ class FnLive:
     gen: list[int] = field(default_factory=list)
     kill: list[int] = field(default_factory=list)
     out_fixed: list[int] = field(default_factory=list)
+    # SP and X29 at the exits (``frame_stores``): per return and per direct tail call, whether
+    # it surely leaves with the entry's SP and X30 (facts._normal_exits); whether it jumps out
+    # through a register (its X30 there not followed); whether its C has a resume twin (R_x)
+    # and an ``sp`` local; whether its returns may leave SP and X29 out at all (a whole-program
+    # build of trusted AAPCS64 code, no trace)
+    ret_normal: list[bool] = field(default_factory=list)
+    tail_normal: list[bool] = field(default_factory=list)
+    tail_lr: list[bool] = field(default_factory=list)  # (per tail call, tables' too: X30 the entry's)
+    jumps_out: bool = False
+    jump_abnormal: bool = False  # one such jump where X30 is not surely the entry's
+    lr_roots: list[int] = field(default_factory=list)  # false entries a table's miss may reach so
+    # per call site its return address; whether it may leave other than by a return or a direct
+    # tail call (a jump through a register or a table, an SVC, a trap): see ``always_return``
+    site_ret: list[int] = field(default_factory=list)
+    other_exit: bool = True
+    dispatch: bool = False  # it dispatches through a jump table (an interpreter's loop)
+    twin: bool = False
+    sp_local: bool = False
+    frame_ok: bool = False
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     """USES and MODS of every function, iterated to the least fixed point over the call graph
     (recursion included: each function is revisited until its callees' summaries settle)."""
     by_entry = {f.entry: f for f in fns}
-    summ = {f.entry: Summary(f.base_uses, _own_mods(f), bool(f.base_uses & L.ELIDED_SAVES), f.flags_in) for f in fns}
+    summ = {f.entry: Summary(f.base_uses, _own_mods(f), bool(f.base_uses & L.ELIDED_SAVES), f.flags_in, False) for f in fns}
     callers: dict[int, list[int]] = {}
     for f in fns:
         for g in f.callees:
@@ -142,7 +165,74 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
                 if c not in queued and c in by_entry:
                     queued.add(c)
                     work.append(c)
+    for e in frame_keepers(fns):
+        summ[e].keep_frame = True
+    for e in always_return(fns):
+        summ[e].returns = True
     return summ
+
+
+def always_return(fns: list[FnLive]) -> set[int]:
+    """The functions a direct call of which surely comes back to its return address, so that
+    its call sites need no check of the pc (``RET_CHECK``): every return and direct tail call
+    leaves with the entry's SP and X30 (``FnLive.ret_normal``), it leaves no other way (a jump
+    through a register or a table, an SVC, a trap: ``other_exit``), calls no unknown function,
+    and every function it calls or tail-calls is one too (the greatest fixed point: recursion
+    is no return to somewhere else).  A return to somewhere else (longjmp, an unwinder, a
+    context switch) comes up only through a function that is none of these."""
+    by_entry = {f.entry: f for f in fns}
+    ok = {
+        f.entry
+        for f in fns
+        if f.frame_ok
+        and not f.other_exit
+        and not f.calls_unknown
+        and all(f.ret_normal)
+        and len(f.tail_normal) == len(f.tail_target)
+        and all(f.tail_normal)
+    }
+    callers: dict[int, list[int]] = {}
+    for f in fns:
+        for g in [*f.site_target, *f.tail_target]:
+            callers.setdefault(g, []).append(f.entry)
+    work = [e for e in by_entry if e not in ok]
+    for f in fns:  # a callee that is not lifted here (None: an unknown one, counted above)
+        if f.entry in ok and any(g is not None and g not in by_entry for g in [*f.site_target, *f.tail_target]):
+            ok.discard(f.entry)
+            work.append(f.entry)
+    while work:
+        e = work.pop()
+        for c in callers.get(e, ()):
+            if c in ok:
+                ok.discard(c)
+                work.append(c)
+    return ok
+
+
+def frame_keepers(fns: list[FnLive]) -> set[int]:
+    """The functions whose exits still write SP and X29 back to ``NxCpu``: every one where the
+    program makes a direct tail call that does not surely leave with its caller's SP and X30
+    (then the callee's return, normal as it looks to the callee, goes somewhere its caller's
+    caller does not expect, which re-enters a frame from NxCpu), and the functions it reaches
+    by direct tail calls; every function where such a chain, or any function's unproven
+    register state, meets an indirect jump (its target unknown).  See ``frame_stores``."""
+    by_entry = {f.entry: f for f in fns}
+    if any(not f.frame_ok or f.jump_abnormal for f in fns):
+        return set(by_entry)
+    roots = [t for f in fns for t, ok in zip(f.tail_target, f.tail_lr) if not ok] + [a for f in fns for a in f.lr_roots]
+    keep: set[int] = set()
+    while roots:
+        e = roots.pop()
+        if e in keep:
+            continue
+        keep.add(e)
+        f = by_entry.get(e)
+        if f is None:
+            continue
+        if f.jumps_out:
+            return set(by_entry)
+        roots += f.tail_target
+    return keep
 
 
 def uses_roots(fns: list[FnLive], summ: dict[int, Summary], entry: int, bit: int) -> list[list[int]]:
@@ -395,6 +485,7 @@ def site_lists(
     # X29 as SP, where the function writes it (its frame record's restore): one that does not
     # keeps its caller's value, which also any NxCpu slot of it that it overwrote holds (an SVC's
     # write-back of its locals, an indirect call's nx_call_ind)
+    # (place leaves both out again at an exit that surely goes back to the caller: frame_stores)
     moved = (SP | X29) & f.writes_all
     ret_stores = [m & (clob | kept & ~X29 | SP | moved) & mask for m in ret_stores]
     # A direct tail call is a call and the return in one: it stores what its callee reads and
@@ -486,6 +577,7 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
 
     def one(slot: T.Slot) -> str:
         f, st, rl, rs, quiet, el, ts, handed = lists[slot.entry]
+        drop = results_only and f.frame_ok and f.entry in summ and not summ[f.entry].keep_frame
         k, kind = slot.k, slot.kind
         if kind == T.SAVE:  # a save's store (facts._mark_saves): dropped where nothing reads the slot back
             bit = 1 << k
@@ -497,14 +589,29 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
             return _stores(f, st[k])
         if kind == T.STORE_TAIL:
             flags = "FLAGS_STORE;" if f.flags_local and _tail_reads_flags(f.tail_target[k], summ) else ""
-            return _stores(f, ts[k], f.ret_extra + flags)
+            if not drop:
+                return _stores(f, ts[k], f.ret_extra + flags)
+            m, extra = frame_stores(f, ts[k], k < len(f.tail_normal) and f.tail_normal[k], tail=True)
+            return _stores(f, m, f.ret_extra + flags + extra)
         if kind == T.NOTE_SP:  # call site k calls setjmp or the like: note this frame's SP
             g = f.site_target[k]
             return "_sjsp = sp; " if g is not None and g in summ and summ[g].captures else ""
+        if kind == T.RET_CHECK:  # after call site k: its callee may come back elsewhere
+            # (kept in a function with a jump table: without them clang allocated Lua's
+            # luaV_execute worse, 10,451 -> 11,095 instructions, (%rsp) operands 1,444 -> 1,947,
+            # and n-body ran 20 % more of them; an interpreter's loop calls few such callees)
+            g = f.site_target[k]
+            if results_only and not f.dispatch and g is not None and g in summ and summ[g].returns:
+                return ""
+            return f"if (UNLIKELY(_r.pc != {f.site_ret[k]:#x}ull)) NX_CATCH;"
         if kind == T.RESUME_CHECK:  # a resume point at call site k (wrap.py: the twin's switch)
             return "nx_elided_resume(s); NX_BACK; " if el[k] else ""
         if kind == T.STORE_RET:
-            full = _stores(f, rs[k], f.ret_extra)
+            if drop:
+                m, extra = frame_stores(f, rs[k], k < len(f.ret_normal) and f.ret_normal[k])
+                full = _stores(f, m, f.ret_extra + extra)
+            else:
+                full = _stores(f, rs[k], f.ret_extra)
             if quiet[k] is None or quiet[k] == rs[k]:
                 return full
             # _c: 0 on the paths that passed no write-back (clang threads the jump where it can)
@@ -512,6 +619,28 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
         return _reloads(f, rl[k])
 
     return text.fill(one)
+
+
+FRAME = SP | X29
+
+
+def frame_stores(f: FnLive, mask: int, normal: bool, tail: bool = False) -> tuple[int, str]:
+    """A return's or direct tail call's store list (``mask``) with SP and X29 as a whole-program
+    build writes them back, and what it stores besides.  They travel as arguments, and a normal
+    return (``FnLive.ret_normal``: SP and X30 surely the entry's) gives the caller back its own
+    SP and X29 (AAPCS64), which a lifted caller holds in its locals: their ``NxCpu`` slots are
+    read only by the runtime that entered the function (``nx_enter`` writes back the SP and X29
+    it passed where the function came back to the X30 it passed), by a frame re-entered from
+    ``NxCpu`` after a return to somewhere else (its twin's returns write them: ``NX_RF``, which
+    only the twin defines; its tail exits are calls that write back what they passed where the
+    callee came back normally: wrap's ``NX_TTAIL``), and after a return that is not surely
+    normal (a longjmp: it writes them back, also where it did not move them, since the callees
+    below it left a deeper frame's in ``NxCpu``).  So a normal exit of ``F_x`` leaves them out.
+    Unless ``summ[f].keep_frame`` (``frame_keepers``): then ``place`` keeps the old lists."""
+    if normal:
+        return mask & ~FRAME, "" if tail or not f.twin else f"NX_RF(s->sp = {'sp' if f.sp_local else 'asp'}; s->x[29] = x29;)"
+    extra = "s->sp = sp;" if f.sp_local and not f.w_sp else ""
+    return mask | X29 | (SP if f.w_sp else 0), extra
 
 
 def _store_statements(f: FnLive, mask: int) -> list[str]:

@@ -124,7 +124,7 @@ def save_reads(word: int) -> int:
     return _slot_regs(word, _SAVE_PAIR, _SAVE_ONE)
 
 
-def _slot_regs(word: int, pairs: dict, singles: dict) -> int:
+def _slot_regs(word: int, pairs: dict, singles: dict, of: int = ELIDED_SAVES) -> int:
     rn = (word >> 5) & 31
     if rn not in (31, 29):
         return 0
@@ -140,7 +140,7 @@ def _slot_regs(word: int, pairs: dict, singles: dict) -> int:
     out = 0
     for r, is_fp in regs:
         out |= vbit(r) if is_fp else (xbit(r) if r != 31 else 0)
-    return out & ELIDED_SAVES
+    return out & of
 
 
 def solve(chunks: list[Chunk], falls: dict[int, int], past_end: int = INDIRECT_USES) -> tuple[dict[int, int], dict[int, int]]:
@@ -224,11 +224,11 @@ def _sext(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) & 1 else v
 
 
-def slot_offsets(word: int, sp: int | None, fp: int | None) -> dict[int, int | None]:
+def slot_offsets(word: int, sp: int | None, fp: int | None, mask: int = ELIDED_SAVES) -> dict[int, int | None]:
     """For a save or restore shape (``save_reads``, ``restore_writes``): each callee-saved
-    register it stores or loads -> the slot's offset from the entry's SP, given SP and X29 before
-    it as such offsets (None: unknown; then the slot is too)."""
-    regs = _slot_regs(word, _SAVE_PAIR, _SAVE_ONE) | _slot_regs(word, _RESTORE_PAIR, _RESTORE_ONE)
+    register (of ``mask``) it stores or loads -> the slot's offset from the entry's SP, given SP
+    and X29 before it as such offsets (None: unknown; then the slot is too)."""
+    regs = _slot_regs(word, _SAVE_PAIR, _SAVE_ONE, mask) | _slot_regs(word, _RESTORE_PAIR, _RESTORE_ONE, mask)
     if not regs:
         return {}
     base = sp if (word >> 5) & 31 == 31 else fp
@@ -308,6 +308,62 @@ def _frame_step(i, st: tuple[int | None, int | None], writes: int) -> tuple[int 
         if bit & w and r not in new:
             new[r] = None
     return new.get(31, sp), new.get(29, fp)
+
+
+_LR = xbit(30)
+_ANY_SLOT = _mask(xs=range(31), vs=range(32))  # every register a save or restore shape may name
+
+
+def lr_entry(insns: list, succs: dict[int, list[int]], writes: dict[int, int], frame: dict, entry: int) -> dict[int, bool]:
+    """Before each instruction (by address): whether X30 surely holds its value at the entry,
+    where a load of X30 from the slot its entry value was saved to gives that value back
+    (AAPCS64, as the epilogue's ``ldp x29, x30, [sp], #16`` does).  ``frame``: SP and X29 as
+    ``frame_offsets`` gives them.  A save slot counts only at a known offset from the entry's SP
+    that no other save or restore shape stores to; any other write of X30 (a call, a move, a
+    load from elsewhere) makes it unknown, and so does a join with an unknown path."""
+    by_addr = {i.addr: i for i in insns}
+
+    def solve(slots: set[int]) -> dict[int, bool]:
+        state: dict[int, bool] = {}
+        work = []
+        if entry in by_addr:
+            state[entry] = True
+            work.append(entry)
+        while work:
+            a = work.pop()
+            i = by_addr[a]
+            out = state[a]
+            if writes.get(a, ALL) & _LR:
+                out = False
+                if slots and (w := _slot_regs(i.word, _RESTORE_PAIR, _RESTORE_ONE, _LR)):
+                    off = slot_offsets(i.word, *frame.get(a, (None, None)), mask=w).get(_LR)
+                    out = off is not None and off in slots
+            for t in succs.get(a, ()):
+                if t not in by_addr:
+                    continue
+                new = out and state.get(t, True)
+                if state.get(t) != new:
+                    state[t] = new
+                    work.append(t)
+        return state
+
+    first = solve(set())  # loads give nothing back: where X30 is surely the entry value
+    slots: set[int] = set()
+    other: set[int] = set()
+    for i in insns:
+        sp_fp = frame.get(i.addr, (None, None))
+        stored = _slot_regs(i.word, _SAVE_PAIR, _SAVE_ONE, _ANY_SLOT)
+        if not stored:
+            continue
+        for bit, off in slot_offsets(i.word, *sp_fp, mask=_ANY_SLOT).items():
+            if off is None:
+                continue
+            if bit == _LR and first.get(i.addr, False):
+                slots.add(off)
+            else:
+                other.add(off)
+    slots -= other
+    return solve(slots) if slots else first
 
 
 def must_written(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:

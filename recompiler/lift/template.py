@@ -26,7 +26,8 @@ NOTE_SP = "SJ"  # at a setjmp-like call site: the frame notes its SP (_sjsp)
 RESUME_CHECK = "RZ"  # a resume point whose call site did not store its live callee-saved registers
 WRITE_THROUGH = "WT"  # after an instruction: the stores of the registers written through
 SAVE = "SV"  # a prologue's save store of a callee-saved register (``text``): kept or dropped
-KINDS = (STORE_CALL, RELOAD_CALL, STORE_RET, STORE_TAIL, NOTE_SP, RESUME_CHECK, WRITE_THROUGH, SAVE)
+RET_CHECK = "RK"  # after a call: the check of the pc it came back to (none where the callee surely returns)
+KINDS = (STORE_CALL, RELOAD_CALL, STORE_RET, STORE_TAIL, NOTE_SP, RESUME_CHECK, WRITE_THROUGH, SAVE, RET_CHECK)
 
 
 @dataclass

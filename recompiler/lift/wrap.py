@@ -13,12 +13,26 @@ name the V registers' locals and write them in their vector-typed forms themselv
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nxrecomp.common import settings
 from recompiler.lift import interproc
 from recompiler.lift import template as T
 from recompiler.lift.signature import ARG_REGS, CALLER_SAVED, SIG, fname, rname
+
+# a tail exit of the body (a direct tail call, a jump out through an inline cache or nx_jump):
+# the callee and its six arguments
+_TAIL_EXIT = re.compile(
+    r"MUSTTAIL return ([A-Za-z_]\w*(?:->\w+)?)\(s, ([^,;()]+), ([^,;()]+), ([^,;()]+), ([^,;()]+), ([^,;()]+)\);"
+)
+# a tail exit in a resume twin: a call, then SP and X29 as passed where the callee came back to
+# the X30 passed (a normal return, AAPCS64: its own returns do not write them back)
+_TWIN_TAIL = (
+    "#define NX_TTAIL(f, a, b, c, d, e) do { u64 _tl = (c), _ts = (d), _tf = (e); "
+    "NxRet _tr = f(s, (a), (b), _tl, _ts, _tf); if (_tr.pc == _tl) { s->sp = _ts; s->x[29] = _tf; } "
+    "return _tr; } while (0)\n"
+)
 
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
 # hold them, NxCpu may not, so a call never reloads them
@@ -61,6 +75,9 @@ class FunctionWrapper:
                     body = body.replace(f"\x00{n}\x00", "")
         if self.live:  # AAPCS64: a return hands no flags back
             self._tag_sites(loc.regs, loc.v_used, loc.w_regs, loc.w_sp, loc.v_written, loc.uses_flags)
+            # what interproc.frame_stores needs: SP and X29 at the exits
+            self.facts.twin, self.facts.sp_local = twin, loc.uses_sp
+            self.facts.frame_ok = self.trust_abi and not self.trace
         resume = self._resume_switch()
         self.plan.resume_points = sorted(set(self.resume))
         # A function with resume points gets a twin that holds them: where every return
@@ -75,16 +92,30 @@ class FunctionWrapper:
         self.plan.resume_twin = twin
         catch, prelude = self._catch(catches)
         name = fname(self.plan.entry)
+        if not getattr(self, "whole_program", True):
+            # a function lifted alone (lift on miss): no whole-program facts say where its tail
+            # exits go, and the functions they reach may leave SP and X29 out of their returns
+            # (interproc.frame_stores), so its tail exits write them back as a twin's do
+            body, tails = _TAIL_EXIT.sub(r"NX_TTAIL(\1, \2, \3, \4, \5, \6);", body), _TWIN_TAIL
+        else:
+            tails = ""
         if not twin:
-            return self._function(name, resume, "", loc, lists, decl, catch, body)
+            return self._function(name, resume, "", loc, lists, decl, catch, body, tails)
         # The function itself has no check of s->resume: the entry table holds it for its own
         # address only (kind 1, build._table_source), and every way in (nx_run, nx_call_ind,
         # nx_jump, an inline cache, a direct call from lifted code, whose frame consumed any
         # resume in its own twin's switch) enters it with s->resume 0.  Two instructions at
         # each call, in each inlined copy too (sort's key compare: three a comparison).
+        # SP and X29 at the exits (interproc.frame_stores): F_x's returns that surely go back to
+        # their caller leave them out (NX_RF), and the caller, which has them, stores them if it
+        # is the runtime (nx_enter).  The twin runs in a frame re-entered from NxCpu, whose
+        # caller is the run loop, so it writes them back at each return (NX_RF), and its tail
+        # calls and jumps out are calls that write back the SP and X29 they passed where the
+        # callee came back to the X30 they passed (NX_TTAIL): that callee's own returns
+        # leave them out.
         return (
             prelude
-            + self._function(name, "", "", loc, lists, decl, catch, body)
+            + self._function(name, "", "", loc, lists, decl, catch, body, "#define NX_RF(...)\n" + tails)
             + self._function(
                 rname(self.plan.entry),
                 resume,
@@ -93,7 +124,8 @@ class FunctionWrapper:
                 lists,
                 decl,
                 catch,
-                body,
+                _TAIL_EXIT.sub(r"NX_TTAIL(\1, \2, \3, \4, \5, \6);", body),
+                "#define NX_RF(...) __VA_ARGS__\n" + _TWIN_TAIL,
             )
         )
 
@@ -249,6 +281,7 @@ class FunctionWrapper:
         decl: list[str],
         catch: str,
         body: str,
+        frame_macros: str = "",
     ) -> str:
         """One C function of the body: its macros, declarations, entry check and body."""
         # a signal delivered at a backward branch (recompiler.signal_polls): runs its handler
@@ -285,10 +318,13 @@ class FunctionWrapper:
             f"#define NX_CATCH {catch}\n"
             + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V"))
             + sigpoll
+            + frame_macros
             + macro("STORE_INDIRECT")
             + f"  {' '.join(d for d in decl if d)}\n"
             f"{trace if self.trace else entry_log}\n{entry_check}"
             f"{first_jump}{body}\n"
             f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
-            f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}}}\n"
+            f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}"
+            f"{'#undef NX_RF' + chr(10) if 'NX_RF' in frame_macros else ''}"
+            f"{'#undef NX_TTAIL' + chr(10) if 'NX_TTAIL' in frame_macros else ''}}}\n"
         )

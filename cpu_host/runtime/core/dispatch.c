@@ -243,7 +243,14 @@ NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
 /* The same for host code: every register in NxCpu before; after, what a return hands on (X0-X1,
  * V0-V3, X18, V8-V15 and the callee-saved registers: interproc._ret_mask). */
 void nx_call_indirect(NxCpu *s) {
-    NxRet r = nx_call_ind(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]);
+    uint64_t lr = s->x[30], sp = s->sp, fp = s->x[29];
+    const NxEntry *e = entry_row(s->pc);   /* (a resume point's twin is no function: no fix-up) */
+    int at_entry = !e || e->kind == NX_ENTRY_FUNC;
+    NxRet r = nx_call_ind(s, s->x[0], s->x[1], lr, sp, fp);
+    if (at_entry && r.pc == lr) {   /* a normal return: SP and X29 as passed (nx_enter) */
+        s->sp = sp;
+        s->x[29] = fp;
+    }
     s->pc = r.pc;
     s->x[0] = r.x0;
 }

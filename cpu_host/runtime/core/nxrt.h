@@ -54,9 +54,18 @@ typedef struct NxRet { uint64_t pc, x0; } NxRet;
 typedef NxRet (*NxFn)(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30, uint64_t asp, uint64_t a29);
 typedef void (*NxHostFn)(NxCpu *s);
 
-/* Call lifted function f from host code with every register in NxCpu, and leave them there. */
+/* Call lifted function f from host code with every register in NxCpu, and leave them there.
+ * A function entered at its own entry (s->resume 0) that comes back to the X30 it was given
+ * returned normally, with the SP and X29 it was given (AAPCS64): lifted returns that surely do
+ * so leave them out of NxCpu (recompiler interproc.frame_stores), so they are stored here. */
 static inline void nx_enter(NxCpu *s, NxFn f) {
-    NxRet r = f(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]);
+    uint64_t lr = s->x[30], sp = s->sp, fp = s->x[29];
+    int at_entry = !s->resume;
+    NxRet r = f(s, s->x[0], s->x[1], lr, sp, fp);
+    if (at_entry && r.pc == lr) {
+        s->sp = sp;
+        s->x[29] = fp;
+    }
     s->pc = r.pc;
     s->x[0] = r.x0;
 }
