@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from nxrecomp.common import settings
 from recompiler.decode import Insn, disasm
-from recompiler.lift import flag_fuse, interproc, loop_edges
+from recompiler.lift import effects, flag_fuse, interproc, loop_edges, mem_regs
 from recompiler.lift.facts import FunctionFacts
 from recompiler.lift.result import Lifted
 from recompiler.lift import template as T
@@ -86,7 +86,7 @@ def no_opt(entry: int) -> set[str]:
     return set()
 
 
-NO_OPT_NAMES = {"liveness", "flags", "twins", "inline"}
+NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs"}
 
 
 @dataclass(frozen=True)
@@ -375,6 +375,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         self.in_shared = False  # writing a table's shared block (goto)
         self.falls_back: dict[str, bool] = {}  # JT label -> table_falls_back (once all is lifted)
         self.saves: dict[int, int] = {}  # save instruction -> registers (_elided_saves)
+        self.mem_regs: list[int] = []  # X19-X28 kept in NxCpu, not in C locals (mem_regs.py)
         # write-through points (interproc.write_through): instruction -> the caller-saved
         # registers it writes, and those some instruction writes on its way out (a branch)
         self.wt_sites: dict[int, int] = {}
@@ -576,6 +577,19 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         function's summary is known (``self.facts``); otherwise they assume unknown callees."""
         body_start = len(self.body)
         self.saves = self._elided_saves() if self.live else {}
+        # X19-X28 that no call-free cycle uses live in NxCpu (mem_regs.py); only where the
+        # saves are tracked (their saves are then kept: facts._fn_live)
+        self.mem_regs = (
+            mem_regs.cold_saved(self.plan.insns, self.addrs, self.plan.jump_tables, self.plan.direct_tables)
+            if self.live and self.elide_saves and "mem_regs" not in self.no_opt
+            else []
+        )
+        if self.mem_regs:  # one the function writes must be one it saves (and restores)
+            owned = self._owned()
+            written = 0
+            for i in self.plan.insns:
+                written |= effects.declare(i).writes
+            self.mem_regs = [r for r in self.mem_regs if owned >> r & 1 or not written >> r & 1]
         prev_falls = False
         prev_addr = None
         for insn in self.plan.insns:

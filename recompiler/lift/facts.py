@@ -310,7 +310,8 @@ class FunctionFacts:
         f.calls_unknown = any(t is None for t in self.call_targets)
         f.unknown_uses = self._elide(L.CALL_USES)
         f.wt_sites, f.wt_unsafe = dict(self.wt_sites), self.wt_unsafe
-        f.save_drop = self._save_drop(cs, self.saves, live_out)
+        # a register kept in its NxCpu slot (mem_regs.py) is handed back by its restore
+        f.save_drop = self._save_drop(cs, self.saves, live_out) & ~sum(1 << r for r in self.mem_regs)
         f.site_live, f.site_open = [L.ALL] * n_sites, [L.ALL] * n_sites
         f.entry_index = index.get(self.plan.entry, -1)
         for c in cs:

@@ -169,8 +169,12 @@ class FunctionWrapper:
     def _decl(self, loc: Locals) -> list[str]:
         """The locals' declarations, loaded from the arguments and ``NxCpu``."""
         decl = []
-        if loc.regs:
-            decl.append("u64 " + ", ".join(f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = s->x[{r}]" for r in loc.regs) + ";")
+        mem = [r for r in self.mem_regs if r in loc.regs]  # kept in NxCpu (mem_regs.py)
+        regs = [r for r in loc.regs if r not in mem]
+        if regs:
+            decl.append("u64 " + ", ".join(f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = s->x[{r}]" for r in regs) + ";")
+        if mem:
+            decl.append("\n" + "".join(f"#define x{r} (s->x[{r}])\n" for r in mem))
         if loc.uses_sp:
             decl.append("u64 sp = asp;")
         if loc.v_used:
@@ -326,5 +330,7 @@ class FunctionWrapper:
             f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
             f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}"
             f"{'#undef NX_RF' + chr(10) if 'NX_RF' in frame_macros else ''}"
-            f"{'#undef NX_TTAIL' + chr(10) if 'NX_TTAIL' in frame_macros else ''}}}\n"
+            f"{'#undef NX_TTAIL' + chr(10) if 'NX_TTAIL' in frame_macros else ''}"
+            + "".join(f"#undef x{r}\n" for r in self.mem_regs if r in loc.regs)
+            + "}\n"
         )
