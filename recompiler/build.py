@@ -41,7 +41,7 @@ from recompiler import cc, inline_leaves
 from recompiler.lift import interproc
 from recompiler.analyse import Program
 from recompiler.lift import lift_function
-from recompiler.lift.control import SHARED_TABLE
+from recompiler.lift.edges import SHARED_TABLE
 from recompiler.lift.emitter import SIG, no_opt
 from recompiler.lift.template import CText
 

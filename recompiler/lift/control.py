@@ -5,7 +5,7 @@ from __future__ import annotations
 import bisect
 
 from recompiler.decode import Insn
-from recompiler.lift.edges import branch_target
+from recompiler.lift.edges import SHARED_TABLE, branch_target
 from recompiler.lift.emitter import FunctionEmitter
 from recompiler.lift.liveness import xbit
 
@@ -80,9 +80,6 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
     # an unknown target: the site's inline cache (lifted.h NX_IC), else the runtime's lookup
     em.out(f"{{ u64 _t = {t}; {em.jump_out()} }}")
     return False
-
-
-SHARED_TABLE = 16  # a BR of this many distinct targets or more dispatches through a label array
 
 
 def h_blr(em: FunctionEmitter, i: Insn) -> None:

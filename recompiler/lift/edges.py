@@ -9,6 +9,7 @@ from recompiler.decode import Insn
 
 M64 = (1 << 64) - 1
 ENDS = frozenset({"B", "BR", "RET", "BRK", "UDF"})  # never fall into the next instruction
+SHARED_TABLE = 16  # a BR of this many distinct targets or more dispatches through a label array (control.py)
 
 
 def _sext(v: int, bits: int) -> int:

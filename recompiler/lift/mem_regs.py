@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from recompiler.decode import Insn
 from recompiler.lift import effects
-from recompiler.lift.edges import successors
+from recompiler.lift.edges import SHARED_TABLE, successors
 
 CANDIDATES = range(19, 29)  # X19-X28
 MAX_HOT = 8
@@ -96,8 +96,6 @@ def cold_saved(insns: list[Insn], addrs: set[int], jump_tables: dict, direct_tab
     elsewhere a register used only outside the loops is used at each call of the function,
     and a load and a store of NxCpu at each use cost more than clang's own spills: QuickJS's
     workload +158 M instructions with every such register of every function with a cycle)."""
-    from recompiler.lift.control import SHARED_TABLE  # (control imports the emitter, which imports this)
-
     if not any(len(set(t)) >= SHARED_TABLE for t in jump_tables.values()) and not any(
         len({a for a in d.targets if a is not None}) >= SHARED_TABLE for d in direct_tables.values()
     ):

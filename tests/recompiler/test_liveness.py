@@ -12,7 +12,7 @@ from recompiler.lift import liveness as L
 from recompiler.lift.emitter import SIG, FunctionEmitter, FunctionPlan
 from recompiler.decode import decode
 from recompiler.lift import HANDLERS
-from recompiler.lift.facts import FRAME_SAVES_MAX_INSNS
+from recompiler.lift.frame_facts import FRAME_SAVES_MAX_INSNS
 
 
 def x(n: int) -> int:
@@ -447,7 +447,7 @@ _SPILLS += [0x8B130000, 0x8B140000, 0xA9424FF4, 0xA8C37BFD, 0xD65F03C0]
         # read the save slots, and its values are read
         ("sp unknown, reload from sp", [19, 20]),
         # the spill of the first case in a function of over 4,096 instructions (nops after the
-        # spill): there every spill still counts (facts.FRAME_SAVES_MAX_INSNS)
+        # spill): there every spill still counts (frame_facts.FRAME_SAVES_MAX_INSNS)
         ("huge", [19, 20]),
     ],
 )
