@@ -151,22 +151,26 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     return summ
 
 
-# the results a return hands back only where a caller reads them (result_uses): X0 is the C
-# result and X18 the platform register, always handed back
-NARROWED = L.RET_LIVE & ~X0 & ~L.xbit(18)
+# what a return hands back only where a caller reads it (result_uses): X1, V0-V3 and the
+# platform register X18 (a scratch register to Linux; a shadow call stack's pointer, which every
+# callee's prologue reads, stays live through its callers' liveness like any other); X0 is the
+# C result, always handed back
+NARROWED = L.RET_LIVE & ~X0
 
 
 def result_uses(fns: list[FnLive], summ: dict[int, Summary], closed: frozenset[int] | set[int]) -> int:
     """Fill ``Summary.ret_uses`` of each function of ``closed`` (entered only by direct calls
-    and tail calls from ``fns``: ``analysis.callers``): the results (X1, V0-V3) live after some
-    call site of it, or that a function tail-calling it hands back.  A least fixed point: a
+    and tail calls from ``fns``: ``analysis.callers``): the results (X1, V0-V3, X18) live after
+    some call site of it, or that a function tail-calling it hands back.  A least fixed point: a
     caller's liveness after its call sites depends on what its own callers read of its results
     (its returns read only those), so each function's sites are solved again while the
-    results its callers read grow.  V0 was reloaded after 10,171 of QuickJS's 11,160 call
-    sites, live there because the caller's own return handed V0 on to callers that never read
-    it (most functions return an integer or nothing).  Returns the number of functions
-    narrowed.  An open function (an address taken, an entry of the runtime, a lift on miss's
-    caller) hands back every result, as before."""
+    results its callers read grow.  A result nobody reads was live after a call only because
+    the caller's own return might hand it on: zstd's ZSTD_decompressSequences reloaded X1 after
+    its calls and stored it at its returns for callers that never read it.  (V0 stays live where
+    a later callee's summary reads V0-V7: a variadic callee's prologue saves them, an unknown
+    callee may read them; see ``uses_roots``.)  Returns the number of functions narrowed.  An
+    open function (an address taken, an entry of the runtime, a lift on miss's caller) hands
+    back every result, as before."""
     by_entry = {f.entry: f for f in fns}
     closed = {e for e in closed if e in summ and e in by_entry}
     if not closed:
