@@ -518,7 +518,8 @@ def build(
         fns = [f for x in results for f in x.facts]
         summ = interproc.summarize(fns)
         if not loaded and not trace:  # (loaded code: its callers are the program's, unseen here)
-            narrowed = interproc.result_uses(fns, summ, program.closed)
+            closed = frozenset(e for e in program.closed if "results" not in no_opt(e))
+            narrowed = interproc.result_uses(fns, summ, closed)
         shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts) for x in results]
         if trace or "inline" in no_opt(-1):  # (-1: only where no_opt_at names no function)
             texts = [sh.text for sh in shards]

@@ -80,7 +80,7 @@ def no_opt(entry: int) -> set[str]:
     return set()
 
 
-NO_OPT_NAMES = {"liveness", "flags", "twins", "inline"}
+NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "results"}
 
 
 @dataclass(frozen=True)
