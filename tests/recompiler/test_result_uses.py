@@ -91,11 +91,21 @@ DRIVER = r"""
 
 
 @pytest.mark.parametrize(
-    "reads, taken",
-    [(set(), False), ({"x1"}, False), ({"d0"}, False), ({"x1", "d0"}, False), (set(), True)],
-    ids=["none", "x1", "d0", "x1-d0", "taken"],
+    "reads, taken, off",
+    [
+        (set(), False, False),
+        ({"x1"}, False, False),
+        ({"d0"}, False, False),
+        ({"x1", "d0"}, False, False),
+        (set(), True, False),
+        (set(), False, True),
+    ],
+    ids=["none", "x1", "d0", "x1-d0", "taken", "no_opt"],
 )
-def test_leaf_hands_back_what_its_callers_read(tmp_path: Path, reads: set[str], taken: bool) -> None:
+def test_leaf_hands_back_what_its_callers_read(tmp_path: Path, monkeypatch, reads: set[str], taken: bool, off: bool) -> None:
+    """``off``: ``recompiler.no_opt = results`` (every result handed back, as before)."""
+    if off:
+        monkeypatch.setenv("NXRECOMP_RECOMPILER_NO_OPT", "results")
     prog = _program(reads, taken)
     mem = _memory(prog)
     program = analyse(mem, CALLER, {CALLER, MID, LEAF}, [], {})
@@ -106,7 +116,7 @@ def test_leaf_hands_back_what_its_callers_read(tmp_path: Path, reads: set[str], 
     text = "".join(p.read_text() for p in (bundle / "src").glob("*.c"))
     rets = _leaf_returns(text)
     x1, v0 = "s->x[1] = x1" in rets, vcopy("s->v[0]", "v0") in rets
-    assert (x1, v0) == (taken or "x1" in reads, taken or "d0" in reads), rets
+    assert (x1, v0) == (taken or off or "x1" in reads, taken or off or "d0" in reads), rets
     (line,) = run_function(tmp_path, bundle, CALLER, DRIVER)
     pc, x0 = line.split()
     assert (pc, int(x0, 16)) == (f"{LR:x}", _unicorn_x0(prog)), line
