@@ -39,6 +39,9 @@ class Program:
     entry: int
     unresolved_br: list[int] = field(default_factory=list)
     stats: AnalysisStats | None = None  # what analysis found (recompile --stats)
+    # entries only direct calls from lifted code enter (analysis.callers): their returns hand
+    # back only the results some caller reads (interproc.result_uses); empty: none known
+    closed: frozenset[int] = frozenset()
 
 
 def analyse(

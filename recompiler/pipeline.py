@@ -14,6 +14,7 @@ from nxrecomp.bundle import launch, manifest as bundle_manifest
 from nxrecomp.bundle.image import IMAGE_FILE, LinkedImage
 from nxrecomp.common.errors import NxError
 from recompiler import discovered
+from recompiler.analysis.callers import closed_entries
 from recompiler.analyse import Memory, Program, analyse
 from recompiler.build import build
 from recompiler.link import link_program
@@ -79,6 +80,14 @@ def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] =
     for a in hidden:
         if program.functions.pop(a, None) is not None:
             log.warning("recompiler.hide_entries: the function at %#x is left out of the build", a)
+    # entered only by direct calls from lifted code (after hiding: a hidden function's calls
+    # are code no body covers); the program entry, IFUNC resolvers and the discovered entries
+    # are entered otherwise, and so, in a program of dynamic modules, is any symbol (code
+    # loaded at run time binds to exports)
+    opened = {image.entry, *image.ifunc_slots.values(), *extra_entries}
+    if not image.static:
+        opened |= set(image.func_hints)
+    program.closed = closed_entries(image_memory(image), program.functions, opened)
     return program
 
 

@@ -86,7 +86,7 @@ def no_opt(entry: int) -> set[str]:
     return set()
 
 
-NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs"}
+NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs", "results"}
 
 
 @dataclass(frozen=True)
@@ -347,6 +347,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         self.labels: set[int] = set()
         self.resume: list[int] = []
         self.flags_written = False
+        self.flag_carries: list[int] = []  # compares whose operands are kept for readers in other blocks (flag_fuse.py)
         self.fused_flags = 0  # the most consumers of a compare that computes their conditions (flag_fuse.py)
         self.flag_writers: set[int] = set()  # instructions that write NZCV (flags_touched)
         self.insn: Insn | None = None
@@ -666,6 +667,8 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
             out_lines = ["  u64 _jt;", *self.dense_tabs.values(), *out_lines, *self.shared_blocks]
         if self.fused_flags:  # (the condition a fused compare computed: flag_fuse.py)
             out_lines.insert(0, f"  u8 {', '.join(flag_fuse.ccvar(n) for n in range(self.fused_flags))};")
+        if self.flag_carries:  # (a compare's operands, for its readers in other blocks: flag_fuse.py)
+            out_lines.insert(0, f"  u64 {', '.join(flag_fuse.carry_vars(m) for m in range(len(self.flag_carries)))};")
         body = "\n".join(out_lines)
         self.whole_program = defer
         text = self.slots.template(self._wrap(body))

@@ -268,7 +268,7 @@ class FunctionFacts(FrameFacts):
         L = liveness
         f = self.facts
         index = {c.addr: i for i, c in enumerate(cs)}
-        for c, own in zip(cs, own_leaves):
+        for i, (c, own) in enumerate(zip(cs, own_leaves)):
             out = own
             for t in c.succs:
                 if t not in index:
@@ -279,6 +279,9 @@ class FunctionFacts(FrameFacts):
             f.gen.append(c.gen)
             f.kill.append(c.kill)
             f.out_fixed.append(out)
+            # the same without a return's results (c.leaves: its leaves without them, _liveness)
+            ret = f.ret[i] >= 0 and out != L.ALL
+            f.out_noret.append(out & ~L.RET_LIVE | c.leaves & L.RET_LIVE if ret else out)
 
     def _fn_live(
         self, cs: list, live_out: dict[int, int], base_in: dict[int, int], tails: list[tuple[int, int]], opaque: bool

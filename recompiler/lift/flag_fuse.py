@@ -32,6 +32,7 @@ trace build: lockstep compares NZCV at every function entry) and ``flags`` not i
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 FS = "\x01F\x01"  # a flag setter's token (one per instruction)
@@ -208,6 +209,110 @@ def _live_in(em, exit_reads: list[bool]) -> tuple[list[bool], list[list[int]]]:
     return live, succs
 
 
+def carry_vars(m: int) -> str:
+    """The C locals of the ``m``-th carried compare's operands (``_carried``)."""
+    return f"_fa{m}, _fb{m}"
+
+
+def carry_text(op: FlagOp, m: int) -> str:
+    """The setter's C where its flags are read in other blocks (``_carried``): its operands
+    (an AND: its result) kept in the function's locals ``_fa``/``_fb`` of number ``m``."""
+    if op.op == "and":
+        return f"_fa{m} = _r"
+    sign = "-" if op.op == "sub" else "+"
+    return f"{_ops(op)} _r = (u{op.size})(_a {sign} _b); _fa{m} = _a; _fb{m} = _b"
+
+
+def carried_cond(op: FlagOp, c: int, m: int) -> str:
+    """Condition ``c`` of the ``m``-th carried compare, from the locals ``carry_text`` kept."""
+    u = f"u{op.size}"
+    e = direct(op, c)
+    assert e is not None
+    names = {"_a": f"(({u})_fa{m})", "_b": f"(({u})_fb{m})", "_r": f"(({u})_fa{m})"}
+    return "(" + re.sub(r"\b_[abr]\b", lambda mt: names[mt.group(0)], e) + ")"
+
+
+def materialise(op: FlagOp, m: int) -> str:
+    """C that sets the flags' locals as the ``m``-th carried compare would have, from the
+    operands it kept: where its flags leave the function (a direct tail call whose callee may
+    read them: its store list has ``FLAGS_STORE`` only then, else clang drops this), or an
+    instruction reads them without a condition (ADC, SBC)."""
+    if op.op == "and":
+        return f"LOGICF{op.size}(_fa{m});"
+    if op.op == "sub":
+        return f"{{ u64 _r; SUBC{op.size}(_r, _fa{m}, _fb{m}); }}"
+    return f"{{ u64 _r; ADDC{op.size}(_r, _fa{m}, _fb{m}, 0); }}"
+
+
+def _carried(em, exit_reads: list[bool], succs: list[list[int]], done: set[int]) -> dict[int, tuple[list[int], list[int]]]:
+    """The flag setters not fused in their block (``done``: fused or dead) every read of whose
+    flags only they reach (a reaching-definitions pass over the records: ``cmp; b.ne L ...
+    L: b.hi`` where L is entered only from the compare's block; ``cmp; b.eq L; ...; b f``, a
+    direct tail call, which hands the flags on where its callee reads them): setter -> (the
+    readers that take a condition with a direct form from its operands, kept in locals:
+    ``carry_text``, ``carried_cond``; the readers before which the flags' locals are set from
+    them: an exit that may hand them on, an instruction that reads them without a condition:
+    ``materialise``).  A read where another setter, a call, or the flags at the entry may
+    reach too makes every setter that reaches it keep its flags."""
+    recs = em.records
+    n = len(recs)
+    UNK = -1
+    cand = {k for k, r in enumerate(recs) if r.flag_op is not None and r.flag_op.ccmp is None and k not in done}
+    if not cand:
+        return {}
+    index = {r.addr: k for k, r in enumerate(recs)}
+    outside = {em.plan.entry} | (em.functions & em.addrs) | set(em.resume)
+    preds: list[list[int]] = [[] for _ in recs]
+    for k in range(n):
+        for t in succs[k]:
+            if t >= 0:
+                preds[t].append(k)
+    entered = [False] * n
+    for a in outside:
+        if a in index:
+            entered[index[a]] = True
+    kill = [r.flags_set or r.call is not None for r in recs]
+    # reaching definitions of NZCV: each record's own (a setter's index, UNK for a call or a
+    # setter not carried), at its entry the union of its predecessors' (UNK at an entry)
+    r_in: list[frozenset] = [frozenset()] * n
+    r_out: list[frozenset] = [frozenset([k if k in cand else UNK]) if kill[k] else frozenset() for k in range(n)]
+    changed = True
+    while changed:
+        changed = False
+        for k in range(n):
+            i = frozenset([UNK]) if entered[k] or not preds[k] else frozenset()
+            for p in preds[k]:
+                i |= r_out[p]
+            if i != r_in[k]:
+                r_in[k] = i
+                changed = True
+            if not kill[k] and r_out[k] != i:
+                r_out[k] = i
+                changed = True
+    conds: dict[int, list[int]] = {}
+    mats: dict[int, list[int]] = {}
+    bad: set[int] = set()
+    for k, r in enumerate(recs):
+        leaves = exit_reads[k] or -1 in succs[k]  # what leaves there reads them after it
+        if leaves and kill[k]:
+            bad |= r_out[k]
+            leaves = False
+        if not (r.names_flags or leaves):
+            continue
+        reach = r_in[k]
+        if len(reach) != 1 or UNK in reach:
+            bad |= reach
+            continue
+        (s,) = reach
+        if r.names_flags and len(r.conds) == 1 and direct(recs[s].flag_op, r.conds[0]) is not None:
+            conds.setdefault(s, []).append(k)
+        elif r.names_flags:
+            leaves = True
+        if leaves:
+            mats.setdefault(s, []).append(k)
+    return {s: (conds.get(s, []), mats.get(s, [])) for s in sorted(set(conds) | set(mats)) if s not in bad}
+
+
 def apply(em) -> int:
     """Replace the tokens in ``em``'s body (see the module's docstring); the most consumers
     of one fused compare (the ``_cc`` locals to declare)."""
@@ -255,7 +360,18 @@ def apply(em) -> int:
                 j += 1
             if ok:
                 pairs[s] = cons
+        carried = _carried(em, exit_reads, succs, set(pairs) | dead)
+    else:
+        carried = {}
     consumer = {j: n for cons in pairs.values() for n, j in enumerate(cons)}
+    carry_of: dict[int, int] = {}  # consumer -> its setter, for the carried ones
+    em.flag_carries = sorted(carried)
+    for m, s in enumerate(em.flag_carries):
+        readers, mats = carried[s]
+        for j in readers:
+            carry_of[j] = s
+        for j in mats:
+            em.body[recs[j].start] = "  " + materialise(recs[s].flag_op, m) + " " + em.body[recs[j].start].lstrip()
     most = 0
     for k, rec in enumerate(recs):
         if rec.flag_op is None and not rec.conds:
@@ -263,7 +379,9 @@ def apply(em) -> int:
         texts = []
         if rec.flag_op is not None:
             op = rec.flag_op
-            if k in pairs:
+            if k in carried:
+                text = carry_text(op, em.flag_carries.index(k))
+            elif k in pairs:
                 text = fused_text(op, [recs[j].conds[0] for j in pairs[k]])
                 most = max(most, len(pairs[k]))
             elif k in dead:
@@ -272,7 +390,12 @@ def apply(em) -> int:
                 text = op.std
             texts.append((FS, text))
         for n, c in enumerate(rec.conds):
-            texts.append((ctok(n), ccvar(consumer[k]) if k in consumer else cond_text(c)))
+            if k in carry_of:
+                s = carry_of[k]
+                text = carried_cond(recs[s].flag_op, c, em.flag_carries.index(s))
+            else:
+                text = ccvar(consumer[k]) if k in consumer else cond_text(c)
+            texts.append((ctok(n), text))
         for j in range(rec.start, rec.stop):
             line = em.body[j]
             if "\x01" not in line:

@@ -54,6 +54,9 @@ class Summary:
     keep_frame: bool = True
     # a call of it surely comes back to its return address (always_return)
     returns: bool = False
+    # the results (liveness.RET_LIVE) some caller may read after a call of it: all of them
+    # unless every caller is known (result_uses)
+    ret_uses: int = L.RET_LIVE
 
 
 UNKNOWN = Summary(L.CALL_USES, L.CALL_CLOBBERS)
@@ -132,6 +135,9 @@ class FnLive:
     twin: bool = False
     sp_local: bool = False
     frame_ok: bool = False
+    # the same without what a return hands back (the results, liveness.RET_LIVE): a return's
+    # out_fixed is this | RET_LIVE, where its callers' reads (Summary.ret_uses) go instead
+    out_noret: list[int] = field(default_factory=list)
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -233,6 +239,76 @@ def frame_keepers(fns: list[FnLive]) -> set[int]:
             return set(by_entry)
         roots += f.tail_target
     return keep
+
+
+# what a return hands back only where a caller reads it (result_uses): X1, V0-V3 and the
+# platform register X18 (a scratch register to Linux; a shadow call stack's pointer, which every
+# callee's prologue reads, stays live through its callers' liveness like any other); X0 is the
+# C result, always handed back
+NARROWED = L.RET_LIVE & ~X0
+
+
+def result_uses(fns: list[FnLive], summ: dict[int, Summary], closed: frozenset[int] | set[int]) -> int:
+    """Fill ``Summary.ret_uses`` of each function of ``closed`` (entered only by direct calls
+    and tail calls from ``fns``: ``analysis.callers``): the results (X1, V0-V3, X18) live after
+    some call site of it, or that a function tail-calling it hands back.  A least fixed point: a
+    caller's liveness after its call sites depends on what its own callers read of its results
+    (its returns read only those), so each function's sites are solved again while the
+    results its callers read grow.  A result nobody reads was live after a call only because
+    the caller's own return might hand it on: zstd's ZSTD_decompressSequences reloaded X1 after
+    its calls and stored it at its returns for callers that never read it.  (V0 stays live where
+    a later callee's summary reads V0-V7: a variadic callee's prologue saves them, an unknown
+    callee may read them; see ``uses_roots``.)  Returns the number of functions narrowed.  An
+    open function (an address taken, an entry of the runtime, a lift on miss's caller) hands
+    back every result, as before."""
+    by_entry = {f.entry: f for f in fns}
+    closed = {e for e in closed if e in summ and e in by_entry}
+    if not closed:
+        return 0
+    for e in closed:
+        summ[e].ret_uses = L.RET_LIVE & ~NARROWED
+    # callers before callees (reverse postorder of the call graph), so most are solved once
+    order: list[int] = []
+    seen: set[int] = set()
+    for root in by_entry:
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(by_entry[root].callees))]
+        while stack:
+            e, it = stack[-1]
+            g = next(it, None)
+            if g is None:
+                stack.pop()
+                order.append(e)
+            elif g in by_entry and g not in seen:
+                seen.add(g)
+                stack.append((g, iter(by_entry[g].callees)))
+    work = list(order)  # popped from the end: callers first
+    queued = set(work)
+    while work:
+        h = work.pop()
+        queued.discard(h)
+        f = by_entry[h]
+        grown: list[int] = []
+        live = site_liveness(f, summ)
+        for k, g in enumerate(f.site_target):
+            if g in closed:
+                r = summ[g].ret_uses | live[k] & NARROWED
+                if r != summ[g].ret_uses:
+                    summ[g].ret_uses = r
+                    grown.append(g)
+        for g in f.tail_target:
+            if g in closed:
+                r = summ[g].ret_uses | summ[h].ret_uses & NARROWED
+                if r != summ[g].ret_uses:
+                    summ[g].ret_uses = r
+                    grown.append(g)
+        for g in grown:
+            if g not in queued:
+                queued.add(g)
+                work.append(g)
+    return sum(1 for e in closed if summ[e].ret_uses != L.RET_LIVE)
 
 
 def uses_roots(fns: list[FnLive], summ: dict[int, Summary], entry: int, bit: int) -> list[list[int]]:
@@ -343,8 +419,14 @@ def site_liveness(f: FnLive, summ: dict[int, Summary]) -> list[int]:
         if k >= 0:
             g = f.site_target[k]
             call_gen[i] = summ[g].uses if g is not None and g in summ else unknown
+    # a return reads the results its callers read (Summary.ret_uses; all where one is unknown)
+    ret_uses = summ[f.entry].ret_uses if f.entry in summ else L.RET_LIVE
+    if ret_uses != L.RET_LIVE and len(f.out_noret) == n:
+        for i, r in enumerate(f.ret):
+            if r >= 0:
+                out_fixed[i] = f.out_noret[i] | ret_uses
     for g, c in zip(f.tail_target, f.tail_chunk):
-        out_fixed[c] |= (summ[g].uses if g in summ else unknown) | L.RET_LIVE
+        out_fixed[c] |= (summ[g].uses if g in summ else unknown) | ret_uses
     live_in = [0] * n
     live_out = [0] * n
     gen, kill, succs, site = f.gen, f.kill, f.succs, f.site
@@ -516,7 +598,11 @@ def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -
     caller that inspects every register (the Unicorn harness's snippets) places without it."""
     mods = summ[f.entry].mods if f.entry in summ else UNKNOWN.mods
     mask = ~X0 & ~X30 & (~X1 | (mods & X1))
-    return mask & (L.EXIT_USES | ~L.CALL_CLOBBERS) if results_only else mask
+    if not results_only:
+        return mask
+    # and of the results only those some caller reads (result_uses: every caller known)
+    ret_uses = summ[f.entry].ret_uses if f.entry in summ else L.RET_LIVE
+    return mask & (L.EXIT_USES | ~L.CALL_CLOBBERS) & ~(L.RET_LIVE & ~ret_uses)
 
 
 def quiet_returns(f: FnLive, wt: int = 0, results_only: bool = False) -> list[int | None]:
