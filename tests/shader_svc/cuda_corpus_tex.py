@@ -546,19 +546,6 @@ extern "C" __global__ void tex_1d_bound(const uint32_t *__restrict__ a, const ui
 CUBE_N = 8  # face side
 
 
-def _cube_face_st(d: np.ndarray) -> tuple[int, float, float]:
-    """Vulkan's cube face and (s, t) of direction d (texel_refs.cube_texel's selection)."""
-    rx, ry, rz = (float(v) for v in d)
-    ax = np.abs(d)
-    if ax[0] >= ax[1] and ax[0] >= ax[2]:
-        face, sc, tc, ma = (0, -rz, -ry, rx) if rx > 0 else (1, rz, -ry, rx)
-    elif ax[1] >= ax[2]:
-        face, sc, tc, ma = (2, rx, rz, ry) if ry > 0 else (3, rx, -rz, ry)
-    else:
-        face, sc, tc, ma = (4, rx, -ry, rz) if rz > 0 else (5, -rx, -ry, rz)
-    return face, 0.5 * (sc / abs(ma) + 1), 0.5 * (tc / abs(ma) + 1)
-
-
 def define_grad_cube(case, Inputs) -> None:
     """texCubemapGrad and texCubemapLayeredGrad (shader-ndv, group ``texture_grad3``): the same quad loop as
     tex3DGrad on a cube texture, ptxas scaling each lane's direction by 1 / max |component|
@@ -569,7 +556,7 @@ def define_grad_cube(case, Inputs) -> None:
     face, their (s, t) 0.1 texel or more from a texel edge and their major axis clear of the
     others by 1/8, so the scaled direction (an approximate reciprocal) reads the texel the
     exact one does (texel_refs.cube_texel: Vulkan's face selection)."""
-    from texel_refs import cube_texel
+    from texel_refs import cube_face_st, cube_texel
 
     def directions(r, n: int) -> np.ndarray:
         out = []
@@ -578,7 +565,7 @@ def define_grad_cube(case, Inputs) -> None:
             ax = np.sort(np.abs(d))
             if ax[2] < 0.5 or ax[2] - ax[1] < 0.125:
                 continue
-            _, s, t = _cube_face_st(d)
+            _, s, t = cube_face_st(tuple(float(v) for v in d))
             fs, ft = (s * CUBE_N) % 1, (t * CUBE_N) % 1
             if min(fs, 1 - fs, ft, 1 - ft) < 0.1:
                 continue

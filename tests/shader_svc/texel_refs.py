@@ -34,8 +34,9 @@ def gather(tex: np.ndarray, u: float, v: float, comp: int) -> np.ndarray:
     return np.array([int(texel(tex, j, i)[comp]) for i, j in ((i0, j0 + 1), (i0 + 1, j0 + 1), (i0 + 1, j0), (i0, j0))])
 
 
-def cube_texel(faces: np.ndarray, d: tuple[float, float, float]) -> np.ndarray:
-    """Vulkan's cube map face selection and (s, t) (specification, "Cube Map Face Selection")."""
+def cube_face_st(d) -> tuple[int, float, float]:
+    """Vulkan's cube map face and (s, t) in [0, 1] of direction d (specification, "Cube Map Face
+    Selection"), computed in d's own precision."""
     rx, ry, rz = d
     ax = np.abs(d)
     if ax[0] >= ax[1] and ax[0] >= ax[2]:
@@ -44,6 +45,11 @@ def cube_texel(faces: np.ndarray, d: tuple[float, float, float]) -> np.ndarray:
         face, sc, tc, ma = (2, rx, rz, ry) if ry > 0 else (3, rx, -rz, ry)
     else:
         face, sc, tc, ma = (4, rx, -ry, rz) if rz > 0 else (5, -rx, -ry, rz)
-    s, t = 0.5 * (sc / abs(ma) + 1), 0.5 * (tc / abs(ma) + 1)
+    return face, 0.5 * (sc / abs(ma) + 1), 0.5 * (tc / abs(ma) + 1)
+
+
+def cube_texel(faces: np.ndarray, d: tuple[float, float, float]) -> np.ndarray:
+    """Vulkan's cube map face selection and (s, t) (specification, "Cube Map Face Selection")."""
+    face, s, t = cube_face_st(d)
     n = faces.shape[1]
     return faces[face, min(int(t * n), n - 1), min(int(s * n), n - 1)]
