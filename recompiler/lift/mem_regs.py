@@ -24,6 +24,7 @@ from __future__ import annotations
 from recompiler.decode import Insn
 from recompiler.lift import effects
 from recompiler.lift.edges import SHARED_TABLE, successors
+from recompiler.lift.frame_facts import FRAME_SAVES_MAX_INSNS
 
 CANDIDATES = range(19, 29)  # X19-X28
 MAX_HOT = 8
@@ -95,7 +96,17 @@ def cold_saved(insns: list[Insn], addrs: set[int], jump_tables: dict, direct_tab
     ``1 / RARE`` of the instructions on those cycles read or write (none where they use few:
     elsewhere a register used only outside the loops is used at each call of the function,
     and a load and a store of NxCpu at each use cost more than clang's own spills: QuickJS's
-    workload +158 M instructions with every such register of every function with a cycle)."""
+    workload +158 M instructions with every such register of every function with a cycle).
+
+    Functions over ``FRAME_SAVES_MAX_INSNS`` instructions keep their registers in locals, as they
+    keep the old save rule: clang's allocation of such a giant moves by tens of millions of
+    instructions with any change of what is live across its loop.  QuickJS's JS_CallInternal
+    (10,424 instructions) gained 30 M from this rule on its own, then lost 48 M with it once the
+    returns stopped storing SP and X29 (bench/callgrind_ir.py's workload, merged tree of session
+    30: 2,584.0 M with, 2,535.8 M without); Lua's luaV_execute (3,811) keeps it: spectral-norm
+    300.5 M with, 323.0 M without (-7.0 %)."""
+    if len(insns) > FRAME_SAVES_MAX_INSNS:
+        return []
     if not any(len(set(t)) >= SHARED_TABLE for t in jump_tables.values()) and not any(
         len({a for a in d.targets if a is not None}) >= SHARED_TABLE for d in direct_tables.values()
     ):

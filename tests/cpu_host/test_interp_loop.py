@@ -49,3 +49,28 @@ def test_an_interpreter_with_registers_in_nxcpu_runs_like_qemu(program, tmp_path
         assert len(kept) >= 2 and all(19 <= int(r) <= 28 for r in kept), kept
     got = _run([str(bundle / "nxrun"), str(program), "700"])
     assert (got.returncode, got.stdout) == (want.returncode, want.stdout), got.stderr[-1000:]
+
+
+def test_a_giant_function_keeps_its_registers_in_locals() -> None:
+    """Over ``FRAME_SAVES_MAX_INSNS`` instructions the rule does not apply (clang's allocation of
+    such a function moves unpredictably: QuickJS's JS_CallInternal lost 48 M instructions with it
+    on the merged lifter of session 30); the same loop in a smaller function gets it."""
+    from recompiler.decode import decode
+    from recompiler.lift import mem_regs
+    from recompiler.lift.frame_facts import FRAME_SAVES_MAX_INSNS
+
+    def add1(r: int) -> int:  # add xr, xr, #1
+        return 0x91000400 | r << 5 | r
+
+    base = 0x10000
+    # a call-free cycle using X19..X27 (9 > MAX_HOT): X19-X25 busy, X26 and X27 once each
+    body = [add1(19 + k % 7) for k in range(7 * 80)] + [add1(26), add1(27)]
+    loop = [*body, 0x14000000 | (-len(body) & 0x3FFFFFF)]  # b back to the top
+    table = {base: [base + 4 * k for k in range(16)]}  # a 16-way computed goto: an interpreter
+
+    def rule(words: list[int]) -> list[int]:
+        insns = [decode(w, base + 4 * k) for k, w in enumerate(words)]
+        return mem_regs.cold_saved(insns, {i.addr for i in insns}, table, {})
+
+    assert sorted(rule(loop)) == [26, 27]
+    assert rule(loop + [0xD503201F] * (FRAME_SAVES_MAX_INSNS + 1 - len(loop))) == []  # nop padding
