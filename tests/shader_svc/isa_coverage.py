@@ -229,17 +229,20 @@ def check_rows(
 
 
 def lowering_keys(isa: int) -> set[str]:
-    """Lowering keys the compute and graphics translators have a rule for."""
+    """Lowering keys the compute and graphics translators have a rule for (QUAD_KEYS: the quad
+    loop's bracket and TEX forms, lowered by the ``QuadTex`` mixin of both compute lowerings)."""
+    from shader_svc.lower.quad_tex import QUAD_KEYS
+
     if isa == 86:
         from shader_svc.sm86.to_spirv import Compute86
         from shader_svc.sm86.to_spirv_gfx import Gfx86
 
-        return set(Compute86.RULES) | set(Gfx86.RULES) | set(Compute86.CONTROL_KEYS)
+        return set(Compute86.RULES) | set(Gfx86.RULES) | set(Compute86.CONTROL_KEYS) | QUAD_KEYS
     from shader_svc.sm53.to_spirv import Compute53
     from shader_svc.sm53.to_spirv_gfx import Gfx53
 
     # (CONTROL_KEYS: branches and the reconvergence stack, lowered by the control flow itself)
-    return set(Compute53.RULES) | set(Gfx53.RULES) | set(Compute53.CONTROL_KEYS)
+    return set(Compute53.RULES) | set(Gfx53.RULES) | set(Compute53.CONTROL_KEYS) | QUAD_KEYS
 
 
 def exact_ops(isa: int) -> set[str] | None:
