@@ -180,6 +180,9 @@ def test_more_rows_every_bit_flipped():
     from shader_svc.sm53.to_spirv import Compute53
 
     TEX_RULES |= set(CACHE_RULES) | set(INDIRECT_RULES) | set(FENCE_RULES53) | set(Compute53.CONTROL_KEYS)
+    from shader_svc.lower.quad_tex import QUAD_KEYS  # shader-ndv: SAM / RAM of the quad loop
+
+    TEX_RULES |= QUAD_KEYS
 
     assert all(
         r.ir not in keys

@@ -225,6 +225,9 @@ def test_coverage_table_against_nvdisasm_set(corpus_sm86):
     from shader_svc.lower.mbarrier import MBARRIER_RULES  # shader-ctl: ATOMS.ARRIVE, ARRIVES
 
     TEX_RULES |= set(BARRIER_RED_RULES) | set(MBARRIER_RULES) | {"MEMBAR"}  # (MEMBAR.ALL.CTA: MEMBAR's rule)
+    from shader_svc.lower.quad_tex import QUAD_KEYS  # shader-ndv: BMOV of a thread-state register, TEX 0xF60
+
+    TEX_RULES |= QUAD_KEYS
     assert all(
         (r.ir or "") not in keys
         or r.ir in EXTRA_RULES
