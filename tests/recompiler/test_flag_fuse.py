@@ -145,6 +145,24 @@ def _case(rng: random.Random, addr: int) -> tuple[list[int], int, int, int | Non
     return words, run + 1, rn, rm, imm, dead
 
 
+def _expected(cpu, n: int, words: list[int], insns: list, inp, code: str, run: int, at: int):
+    """Case ``n``: the words lifted (``code``) and what Unicorn leaves after running ``run`` of
+    them from ``inp`` (registers, and memory outside the words' trailing branch).  Unicorn
+    translates ahead of the last instruction it runs: a B . after the words ends its block
+    there, instead of the background's bytes (which may not decode); the lifted function falls
+    out after the words, so that word is no part of the comparison.  ``at``: the words' offset
+    in the image."""
+    res = cpu.run([*words, 0x14000000], inp, count=run)
+    assert res is not None, [hex(w) for w in words]
+    c = H.Case(n, insns[-1].form, insns[-1], inp, code, prefix=insns[:-1])
+    c.expected = res[0]
+    off, val = np.frombuffer(res[1][0], dtype=np.uint32), np.frombuffer(res[1][1], dtype=np.uint8)
+    stop = at + 4 * len(words)
+    keep = (off < stop) | (off >= stop + 4)
+    c.exp_mem = (off[keep].tobytes(), val[keep].tobytes())
+    return c
+
+
 def test_fused_compares_against_unicorn(tmp_path):
     rng = random.Random(29)
     base = H.pick_base()
@@ -169,18 +187,7 @@ def test_fused_compares_against_unicorn(tmp_path):
             inp.x[rn] = rng.choice([imm, imm + 1, imm - 1, -imm, -imm - 1, -imm + 1]) & H.M64
             if rng.random() < 0.3:
                 inp.x[rn] = (inp.x[rn] & 0xFFFFFFFF) | rng.getrandbits(32) << 32
-        # Unicorn translates ahead of the last instruction it runs: a B . after the words ends
-        # its block there, instead of the background's bytes (which may not decode); the lifted
-        # function falls out after the words, so that word is no part of the comparison
-        res = cpu.run([*words, 0x14000000], inp, count=run)
-        assert res is not None, [hex(w) for w in words]
-        c = H.Case(len(cases), insns[-1].form, insns[-1], inp, code, prefix=insns[:-1])
-        c.expected = res[0]
-        off, val = np.frombuffer(res[1][0], dtype=np.uint32), np.frombuffer(res[1][1], dtype=np.uint8)
-        stop = addr + 4 * len(words) - base
-        keep = (off < stop) | (off >= stop + 4)
-        c.exp_mem = (off[keep].tobytes(), val[keep].tobytes())
-        cases.append(c)
+        cases.append(_expected(cpu, len(cases), words, insns, inp, code, run, addr - base))
         regs.append((rn, rm))
         if dead:
             dead_cases += 1
@@ -262,15 +269,7 @@ def test_flags_read_in_another_block_against_unicorn(tmp_path):
         for r in range(1, 29):
             if rng.random() < 0.3:
                 inp.x[r] = _value(rng)
-        res = cpu.run([*words, 0x14000000], inp, count=run)
-        assert res is not None, [hex(w) for w in words]
-        c = H.Case(len(cases), insns[-1].form, insns[-1], inp, code, prefix=insns[:-1])
-        c.expected = res[0]
-        off, val = np.frombuffer(res[1][0], dtype=np.uint32), np.frombuffer(res[1][1], dtype=np.uint8)
-        stop = addr + 4 * len(words) - base
-        keep = (off < stop) | (off >= stop + 4)
-        c.exp_mem = (off[keep].tobytes(), val[keep].tobytes())
-        cases.append(c)
+        cases.append(_expected(cpu, len(cases), words, insns, inp, code, run, addr - base))
         if shape == "join":
             joins += 1
             carried += "_fa0 = " in code
