@@ -23,6 +23,7 @@ from shader_svc.ir.spaces import Layout
 from shader_svc.isa.operands import SREG_BUILTINS
 from shader_svc.lower.base import ICMP_NAMES, TranslateError
 from shader_svc.lower.lowering import Lowering
+from shader_svc.lower.memory import ldc_ir
 from shader_svc.lower.quad_tex import mask_lanes_ir
 from shader_svc.sm86 import cbank
 from shader_svc.sm86.decode import Inst
@@ -391,7 +392,12 @@ class Lower86(Lowering):
         d = ops.get("d", {}).get("reg", 255)
         cb = ops["cb"]
         b = Block()
-        for i in range(2 if inst.mods["size"] == 5 else 1):
+        n = 2 if inst.mods["size"] == 5 else 1
+        if "reg" in cb:  # the indexed form c[bank][URa+off] (shader-rest): as LDC's, on uniform registers
+            ldc_ir(b, inst, cb["reg"], cb["off"], cb["bank"], n, d, file="UR")
+            ir_spirv.emit(self, b)
+            return
+        for i in range(n):
             b.set_reg(d + i if d != 63 else 63, b.cbank_u32(cb["bank"], cb["off"] + 4 * i, inst), "UR")
         ir_spirv.emit(self, b)
 
