@@ -10,6 +10,13 @@
 - **PMTRIG** (SM86) / ``NOP.TRIG`` (SM53): PTX ``pmevent`` / ``pmevent.mask`` (trigger
   performance-monitor events: PTX ISA "pmevent"; nothing a program can observe).
 
+- **Dynamic local memory** (PTX ``alloca``, ``stacksave``, ``stackrestore``; CUDA's
+  ``__builtin_alloca``): the candidates for GETLMEMBASE / SETLMEMBASE (SM86, SM53) and
+  GETCRSPTR / SETCRSPTR (SM53), but ptxas 12.9 emits none of them: it moves the stack pointer R1
+  itself (``IADD R1, R1, -size`` + ``LOP3 R1, R1, ~(align-1)``; stackrestore a ``MOV R1, Rn``) at
+  -O3 and -O0, in kernels and in recursive functions alike.  The kernels show the translator's
+  local memory follows such a moving R1 (group ``rest_alloca``).
+
 References: plain numpy of what each case computes (uint32 wrap-around).
 """
 
@@ -103,3 +110,76 @@ K(pm_trigger) { int i = TID; if (i < n) { uint32_t x = a[i];
 def _pm_ref(a: np.ndarray) -> np.ndarray:
     x = (a.astype(np.uint64) * 0x9E3779B9 + 7) & 0xFFFFFFFF
     return (x ^ (x >> 13)).astype(np.uint32)
+
+
+def _alloca_dyn_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = []
+    for x in a.astype(np.uint64):
+        m = int(x & 15) + 1
+        buf = [(x * k + int(b[k & 7])) & 0xFFFFFFFF for k in range(m)]
+        s = 0
+        for k in range(m):
+            s = (s + buf[m - 1 - k] * (k + 1)) & 0xFFFFFFFF
+        out.append(s)
+    return np.array(out, np.uint32)
+
+
+def _alloca_loop_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = []
+    for x in a.astype(np.uint64):
+        s = 0
+        for j in range(4):
+            m = int((x >> (4 * j)) & 7) + 2
+            buf = [((x ^ int(b[(j + k) & 7])) + k) & 0xFFFFFFFF for k in range(m)]
+            for k in range(m):
+                s = (s * 31 + buf[(k * 3) % m]) & 0xFFFFFFFF
+        out.append(s)
+    return np.array(out, np.uint32)
+
+
+def define_alloca(case, Inputs) -> None:
+    """Per-thread dynamic local arrays (sizes from the data: every thread's stack pointer moves
+    by its own amount), one of them in a loop that saves and restores the stack pointer."""
+
+    def ins(r):
+        a = r.integers(0, 2**32, N, dtype=np.uint64).astype(np.uint32)
+        b = r.integers(0, 2**32, 8, dtype=np.uint64).astype(np.uint32)
+        return Inputs(a, b, 200, N, np.zeros(N, np.uint32))
+
+    def pad(v: np.ndarray) -> np.ndarray:
+        return np.concatenate([v, np.zeros(N - len(v), np.uint32)])
+
+    case(
+        name="alloca_dyn",
+        style="local",
+        group="rest_alloca",
+        src=r"""
+K(alloca_dyn) { int i = TID; if (i < n) { uint32_t x = a[i], m = (x & 15u) + 1u;
+  uint32_t *buf = (uint32_t *)__builtin_alloca(m * 4u);
+  for (uint32_t k = 0; k < m; k++) buf[k] = x * k + b[k & 7u];
+  uint32_t s = 0;
+  for (uint32_t k = 0; k < m; k++) s += buf[m - 1u - k] * (k + 1u);
+  o[i] = s; } }""",
+        inputs=ins,
+        ref=lambda x: pad(_alloca_dyn_ref(x.a[: x.n], x.b)),
+    )
+    case(
+        name="alloca_loop",
+        style="local",
+        group="rest_alloca",
+        src=r"""
+K(alloca_loop) { int i = TID; if (i < n) { uint32_t x = a[i], s = 0;
+  #pragma unroll 1
+  for (uint32_t j = 0; j < 4; j++) {
+    uint64_t sp;
+    asm volatile("stacksave.u64 %0;" : "=l"(sp));
+    uint32_t m = ((x >> (4u * j)) & 7u) + 2u;
+    uint32_t *buf = (uint32_t *)__builtin_alloca(m * 4u);
+    for (uint32_t k = 0; k < m; k++) buf[k] = (x ^ b[(j + k) & 7u]) + k;
+    for (uint32_t k = 0; k < m; k++) s = s * 31u + buf[(k * 3u) % m];
+    asm volatile("stackrestore.u64 %0;" :: "l"(sp));
+  }
+  o[i] = s; } }""",
+        inputs=ins,
+        ref=lambda x: pad(_alloca_loop_ref(x.a[: x.n], x.b)),
+    )

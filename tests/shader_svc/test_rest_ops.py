@@ -1,0 +1,81 @@
+"""Issue 31, the last untranslated mnemonics (shader-rest): which of them ptxas 12.9 emits for
+PTX we can write (``ptx_probes.py``: compiled for sm_86 and sm_53 at -O3 and -O0, read by
+nvdisasm), and that every mnemonic still without a rule is refused by name — the translator's
+error names the offset, the instruction word and its text.
+
+BRXU, PMTRIG and SM53 NOP.TRIG, which ptxas does emit, are translated and run in the corpus
+(``cuda_corpus_rest.py``, groups ``rest_ctl`` / ``rest_alloca``, through ``test_cuda_corpus.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+import isa_coverage as cov
+import ptx_probes as pp
+
+LIGHT = {"brx_uniform", "pmevent"}  # the probes whose mnemonics are translated now (CI)
+
+
+@pytest.mark.parametrize(
+    "probe", [pytest.param(p, id=p.name, marks=[] if p.name in LIGHT else [pytest.mark.heavy]) for p in pp.PROBES]
+)
+def test_ptxas_emits_no_refused_mnemonic(probe):
+    """ptxas's code for the probe holds the mnemonics it is expected to make (BRXU for a uniform
+    jump table, PMTRIG / NOP.TRIG for pmevent...) and none of those still refused by name."""
+    for isa in probe.isas:
+        for level in pp.LEVELS:
+            ops = pp.opcodes(pp.compile_probe(probe, isa, level), isa)
+            want = probe.emits.get((isa, level), set())
+            assert want <= ops, (isa, level, sorted(want - ops), sorted(ops))
+            bad = pp.mnemonics(ops) & pp.REFUSED[isa]
+            assert not bad, (isa, level, sorted(bad))
+
+
+@pytest.mark.parametrize("isa", (86, 53))
+def test_refused_list_is_the_rows_without_a_rule(isa):
+    """``ptx_probes.REFUSED`` is exactly the set of mnemonics none of whose rows has a lowering
+    rule (isa_coverage's "translated" column '-')."""
+    keys = cov.lowering_keys(isa)
+    ruled = {cov.mnemonic(r) for r in cov.rows(isa) if (r.ir or "") in keys}
+    none = {cov.mnemonic(r) for r in cov.rows(isa)} - ruled
+    assert none == pp.REFUSED[isa]
+    from shader_svc.lower import refused
+
+    assert set(refused.WHY[isa]) == none  # each has its reason in the translator's error
+
+
+def _untranslated(isa: int) -> list:
+    keys = cov.lowering_keys(isa)
+    out, seen = [], set()
+    for r in cov.rows(isa):
+        m = cov.mnemonic(r)
+        if m in pp.REFUSED[isa] and (r.ir or "") not in keys and (m, r.opcode if isa == 86 else r.base) not in seen:
+            seen.add((m, r.opcode if isa == 86 else r.base))
+            out.append(pytest.param(isa, r, id=f"sm{isa}-{m}-{len([x for x in out if x.values[1].mnemonic == r.mnemonic])}"))
+    return out
+
+
+@pytest.mark.parametrize("isa, row", _untranslated(86) + _untranslated(53))
+def test_untranslated_row_refused_naming_offset_word_and_form(isa, row):
+    """Each row of a refused mnemonic, in a program (S2R; the row's reference word; EXIT): the
+    translator's error names the offset, the word and the text nvdisasm would print."""
+    if isa == 86:
+        from shader_svc.sm86 import assemble as asm
+        from shader_svc.sm86 import decode as dec
+        from shader_svc.sm86.to_spirv import TranslateError, translate_compute
+
+        inst = dec.decode(*divmod(cov.seed(86, row), 1 << 64)[::-1], addr=0x10)
+    else:
+        from shader_svc.sm53 import assemble as asm
+        from shader_svc.sm53 import decode as dec
+        from shader_svc.sm53.to_spirv import TranslateError, translate_compute
+
+        inst = dec.decode(row.base)
+    text = inst.text()
+    insts = dec.decode_stream(asm.assemble_program(f"S2R R0, SR_TID.X\n{text}\nEXIT\n"))
+    assert insts[1].text() == text
+    with pytest.raises(TranslateError) as e:
+        translate_compute(insts)
+    msg = str(e.value)
+    assert f"offset {insts[1].addr:#x}" in msg and f"(word {insts[1].word:#x})" in msg and text in msg, msg
+    assert "ptxas 12.9 emits it for no PTX tried" in msg, msg  # the reason (shader_svc/lower/refused.py)
