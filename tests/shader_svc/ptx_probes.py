@@ -43,6 +43,8 @@ class Probe:
     # (isa, level) -> mnemonics (opcode with modifiers, e.g. "BRXU", "NOP.TRIG") expected
     emits: dict = field(default_factory=dict)
     flags: tuple[str, ...] = ()  # extra ptxas flags (-c: relocatable code, calls left to the linker)
+    # ISA -> a piece of ptxas's error where ptxas refuses the PTX for it (cluster PTX: sm_90)
+    refuses: dict = field(default_factory=dict)
 
 
 PROBES = [
@@ -525,6 +527,58 @@ DONE:
     ),
 ]
 
+PROBES += [
+    Probe(
+        "special_regs",
+        "B2R (plain), SETCTAID, GETCRSPTR (activemask, warp / SM ids, shared-memory sizes, bar.warp.sync on a mask)",
+        HEAD
+        + r"""
+.visible .entry k(.param .u64 out, .param .u32 m)
+{
+  .reg .u64 %rd<3>; .reg .u32 %r<10>;
+  ld.param.u64 %rd1, [out];
+  ld.param.u32 %r9, [m];
+  activemask.b32 %r1;
+  mov.u32 %r2, %warpid;
+  mov.u32 %r3, %nwarpid;
+  mov.u32 %r4, %smid;
+  mov.u32 %r5, %lanemask_lt;
+  mov.u64 %rd2, %gridid;
+  bar.warp.sync %r9;
+  mov.u32 %r6, %dynamic_smem_size;
+  mov.u32 %r7, %total_smem_size;
+  mov.u32 %r8, %nsmid;
+  add.u32 %r1, %r1, %r2; add.u32 %r1, %r1, %r3; add.u32 %r1, %r1, %r4; add.u32 %r1, %r1, %r5;
+  add.u32 %r1, %r1, %r6; add.u32 %r1, %r1, %r7; add.u32 %r1, %r1, %r8;
+  st.global.u32 [%rd1], %r1;
+  st.global.u64 [%rd1+8], %rd2;
+  ret;
+}
+""",
+        emits={(86, "O3"): {"VOTE.ANY", "S2R"}, (53, "O3"): {"S2R"}},
+    ),
+    Probe(
+        "cluster",
+        "CSMTEST / SETCTAID (cluster ranks and distributed shared memory)",
+        HEAD
+        + r"""
+.shared .u32 s;
+.visible .entry k(.param .u64 out)
+{
+  .reg .u64 %rd<3>; .reg .u32 %r<3>;
+  ld.param.u64 %rd1, [out];
+  mov.u64 %rd2, s;
+  getctarank.shared::cluster.u64 %r1, %rd2;
+  mov.u32 %r2, %cluster_ctarank;
+  add.u32 %r1, %r1, %r2;
+  st.global.u32 [%rd1], %r1;
+  ret;
+}
+""",
+        refuses={86: "requires .target sm_90 or higher", 53: "requires .target sm_90 or higher"},
+    ),
+]
+
 LEVELS = ("O3", "O0")
 
 
@@ -560,6 +614,9 @@ def mnemonics(ops: set[str]) -> set[str]:
 def main() -> int:
     for p in PROBES:
         for isa in p.isas:
+            if isa in p.refuses:
+                print(f"{p.name:18} sm_{isa}: refused by ptxas ({p.refuses[isa]})")
+                continue
             for level in LEVELS:
                 ops = opcodes(compile_probe(p, isa, level), isa)
                 print(f"{p.name:18} sm_{isa} -{level}: {' '.join(sorted(ops))}")
