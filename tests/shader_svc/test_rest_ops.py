@@ -85,3 +85,17 @@ def test_untranslated_row_refused_naming_offset_word_and_form(isa, row):
     msg = str(e.value)
     assert f"offset {insts[1].addr:#x}" in msg and f"(word {insts[1].word:#x})" in msg and text in msg, msg
     assert "ptxas 12.9 emits it for no PTX tried" in msg, msg  # the reason (shader_svc/lower/refused.py)
+
+
+@pytest.mark.parametrize("isa, mnemonics", [(86, {"ULDC", "BRXU", "PMTRIG"}), (53, {"NOP"})])
+def test_changed_rows_every_bit_flipped(isa, mnemonics):
+    """The rows this work added or changed (SM86 ULDC's indexed form, BRXU, PMTRIG; SM53 NOP
+    with .TRIG and its mask): the reference word, every bit flip and random 2-3-bit mutations
+    print as nvdisasm prints them or are refused, and assemble back."""
+    rows = [r for r in cov.rows(isa) if r.mnemonic in mnemonics]
+    checks = cov.check_rows(isa, rows, multi=40)
+    assert not cov.failures(checks), cov.failures(checks)[:10]
+    if isa == 86:  # the indexed ULDC row decodes its operands, not only the reference word
+        assert max(c.agree for c in checks if c.row.opcode == 0xABB) >= 20
+    else:
+        assert min(c.agree for c in checks) >= 20
