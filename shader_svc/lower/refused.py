@@ -12,6 +12,7 @@ _SEE = " (shader_svc/README.md, 'The last untranslated mnemonics')"
 
 WHY: dict[int, dict[str, str]] = {
     86: {
+        "B2R": "plain B2R (a barrier's state); ptxas makes B2R.RESULT of bar.red / __syncthreads_count, never the plain form",
         "CCTLT": "texture-cache control; ptxas emits CCTL / CCTLL for PTX prefetch, applypriority, discard and "
         "fence.proxy.alias, never CCTLT",
         "CLMAD": "no PTX instruction compiles to it",
@@ -31,6 +32,7 @@ WHY: dict[int, dict[str, str]] = {
         "UCLEA": "ptxas emits none for cvta.const, cvta.param or indexed constant reads",
     },
     53: {
+        "B2R": "plain B2R (a barrier's state); ptxas makes B2R.RESULT of bar.red / __syncthreads_count, never the plain form",
         "CCTLT": "texture-cache control; ptxas emits CCTL / CCTLL for PTX prefetch, never CCTLT",
         "GETCRSPTR": "ptxas keeps the call-return stack itself for calls, recursion, alloca and stacksave",
         "SETCRSPTR": "ptxas keeps the call-return stack itself for calls, recursion, alloca and stackrestore",
