@@ -145,7 +145,8 @@ class ControlFlow(LowerBase):
     def _build(self) -> bytes:
         for ins in self.insts:
             if not self.lowered(ins.row.ir):
-                raise TranslateError(f"{ins.text()} (word {ins.word:#x}): not translated yet", offset=ins.addr)
+                why = self.untranslated_why(ins) if hasattr(self, "untranslated_why") else "not translated yet"
+                raise TranslateError(f"{ins.text()} (word {ins.word:#x}): {why}", offset=ins.addr)
         blocks = self.block_list()
         index = {b[0].addr: i for i, b in enumerate(blocks)}
 

@@ -48,24 +48,25 @@ ENDS = {"BRA", "EXIT", "RET", "RET.ABS", "CALL", "CALL.ABS", "CAL", "JCAL", "SYN
 
 
 def _ldc_bank(ins: Inst) -> int | None:
-    """The constant bank an indexed LDC reads (either ISA's operand name), else None."""
-    if ins.row.ir != "LDC":
+    """The constant bank an indexed LDC (SM86: or ULDC, BRXU's table read) reads (either ISA's
+    operand name), else None."""
+    if ins.row.ir != "LDC" and not (ins.row.ir == "ULDC" and "reg" in ins.ops.get("cb", {})):
         return None
     cb = ins.ops.get("cb") or ins.ops.get("c")
     return None if cb is None else cb.get("bank")
 
 
-def last_writer(insts: list[Inst], at: int, reg: int) -> Inst | None:
-    """The unguarded instruction that last wrote R``reg`` before ``insts[at]`` on the straight
-    line of code leading to it (no branch in between, no branch target after it: every path to
-    ``insts[at]`` ran it); None where there is none or the writer is guarded.  (SM53: a branch
-    to a group's control word enters the instruction after it.)"""
+def last_writer(insts: list[Inst], at: int, reg: int, file: str = "R") -> Inst | None:
+    """The unguarded instruction that last wrote R``reg`` (``file`` "UR": UR``reg``) before
+    ``insts[at]`` on the straight line of code leading to it (no branch in between, no branch
+    target after it: every path to ``insts[at]`` ran it); None where there is none or the writer
+    is guarded.  (SM53: a branch to a group's control word enters the instruction after it.)"""
     entered = {t["target"] + e for i in insts for t in i.ops.values() if isinstance(t, dict) and "target" in t for e in (0, 8)}
     if insts[at].addr in entered:
         return None
     for prev in reversed(insts[:at]):
         d = prev.ops.get("d", {})
-        if d.get("reg") == reg and d.get("file", "R") == "R":
+        if d.get("reg") == reg and d.get("file", "R") == file:
             return prev if prev.pred == 7 and not prev.pred_not else None
         if prev.row.ir in ENDS or prev.addr in entered:  # another path joins here
             return None
@@ -96,16 +97,17 @@ class IndirectBranch(LowerBase):
         it enters (None: no instruction there).  Refused by name where the targets are not
         bounded (module docstring)."""
         ins = insts[at]
-        reg = ins.ops["a"]["reg"]
+        reg, file = ins.ops["a"]["reg"], ins.ops["a"].get("file", "R")  # SM86 BRXU: a uniform register
         if ins.row.ir in ABSOLUTE:
             return self.call_abs_targets(insts, at, entry)
-        prev = last_writer(insts, at, reg)
+        prev = last_writer(insts, at, reg, file)
         bank = _ldc_bank(prev) if prev is not None else None
         data = self._program_bank(bank) if bank is not None else None
         if data is None:
             raise TranslateError(
                 f"{ins.text()} (word {ins.word:#x}): indirect branch whose targets are not bounded "
-                f"(its register R{reg} is not read by an LDC from a constant bank of the program)",
+                f"(its register {file}{reg} is not read by an {'U' if file == 'UR' else ''}LDC from a constant "
+                "bank of the program)",
                 offset=ins.addr,
             )
         k = ins.addr + self.INST_BYTES + self._indirect_off(ins)
@@ -490,7 +492,10 @@ class IndirectBranch(LowerBase):
         """The dispatcher's next block after a taken BRX: ``next + Rt + off`` matched against
         the bounded targets (``block_of(addr)``: the block an address starts); no match: DONE."""
         b = Block()
-        t = b.op("IAdd32", b.get_reg(ins.ops["a"]["reg"]), b.const_u32(ins.addr + self.INST_BYTES + self._indirect_off(ins)))
+        a = ins.ops["a"]
+        t = b.op(
+            "IAdd32", b.get_reg(a["reg"], a.get("file", "R")), b.const_u32(ins.addr + self.INST_BYTES + self._indirect_off(ins))
+        )
         res = b.const_u32(DONE)
         for raw, a in targets:
             res = b.op("Select32", b.op("IEq32", t, b.const_u32(raw)), b.const_u32(block_of(a)), res)

@@ -93,13 +93,15 @@ def shared_ir(b: Block, addr: Value, n: int, reg: int, load: bool) -> None:
             b.emit("StoreShared32", p, b.get_reg(reg + i) if reg != 255 else b.const_u32(0))
 
 
-def ldc_ir(b: Block, inst: Inst, reg: int, off: int, bank: int, n: int, d: int) -> None:
+def ldc_ir(b: Block, inst: Inst, reg: int, off: int, bank: int, n: int, d: int, file: str = "R") -> None:
     """LDC of ``n`` words of constant bank ``bank`` at register ``reg`` + ``off`` into d, d+1...
-    (RZ: read and discarded)."""
-    base = b.get_reg(reg) if reg != 255 else b.const_u32(0)
+    (RZ: read and discarded); ``file`` "UR": SM86 ULDC's indexed form (index and destination
+    uniform registers, URZ = 63)."""
+    zero = 255 if file == "R" else 63
+    base = b.get_reg(reg, file) if reg != zero else b.const_u32(0)
     for k in range(n):
         at = b.op("IAdd32", base, b.const_u32(off + 4 * k))
-        b.set_reg(d + k if d != 255 else 255, b.emit("CBankDynU32", at, bank=bank, inst=inst))
+        b.set_reg(d + k if d != zero else zero, b.emit("CBankDynU32", at, bank=bank, inst=inst), file)
 
 
 def generic_ir(b: Block, inst: Inst, addr: Value, window: Value, n: int, load: bool, reg: int) -> None:

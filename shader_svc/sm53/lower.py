@@ -12,6 +12,7 @@ from typing import Callable
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.ir.spaces import Layout
+from shader_svc.lower import refused
 from shader_svc.lower.base import TranslateError
 from shader_svc.lower.lowering import Lowering
 from shader_svc.sm53 import cbank
@@ -93,7 +94,7 @@ class Lower53(Lowering):
         """Lower one (unguarded part of an) instruction through ``RULES``."""
         name = self.RULES.get(inst.row.ir)
         if name is None:
-            self.bad(inst)
+            self.bad(inst, refused.why(53, inst.row.mnemonic))
         getattr(self, name)(inst)
 
     def dest(self, inst: Inst) -> Callable[[int], None]:
@@ -103,6 +104,10 @@ class Lower53(Lowering):
 
     def lowered(self, ir: str) -> bool:
         return ir in LOWERED
+
+    def untranslated_why(self, inst: Inst) -> str:
+        """Why a row without a rule is refused (``lower/refused.py``)."""
+        return refused.why(53, inst.row.mnemonic)
 
     # --- operands ---------------------------------------------------------------------------
     def put_ir(self, b: Block, inst: Inst, v: Value) -> None:

@@ -522,7 +522,10 @@ for dst, src, rb, cb in (
 
 # --- special registers, control -------------------------------------------------------------
 row("S2R", op(0xF0C8, 16), (D, SReg("sr")), ir="S2R", cls="ctrl")
-row("NOP", op(0x50B0, 16), (), base=0xF << 8, ir="NOP", cls="ctrl")
+# NOP.TRIG n: PTX pmevent / pmevent.mask (shader-rest, ptxas 12.9: 'pmevent 3' -> NOP.TRIG 0x8):
+# TRIG bit 13, the 16-bit mask at 20 (left out while 0: a plain NOP may carry it too, 'NOP 0x8');
+# the condition-code test at 8..12 held at T (nvdisasm 11.8 bit flips)
+row("NOP", op(0x50B0, 16), (Imm("b", 20, 16, "u", hide_zero=True),), (flag("TRIG", 13),), base=0xF << 8, ir="NOP", cls="ctrl")
 CC_T = 0xF  # condition-code test 'always' (bits 0..4)
 row("BRA", op(0xE240, 16), (Target("t"),), base=CC_T, ir="BRA", cls="branch")
 # SSY/PBK/CAL have no guard predicate; CAL's bit 6 clear would print .NOINC

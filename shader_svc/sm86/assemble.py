@@ -226,6 +226,11 @@ def _fields(o, text: str | None, addr: int) -> tuple[list[tuple[int, int, int]],
             raise _NoMatch(text)
         f += [(54, 5, _int(m.group(1))), (40, 14, _int(m.group(2)) // 4)]
         return f, 0
+    if isinstance(o, CBufR) and o.file == "UR":  # c[0x2][UR4], c[0x2][URZ+0x4] (ULDC's indexed form)
+        m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]\[(URZ|UR\d+)(?:\+(-?0x[0-9a-f]+))?\]", text)
+        if not m:
+            raise _NoMatch(text)
+        return [(54, 5, _int(m.group(1))), (24, 6, _regnum(m.group(2), "UR")), (38, 16, _int(m.group(3) or "0"))], 0
     if isinstance(o, CBufR):  # c[0x0][R2+0x10], c[0x0][R2], c[0x0][0x10] (register RZ)
         m = re.fullmatch(r"c\[(0x[0-9a-f]+)\]\[(?:(R\d+)(?:\+(-?0x[0-9a-f]+))?|(-?0x[0-9a-f]+))\]", text)
         if not m:

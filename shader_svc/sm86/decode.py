@@ -169,6 +169,8 @@ def _render_operand(o, v: dict, inst: Inst, neg_sym: str) -> str | None:
             s = (neg_sym if o.neg_sym == "-" else o.neg_sym) + s
         return s
     if isinstance(o, CBufR):
+        if o.file == "UR":  # the uniform index always printed (URZ too)
+            return f"c[{v['bank']:#x}][{reg_name(v['reg'], 'UR')}" + (f"+{hex_signed(v['off'])}]" if v["off"] else "]")
         if v["reg"] == 255:
             return f"c[{v['bank']:#x}][{hex_signed(v['off'])}]"
         return f"c[{v['bank']:#x}][R{v['reg']}" + (f"+{hex_signed(v['off'])}]" if v["off"] else "]")

@@ -116,15 +116,19 @@ class CBuf:
 @dataclass(frozen=True)
 class CBufR:
     """Indexed constant bank operand c[bank][Ra+offset] (LDC): bank bits 54..58, register 24,
-    signed byte offset 38..53; printed c[0x0][R2+0x160] (the register left out while RZ)."""
+    signed byte offset 38..53; printed c[0x0][R2+0x160] (the register left out while RZ).
+    ``file`` "UR" (ULDC's indexed form, shader-rest): a uniform register, 6 bits at 24, always
+    printed ('c[0x2][UR4]', 'c[0x2][URZ+0x4]': nvdisasm 13.5)."""
 
     name: str
+    file: str = "R"
 
     def bits(self) -> list[tuple[int, int]]:
-        return [(54, 5), (24, 8), (38, 16)]
+        return [(54, 5), (24, 8 if self.file == "R" else 6), (38, 16)]
 
     def value(self, w: int, addr: int = 0) -> dict:
-        return {"bank": get(w, 54, 5), "reg": get(w, 24, 8), "off": sext(get(w, 38, 16), 16)}
+        r = get(w, 24, 8) if self.file == "R" else get(w, 24, 6)
+        return {"bank": get(w, 54, 5), "reg": r, "off": sext(get(w, 38, 16), 16), "file": self.file}
 
 
 @dataclass(frozen=True)

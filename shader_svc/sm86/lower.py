@@ -23,6 +23,8 @@ from shader_svc.ir.spaces import Layout
 from shader_svc.isa.operands import SREG_BUILTINS
 from shader_svc.lower.base import ICMP_NAMES, TranslateError
 from shader_svc.lower.lowering import Lowering
+from shader_svc.lower import refused
+from shader_svc.lower.memory import ldc_ir
 from shader_svc.lower.quad_tex import mask_lanes_ir
 from shader_svc.sm86 import cbank
 from shader_svc.sm86.decode import Inst
@@ -92,11 +94,15 @@ class Lower86(Lowering):
     def lowered(self, ir: str) -> bool:
         return ir in LOWERED
 
+    def untranslated_why(self, inst: Inst) -> str:
+        """Why a row without a rule is refused (``lower/refused.py``)."""
+        return refused.why(86, inst.row.mnemonic)
+
     def lower(self, inst: Inst) -> None:
         """Lower one (unguarded part of an) instruction through ``RULES``."""
         name = self.RULES.get(inst.row.ir)
         if name is None:
-            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): not translated yet", offset=inst.addr)
+            raise TranslateError(f"{inst.text()} (word {inst.word:#x}): {refused.why(86, inst.row.mnemonic)}", offset=inst.addr)
         getattr(self, name)(inst)
 
     def dest(self, inst: Inst) -> Callable[[int], None]:
@@ -391,7 +397,12 @@ class Lower86(Lowering):
         d = ops.get("d", {}).get("reg", 255)
         cb = ops["cb"]
         b = Block()
-        for i in range(2 if inst.mods["size"] == 5 else 1):
+        n = 2 if inst.mods["size"] == 5 else 1
+        if "reg" in cb:  # the indexed form c[bank][URa+off] (shader-rest): as LDC's, on uniform registers
+            ldc_ir(b, inst, cb["reg"], cb["off"], cb["bank"], n, d, file="UR")
+            ir_spirv.emit(self, b)
+            return
+        for i in range(n):
             b.set_reg(d + i if d != 63 else 63, b.cbank_u32(cb["bank"], cb["off"] + 4 * i, inst), "UR")
         ir_spirv.emit(self, b)
 

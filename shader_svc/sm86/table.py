@@ -645,6 +645,23 @@ R(
     ]
 )
 R([Row("ULDC", 0xAB9, (UD, CBuf("cb")), (), (Mod("size", 73, 3, ((4, ""), (5, ".64"))),), ir="ULDC", uniform=True)])
+# shader-rest: ULDC's indexed form c[bank][URa+off] (ptxas's read of a uniform jump-table index,
+# before BRXU; nvdisasm 13.5 bit flips: UR 24..29, signed byte offset 38..53, bank 54..58; the
+# size field's other values print .U8 / .INVALID6, held at the reference value)
+R(
+    [
+        Row(
+            "ULDC",
+            0xABB,
+            (UD, CBufR("cb", file="UR")),
+            (),
+            (Mod("size", 73, 3, ((4, ""), (5, ".64"))),),
+            base=1 << 91 | 4 << 73,
+            ir="ULDC",
+            uniform=True,
+        )
+    ]
+)
 AMEM = Mem("addr", wide_bit=91)
 ATOM_MODS = (
     CACHE,
@@ -1671,7 +1688,9 @@ R(
         Row("SETLMEMBASE", 0x3C1, (Reg("a", 24),), cls="mem"),
         Row("LDGDEPBAR", 0x9AF, (), cls="mem", ir="NOP"),  # shader-mma: copies are synchronous (lower_async)
         Row("B2R", 0x31C, (D, Imm("b", 54, 4, "u")), cls="ctrl"),
-        Row("PMTRIG", 0x801, (P87H, Imm("b", 32, 16, "u")), cls="ctrl"),
+        # shader-rest: PTX pmevent / pmevent.mask (ptxas 12.9: 'pmevent 3' -> PMTRIG 0x8): a
+        # performance-monitor trigger, nothing a program observes (PTX ISA "pmevent"): a no-op
+        Row("PMTRIG", 0x801, (P87H, Imm("b", 32, 16, "u")), cls="ctrl", ir="NOP"),
         Row(
             "PIXLD",
             0x925,
@@ -1905,8 +1924,9 @@ R(
 )
 R(
     [
-        Row(m, opc, (P87H, U("a", 24), Imm("rt", 34, 48, "x4")), base=U91, cls="branch")
-        for m, opc in (("BRXU", 0x958), ("JMXU", 0x959))
+        Row(m, opc, (P87H, U("a", 24), Imm("rt", 34, 48, "x4")), base=U91, cls="branch", ir=ir)
+        # shader-rest: BRXU lowered as BRX (lower/indirect.py: its table read by ULDC's indexed form)
+        for m, opc, ir in (("BRXU", 0x958, "BRX"), ("JMXU", 0x959, ""))
     ]
 )
 # FSWZADD's pattern: four 2-bit fields, field k (bits 2k) printing letters 6 - 2k and 7 - 2k:

@@ -473,6 +473,10 @@ import cuda_corpus_assert  # noqa: E402  (shader-assert: device asserts, the row
 
 cuda_corpus_assert.define(case, Inputs)  # shader-assert: assert that holds / fails (the assert runtime)
 cuda_corpus_assert.define_rows(case, Inputs)  # shader-assert: kernels for rows translated but never run
+import cuda_corpus_rest  # noqa: E402  (shader-rest: the last mnemonics some PTX makes ptxas emit)
+
+cuda_corpus_rest.define(case, Inputs)  # shader-rest: BRXU (uniform jump tables), PMTRIG (pmevent)
+cuda_corpus_rest.define_alloca(case, Inputs)  # shader-rest: alloca / stacksave / stackrestore (a moving R1)
 # shader-assert: the kernels' minimum architectures (what CUDA code guards with __CUDA_ARCH__):
 # ptxas refuses their PTX below (match.sync needs sm_70, and nvcc 13's libcu++ barrier uses
 # match and scoped atomics, sm_70 / sm_60), so those ISA pairs are "not applicable", not gaps

@@ -51,6 +51,9 @@ CI_CTL |= {"g2_device_data", "g2_virtual"}  # shader-ctl2: __device__ globals, v
 # cudaErrorAssert naming threads and line), and ptxas's warp-aggregated atomic on a partial warp
 # (VOTEU / VOTE + FLO + POPC, the emulated warp's running lanes): the assert and rows groups
 CI_ASSERT = {"assert_holds", "assert_fails", "row_voteu"}
+# shader-rest (cuda_corpus_rest.py): BRXU (uniform jump tables: ULDC's indexed form), PMTRIG /
+# NOP.TRIG (pmevent), alloca / stacksave / stackrestore (a moving R1): two more NVRTC builds per ISA
+CI_REST = {"brxu_param", "brxu_loop", "pm_trigger", "alloca_dyn", "alloca_loop"}
 
 
 def gaps() -> dict[tuple[int, str, str], str]:
@@ -72,7 +75,7 @@ def _params():
         for opt in ("O3", "G"):
             for c in cc.CASES:
                 ci = (c.name in ISSUE_EIGHT and (opt == "O3" or c.name in CI_G)) or (
-                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA | CI_CTL | CI_VIDEO | CI_ASSERT
+                    opt == "O3" and c.name in CI_MEM | CI_SURF | CI_TEX | CI_U | CI_MMA | CI_CTL | CI_VIDEO | CI_ASSERT | CI_REST
                 )
                 marks = [] if ci else [pytest.mark.heavy]
                 why = GAPS.get((isa, opt, c.name))
