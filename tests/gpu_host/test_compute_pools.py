@@ -68,6 +68,25 @@ BK(cubelb) {
   int i = TID; if (i >= n) return;
   float4 v = texCubemapLayered<float4>(t, DIR, i & 1); OUT(v);
 }
+#define DX make_float4(0.01f, 0.f, 0.f, 0.f), make_float4(0.f, 0.01f, 0.f, 0.f)
+K(cubeg) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v = texCubemapGrad<float4>(t, DIR, DX); OUT(v);
+}
+K(cubelg) {
+  int i = TID; if (i >= n) return;
+  cudaTextureObject_t t = ((const unsigned long long *)b)[0];
+  float4 v = texCubemapLayeredGrad<float4>(t, DIR, i & 1, DX); OUT(v);
+}
+BK(cubegb) {
+  int i = TID; if (i >= n) return;
+  float4 v = texCubemapGrad<float4>(t, DIR, DX); OUT(v);
+}
+BK(cubelgb) {
+  int i = TID; if (i >= n) return;
+  float4 v = texCubemapLayeredGrad<float4>(t, DIR, i & 1, DX); OUT(v);
+}
 K(suq) {
   int i = TID; if (i >= n) return;
   cudaSurfaceObject_t s = ((const unsigned long long *)b)[i & 3];
@@ -89,20 +108,30 @@ K(tex1l) {
   float4 v = tex1DLayered<float4>(t, ((i & 15) + 0.5f) * (1.0f / 16), (i >> 4) % 3); OUT(v);
 }
 """
-BOUND = ("cubeb", "cubelb")
-# the instruction each kernel must contain, per ISA (read off ptxas 13 sm_86 / 12.9 sm_53)
+BOUND = ("cubeb", "cubelb", "cubegb", "cubelgb")
+CUBES = ["cube", "cubel", "cubeb", "cubelb", "cubeg", "cubelg", "cubegb", "cubelgb"]
+# the instruction each kernel must contain at -O3, per ISA (read off ptxas 13 sm_86 / 12.9 sm_53);
+# the gradient forms are ptxas's quad loop of TEX.NDV (shader_svc/lower/quad_tex.py)
 FORMS = {
     86: {
         "cube": r"TEX\.B\.LL .*\bCUBE\b",
         "cubel": r"TEX\.B\.LL .*ARRAY_CUBE",
         "cubeb": r"TEX\.SCR\.LL .*\bCUBE\b",
         "cubelb": r"TEX\.LL .*ARRAY_CUBE",
+        "cubeg": r"TEX\.SCR\.B\.NDV .*\bCUBE\b",
+        "cubelg": r"TEX\.B\.NDV .*ARRAY_CUBE",
+        "cubegb": r"TEX\.SCR\.NDV .*\bCUBE\b",
+        "cubelgb": r"TEX\.SCR\.NDV .*ARRAY_CUBE",  # (bound .SCR: refused before gpu-pools)
     },
     53: {
         "cube": r"TEX\.B\.P .*\bCUBE\b",
         "cubel": r"TEX\.B\.P .*ARRAY_CUBE",
         "cubeb": r"TEXS\.P .*\bCUBE\b",
         "cubelb": r"TEX\.P .*ARRAY_CUBE",
+        "cubeg": r"TEX\.B\.NDV\.P .*\bCUBE\b",
+        "cubelg": r"TEX\.B\.NDV\.P .*ARRAY_CUBE",
+        "cubegb": r"TEX\.NDV\.P .*\bCUBE\b",
+        "cubelgb": r"TEX\.NDV\.P .*ARRAY_CUBE",  # (bound: refused before gpu-pools)
     },
 }
 
@@ -114,7 +143,9 @@ def built():
     import nvtools
 
     try:
-        return {isa: cuda_build.build(cuda_corpus.HEADER + SRC, isa, "O3") for isa in (86, 53)}
+        out = {isa: cuda_build.build(cuda_corpus.HEADER + SRC, isa, "O3") for isa in (86, 53)}
+        out.update({(isa, "G"): cuda_build.build(cuda_corpus.HEADER + SRC, isa, "G") for isa in (86, 53)})
+        return out
     except (cuda_build.NoCompiler, nvtools.ToolUnavailable) as e:
         pytest.skip(f"LOUD SKIP: no CUDA compiler/ptxas from PyPI: {e}")
 
@@ -212,26 +243,29 @@ def want_words(px: np.ndarray) -> np.ndarray:
     return (px[:, 0] - np.float32(2) * px[:, 3]).astype(np.float32).view(np.uint32)
 
 
+@pytest.mark.parametrize("opt", ["O3", "G"])
 @pytest.mark.parametrize("isa", [86, 53])
-@pytest.mark.parametrize("name", ["cube", "cubel", "cubeb", "cubelb"])
-def test_kernel_samples_a_cube_or_cube_array_of_its_pool(env, built, name, isa):
-    """texCubemap / texCubemapLayered in a kernel read the registered cube (cube array) through
-    the cube (cube array) pool, set 1 binding 9 (10).  Before, the translation refused TEX CUBE in
-    a kernel ("kernels have no cube pool") and the GPU process bound no cube pool, and a POOLS
-    packet naming a cube was dropped."""
+@pytest.mark.parametrize("name", CUBES)
+def test_kernel_samples_a_cube_or_cube_array_of_its_pool(env, built, name, isa, opt):
+    """texCubemap / texCubemapLayered (and their Grad forms, ptxas's quad loop; gradients of 0.01:
+    level 0) in a kernel read the registered cube (cube array) through the cube (cube array) pool,
+    set 1 binding 9 (10).  Before, the translation refused TEX CUBE in a kernel ("kernels have no
+    cube pool") and a bound TEX.NDV on a cube array, the GPU process bound no cube pool, and a
+    POOLS packet naming a cube was dropped."""
     import re
 
-    k = built[isa][name]
+    k = built[isa if opt == "O3" else (isa, opt)][name]
     text = disassembly(k, isa)
-    assert re.search(FORMS[isa][name], text), text
+    if opt == "O3":
+        assert re.search(FORMS[isa][name], text), text
     array = name.startswith("cubel")
-    prog = 900 + 10 * (isa == 53) + ["cube", "cubel", "cubeb", "cubelb"].index(name)
+    prog = 900 + 20 * (isa == 53) + 40 * (opt == "G") + CUBES.index(name)
     spv = translated(k, isa)
     env.client.register(ProgramDesc(prog, spv, b""))
     r = np.random.default_rng(len(name) + isa)
     cubes = 2 if array else 1
     texels = (r.integers(-1000, 1000, (6 * cubes, S, S, 4)) / 8).astype(np.float32)
-    tid, did = 930 + prog % 100, 960 + prog % 100
+    tid, did = 1400 + prog, 1500 + prog
     env.pool.write(TEX_OFF, texels.tobytes())  # pitch-linear faces, one after another
     env.client.register(
         TextureDesc(tid, 1, TEX_OFF, S, S, "RGBA32F", block_linear=False, pitch=S * 16, layers=6 * cubes, cube=True)
