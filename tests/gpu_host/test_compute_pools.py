@@ -369,3 +369,46 @@ def test_1d_textures_are_w_by_1_entries_of_the_2d_pools(env, built, isa):
         pool[TEX_SLOT] = tid
         got = dispatch(env, k, prog, isa, pool, b"\0" * 64, handle)
         assert np.array_equal(got, want_words(px)), (name, got[:4])
+
+
+@pytest.mark.parametrize("isa", [86, 53])
+def test_nvn_front_end_registers_a_sampled_1d_texture_a_kernel_samples(env, built, isa, monkeypatch):
+    """nvnTextureInitialize with NVN_TEXTURE_TARGET_1D (our nvn.h), width 16, height 1, linear,
+    without the render-target flag (refused before: a 1D texture was only a compute surface):
+    the front end registers a 16 x 1 texture (not a 1D surface), nvnTexturePoolRegisterTexture's
+    entry goes into the POOLS packet the front end records before the dispatch, and the kernel's
+    tex1D / tex1DLod / tex1Dfetch read its texels through the 2D pool."""
+    from cpu_host.horizon.hle.nvn.objects import Sampler
+    from cpu_host.horizon.hle.nvn.tables import FLAG_LINEAR, TARGET_1D
+    from test_compute_dispatch import Guest, record_dispatch, targets
+
+    slot = 3
+    g = Guest(env, monkeypatch)
+    s = g.svc
+    k = built[isa]["tex1"]
+    prog = g.program(16, isa, k.code, k.cbank0_size)
+    line = (np.random.default_rng(isa + 7).integers(-1000, 1000, (W1, 4)) / 8).astype(np.float32)
+    off = 0x700000
+    g.mem[20] = 1  # the front end's memory pool object (pool 1)
+    builder = g.at(21)
+    s.builders[builder] = {"format": 7, "width": W1, "height": 1, "flags": FLAG_LINEAR, "target": TARGET_1D}
+    s.builders[builder].update(pool=g.at(20), offset=off)
+    assert g.call(s.texture_storage_size, builder) == W1 * 16
+    g.call(s.texture_initialize, g.at(22), builder)
+    tex = s.objects[int(g.mem[22])]
+    assert tex.one_dim and tex.height == 1
+    env.pool.write(off, line.tobytes())
+    s.texture_slots[slot] = tex
+    s.sampler_slots[SAMPLER_SLOT] = Sampler(62, False, False)
+    surf, _ = targets(env, 14)
+    env.pool.write(B_OFF, struct.pack("<Q", SAMPLER_SLOT << 20 | slot).ljust(64, b"\0"))
+    env.pool.write(O_OFF, bytes(4 * N))
+    env.pool.write(PAR_OFF, struct.pack("<QQQi", 0xA, 0xB, 0xC, N))
+    cmds = record_dispatch(g, prog, surf, O_OFF)
+    pools = [c for c in cmds if c[0] == P.OP_POOLS]
+    assert pools and pools[-1][1][slot] == tex.id
+    before = env.client.dropped()
+    env.client.wait(env.client.submit(cmds))
+    assert env.client.dropped() == before, gpu_log(env.dir)[-2000:]
+    got = np.frombuffer(bytes(env.pool.mm[O_OFF : O_OFF + 4 * N]), np.uint32)
+    assert np.array_equal(got, want_words(line[np.arange(N) & 15])), got[:4]
