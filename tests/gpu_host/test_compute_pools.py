@@ -412,3 +412,26 @@ def test_nvn_front_end_registers_a_sampled_1d_texture_a_kernel_samples(env, buil
     assert env.client.dropped() == before, gpu_log(env.dir)[-2000:]
     got = np.frombuffer(bytes(env.pool.mm[O_OFF : O_OFF + 4 * N]), np.uint32)
     assert np.array_equal(got, want_words(line[np.arange(N) & 15])), got[:4]
+
+
+def test_cube_array_pool_refused_by_name_where_the_device_lacks_image_cube_array(built):
+    """A device without imageCubeArray cannot make the cube array pool's CUBE_ARRAY views, so the
+    GPU process leaves binding 10 out of its layout (``Compute.dim_pools``) and a kernel declaring
+    it is refused at registration naming the program, the pool and its binding (before any
+    Vulkan object is made; the device here is a stand-in: lavapipe has the feature)."""
+    from types import SimpleNamespace
+
+    from gpu_host.compute import TEXTURE_DIM_POOLS, Compute
+    from gpu_host.objects import ObjectError
+
+    comp = Compute.__new__(Compute)
+    limits = SimpleNamespace(maxComputeWorkGroupSize=[1024] * 3, maxComputeWorkGroupInvocations=1024)
+    comp.dev = SimpleNamespace(buffer_device_address=True, limits=limits, name="a device without imageCubeArray")
+    comp.dim_pools = {k: v for k, v in TEXTURE_DIM_POOLS.items() if k != "cube_array"}
+    for isa in (86, 53):
+        with pytest.raises(
+            ObjectError,
+            match=r"compute program 77: samples the CUBE ARRAY texture pool \(set 1 binding 10\), which a device "
+            r"without imageCubeArray cannot bind: a cube array view needs the imageCubeArray feature",
+        ):
+            comp.register(None, 77, translated(built[isa]["cubel"], isa))
