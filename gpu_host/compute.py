@@ -46,6 +46,7 @@ layout it reads, shader_svc/sm86/cbank.py, shader_svc/sm53/cbank.py).
 
 from __future__ import annotations
 
+import logging
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -59,30 +60,22 @@ from gpu_host.objects import ObjectError, Objects
 from gpu_host.spirv_reflect import POOL_SAMPLERS, POOL_TEXTURES
 from gpu_host.validate import Plan, SubmissionError
 from gpu_host.vkdevice import full_barrier
+from nxrecomp.common import kernel_pools as KP
 
-BANK_BINDING = (0, 0)  # constant bank 0: a storage buffer
-SURFACE_BINDING = (1, 2)  # the 2D surface pool (shader_svc/lower/surface.py BINDINGS, dim 3)
-SURFACE_ARRAY_BINDING = (1, 5)  # the 2D array surface pool (BINDINGS, dim 4: .2D_ARRAY)
-SURFACE_3D_BINDING = (1, 6)  # the 3D surface pool (BINDINGS, dim 5: .3D)
-SURFACE_1D_BINDING = (1, 3)  # the 1D surface pool (BINDINGS, dim 0: .1D)
-SURFACE_1D_ARRAY_BINDING = (1, 4)  # the 1D array surface pool (BINDINGS, dim 2: .1D_ARRAY)
-# OpTypeImage's (Dim, Arrayed, Sampled) each surface pool's storage images have (Dim 0: 1D,
-# 1: 2D, 2: 3D; Sampled 2: read/written without a sampler)
-STORAGE_2D, STORAGE_2D_ARRAY, STORAGE_3D = (1, 0, 2), (1, 1, 2), (2, 0, 2)
-STORAGE_1D, STORAGE_1D_ARRAY = (0, 0, 2), (0, 1, 2)
-# pool name -> (binding, storage image kind, what an error calls it), in the order set 1 declares them
-SURFACE_POOLS = {
-    "2d": (SURFACE_BINDING, STORAGE_2D, "the 2D surface pool"),
-    "1d": (SURFACE_1D_BINDING, STORAGE_1D, "the 1D surface pool"),
-    "1d_array": (SURFACE_1D_ARRAY_BINDING, STORAGE_1D_ARRAY, "the 1D array surface pool"),
-    "2d_array": (SURFACE_ARRAY_BINDING, STORAGE_2D_ARRAY, "the 2D array surface pool"),
-    "3d": (SURFACE_3D_BINDING, STORAGE_3D, "the 3D surface pool"),
-}
+log = logging.getLogger("gpu_host.compute")
+BANK_BINDING = KP.BANK  # constant bank 0: a storage buffer
+# gpu-pools: every number below is nxrecomp/common/kernel_pools.py's, the table the shader service
+# declares its kernels' bindings from.
+# pool name -> ((set, binding), the (Dim, Arrayed, Sampled) of its storage images, what an error
+# calls it): the surface pools
+SURFACE_POOLS = {k: ((KP.POOL_SET, b), KP.IMAGE_TYPES[b], KP.pool_name(b)) for k, b in KP.SURFACE_BINDINGS.items()}
+SURFACE_BINDING = SURFACE_POOLS["2d"][0]
 SURFACE_PAIRS = frozenset(b for b, _, _ in SURFACE_POOLS.values())
-# gfx-layers: the sampled-image pools of 2D array and 3D textures (shader_svc/lower/texture.py
-# TEXTURE_POOL_2D_ARRAY / _3D), entry k the POOLS packet's texture k where it has that view kind
-# (a dummy of the kind elsewhere); (Dim, Arrayed, Sampled) each declares
-TEXTURE_DIM_POOLS = {"2d_array": ((1, 7), (1, 1, 1)), "3d": ((1, 8), (2, 0, 1))}
+# gfx-layers: the sampled-image pools of the view kinds other than 2D (2D array, 3D; gpu-pools: cube,
+# cube array), entry k the POOLS packet's texture k where it has that view kind (a dummy of the kind
+# elsewhere): view kind -> ((set, binding), the (Dim, Arrayed, Sampled) it declares).  The cube
+# array pool is bound only where the device has imageCubeArray (``Compute.dim_pools``).
+TEXTURE_DIM_POOLS = {k: ((KP.POOL_SET, b), KP.IMAGE_TYPES[b]) for k, b in KP.TEXTURE_BINDINGS.items() if k != "2d"}
 BANK_ALIGN = 256  # offsets of banks in their buffer: >= any minStorageBufferOffsetAlignment
 EMPTY = P.EMPTY
 EMPTY_POOLS = ((EMPTY,) * POOL_TEXTURES, (EMPTY,) * POOL_SAMPLERS)  # no POOLS packet in force
@@ -115,14 +108,20 @@ class Compute:
         self.dev = dev
         d = dev.device
         self.dsl0 = dev.set_layout([(0, vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1)], vk.VK_SHADER_STAGE_COMPUTE_BIT)
-        # set 1: the texture pool (binding 0, sampled images), the sampler pool (binding 1) and
-        # the 2D, 1D, 1D array, 2D array and 3D surface pools (bindings 2..6), as the shader
-        # service declares them
+        # the texture pools of the other view kinds this device can bind: a CUBE_ARRAY view needs
+        # the imageCubeArray feature (Vulkan 1.3, VkImageViewCreateInfo's valid usage), so without
+        # it the cube array pool is absent and a program declaring it is refused at registration
+        self.dim_pools = {
+            k: v for k, v in TEXTURE_DIM_POOLS.items() if k != "cube_array" or "imageCubeArray" in dev.image_features
+        }
+        # set 1: the 2D texture pool (binding 0, sampled images), the sampler pool (binding 1), the
+        # 2D, 1D, 1D array, 2D array and 3D surface pools (bindings 2..6) and the 2D array, 3D,
+        # cube and cube array texture pools (7..10), as the shader service declares them
         set1 = (
-            (0, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES),
-            (1, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS),
+            (KP.TEXTURE_BINDINGS["2d"], vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES),
+            (KP.SAMPLER_BINDING, vk.VK_DESCRIPTOR_TYPE_SAMPLER, POOL_SAMPLERS),
             *((b[1], vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, P.COMPUTE_SURFACE_SLOTS) for b, _, _ in SURFACE_POOLS.values()),
-            *((b[1], vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES) for b, _ in TEXTURE_DIM_POOLS.values()),
+            *((b[1], vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, POOL_TEXTURES) for b, _ in self.dim_pools.values()),
         )
         self.dsl1 = dev.set_layout(set1, vk.VK_SHADER_STAGE_COMPUTE_BIT)
         self.layout = vk.vkCreatePipelineLayout(
@@ -165,13 +164,18 @@ class Compute:
                 raise ObjectError(
                     f"{what}: uses descriptor set {s} binding {b}; the GPU process binds constant bank 0 "
                     "(set 0 binding 0), the texture and sampler pools (set 1 bindings 0, 1), the 2D, 1D, "
-                    "1D array, 2D array and 3D surface pools (set 1 bindings 2..6) and the 2D array and 3D "
-                    "texture pools (set 1 bindings 7, 8) to compute programs"
+                    "1D array, 2D array and 3D surface pools (set 1 bindings 2..6) and the 2D array, 3D, "
+                    "cube and cube array texture pools (set 1 bindings 7..10) to compute programs"
                 )
+            if (s, b) in POOL_BINDINGS and (s, b) != (KP.POOL_SET, KP.SAMPLER_BINDING):
+                kind = next(k for k, v in KP.TEXTURE_BINDINGS.items() if (KP.POOL_SET, v) == (s, b))
+                if kind != "2d" and kind not in self.dim_pools:
+                    raise ObjectError(
+                        f"{what}: samples {KP.pool_name(b)} (set {s} binding {b}), which {self.dev.name} cannot "
+                        "bind: a cube array view needs the imageCubeArray feature, which it lacks"
+                    )
         kinds = image_kinds(code)
-        dim_pools = (
-            (pair, want, f"the {k.replace('_', ' ').upper()} texture pool") for k, (pair, want) in TEXTURE_DIM_POOLS.items()
-        )
+        dim_pools = ((pair, want, KP.pool_name(pair[1])) for pair, want in TEXTURE_DIM_POOLS.values())
         for pair, want, name in (*SURFACE_POOLS.values(), *dim_pools):
             if pair in pairs and kinds.get(pair) != want:
                 raise ObjectError(
@@ -220,7 +224,7 @@ class Compute:
                         type=vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, descriptorCount=len(SURFACE_POOLS) * n * P.COMPUTE_SURFACE_SLOTS
                     ),
                     vk.VkDescriptorPoolSize(
-                        type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=(1 + len(TEXTURE_DIM_POOLS)) * n * POOL_TEXTURES
+                        type=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=(1 + len(self.dim_pools)) * n * POOL_TEXTURES
                     ),
                     vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=n * POOL_SAMPLERS),
                 ],
@@ -440,7 +444,10 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
             views.append(tw.view if name == kind else dummies[name].view)
     general = vk.VK_IMAGE_LAYOUT_GENERAL
     # every binding of the layout written (lavapipe reads unwritten ones); unread pools: empty entries
-    writes = pool_writes(rp, objs, ds1, rec.pools if prog.pools else EMPTY_POOLS, dims=True)
+    pools_now = rec.pools if prog.pools else EMPTY_POOLS
+    if prog.pools:
+        pools_now = surface_headers(rec, pools_now, st.surfaces)
+    writes = pool_writes(rp, objs, ds1, pools_now, dims=comp.dim_pools)
     writes.append(
         vk.VkWriteDescriptorSet(
             dstSet=ds0,
@@ -488,15 +495,49 @@ def _dispatch(rec: Any, i: int, cmd: tuple) -> None:
     rec.res.dispatches = getattr(rec.res, "dispatches", 0) + 1
 
 
-def pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple, dims: bool = False) -> list:
+def surface_headers(rec: Any, pools: tuple, surfaces: dict[int, int]) -> tuple:
+    """The POOLS entries a kernel reads with each bound surface also its texture-pool entry
+    (gpu-pools): PTX ``suq.width`` / ``.height`` on a surface object compile to TXQ on the texture
+    header pool (NVIDIA has one header pool, so a surface's handle names a texture header too), and
+    the translation's surface handle k is COMPUTE_SURFACE slot k, so the surface at slot k is
+    texture-pool entry k, which TXQ reads its size from.  Where the POOLS packet already names a
+    texture at entry k, that texture stays (a kernel's texture handles keep their meaning; TXQ on
+    the surface handle then reads that texture's size: logged once per pair)."""
+    textures = list(pools[0])
+    for k, tid in sorted(surfaces.items()):
+        if tid == EMPTY or k >= len(textures):
+            continue
+        if textures[k] == EMPTY:
+            textures[k] = tid
+        elif textures[k] != tid:
+            seen = rec.rp.compute.__dict__.setdefault("header_clashes", set())
+            if (k, textures[k], tid) not in seen:
+                seen.add((k, textures[k], tid))
+                log.warning(
+                    "dispatch: surface slot %d (texture %d) is also texture-pool entry %d, which the POOLS packet "
+                    "gives texture %d: TXQ (suq) on the surface reads texture %d's size",
+                    k,
+                    tid,
+                    k,
+                    textures[k],
+                    textures[k],
+                )
+    return (tuple(textures), pools[1])
+
+
+def pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple, dims: dict | None = None) -> list:
     """Set 1 bindings 0 and 1 from the POOLS packet in force (the graphics path's set 1 and a
     kernel's alike): every entry written, since the shader's handle may name any; an empty
     texture entry is the 1x1 dummy image, an empty sampler one nearest and clamped.
     Validation (validate.plan, POOLS) has checked the ids and queued the textures' uploads.
-    A 2D array or 3D texture (gfx-layers) is an entry of the pool of its kind, set 1 binding 7 or 8
-    (``dims``: a kernel's set; the graphics set has bindings 0 and 1 only), the dummy elsewhere."""
+    A 2D array, 3D, cube or cube array texture (gfx-layers, gpu-pools) is an entry of the pool of
+    its kind (``dims``: a kernel's set, ``Compute.dim_pools``: kind -> (set 1 binding, ...); the
+    graphics set has bindings 0 and 1 only), the dummy of that kind elsewhere.  A 1D texture is a
+    W x 1 2D texture (a 1D array a 2D array of W x 1 layers): an entry of the 2D (2D array) pool,
+    as the translation samples it (kernel_pools.TEXTURE_VIEW_POOL)."""
     general = vk.VK_IMAGE_LAYOUT_GENERAL
-    kinds = {"2d": [], **{k: [] for k in TEXTURE_DIM_POOLS}}
+    dims = dims or {}
+    kinds = {"2d": [], **{k: [] for k in dims}}
     for tid in pools[0]:
         t = None if tid == EMPTY else objs.textures[tid]
         for kind, views in kinds.items():
@@ -522,8 +563,7 @@ def pool_writes(rp: Any, objs: Objects, ds: Any, pools: tuple, dims: bool = Fals
             descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
             pImageInfo=kinds[kind],
         )
-        for kind, (binding, _) in TEXTURE_DIM_POOLS.items()
-        if dims
+        for kind, (binding, _) in dims.items()
     ]
     return extra + [
         vk.VkWriteDescriptorSet(

@@ -6,22 +6,26 @@ pairs it declares, which say what a dispatch must bind (gpu_host/compute.py; PRO
 Sources of facts: the SPIR-V 1.6 specification (the module's header of five words; OpEntryPoint
 15, OpExecutionMode 16 with LocalSize 17, OpDecorate 71 with Binding 33 and DescriptorSet 34;
 execution model GLCompute 5; OpVariable 59, OpTypePointer 32, OpTypeArray 28, OpTypeImage 25 with
-its Dim (0: 1D, 1: 2D, 2: 3D), Arrayed and Sampled (2: a storage image) operands); the bindings are the shader service's (shader_svc/lower/texture.py,
-shader_svc/lower/surface.py)."""
+its Dim (0: 1D, 1: 2D, 2: 3D, 3: Cube), Arrayed and Sampled (2: a storage image) operands); the
+bindings are nxrecomp/common/kernel_pools.py's, which the shader service declares."""
 
 from __future__ import annotations
 
 import struct
 
 from gpu_host.objects import ObjectError
+from nxrecomp.common import kernel_pools
 
 SPIRV_MAGIC = 0x07230203
 OP_ENTRY_POINT, OP_EXECUTION_MODE, OP_DECORATE = 15, 16, 71
 OP_TYPE_IMAGE, OP_TYPE_ARRAY, OP_TYPE_POINTER, OP_VARIABLE = 25, 28, 32, 59
 MODEL_GLCOMPUTE, MODE_LOCAL_SIZE = 5, 17
 DEC_BINDING, DEC_SET = 33, 34
-# set 1, bindings 0 and 1: the kernel texture and sampler pools (shader_svc TEXTURE_POOL / SAMPLER_POOL)
-POOL_BINDINGS = frozenset({(1, 0), (1, 1), (1, 7), (1, 8)})  # 2D textures, samplers, 2D array and 3D textures
+# set 1: the kernel texture pools (one per view kind: 2D, 2D array, 3D, cube, cube array) and the
+# sampler pool (nxrecomp/common/kernel_pools.py, the numbering the shader service declares)
+POOL_BINDINGS = frozenset(
+    {(kernel_pools.POOL_SET, b) for b in (*kernel_pools.TEXTURE_BINDINGS.values(), kernel_pools.SAMPLER_BINDING)}
+)
 
 
 def reads_pools(code: bytes) -> bool:

@@ -303,10 +303,11 @@ def plan(seq: int, commands: list[tuple], objects: Objects) -> Plan:
                 t = objects.textures.get(tid)
                 if t is None:
                     raise SubmissionError(f"{where}: field textures[{j}] = {tid} is not a registered texture")
-                if t.view_kind not in ("2d", "2d_array", "3d"):  # 2D array and 3D: kernels' pools (gfx-layers)
+                if t.view_kind not in ("2d", "2d_array", "3d", "cube", "cube_array"):
+                    # 2D array, 3D (gfx-layers), cube and cube array (gpu-pools): kernels' pools
                     raise SubmissionError(
                         f"{where}: field textures[{j}] = {tid} is a {t.view_kind} texture; the texture pool holds "
-                        "2D, 2D array and 3D textures"
+                        "2D, 2D array, 3D, cube and cube array textures"
                     )
                 if t.samples > 1:
                     raise SubmissionError(

@@ -635,3 +635,8 @@ OPS.update({d.name: d for d in (OpDef("BindlessFetchClamp", TEXEL, (U32,) * 5, (
 #   layer unused): the virtual quad's TEX.NDV of ptxas's tex3DGrad / texCubemapGrad loop
 #   (lower/quad_tex.py); pure (ir/optimize.py).
 OPS.update({d.name: d for d in (OpDef("BindlessSampleGrad3", TEXEL, (U32,) * 11, ("dim",)),)})
+# - ``BindlessSampleCube`` (handle, x, y, z, layer, level) (gpu-pools): a kernel's TEX on a cube
+#   (``array`` 0: the direction x, y, z f32, the layer unused) or cube array (``array`` 1: the
+#   layer a u32) texture of the cube / cube array pool (set 1 binding 9 / 10); ``lod`` as
+#   ``BindlessSample``'s (3: the f32 level, else level 0).
+OPS.update({d.name: d for d in (OpDef("BindlessSampleCube", TEXEL, (U32,) * 6, ("lod", "array")),)})

@@ -412,6 +412,7 @@ LOWER.update({"BindlessFetchDim": lambda lw, o, a: lw.bindless_fetch_dim(o.attrs
 LOWER.update({"BindlessSampleGradArray": lambda lw, o, a: lw.bindless_sample_grad_array(*a)})
 LOWER.update({"BindlessFetchClamp": lambda lw, o, a: lw.bindless_fetch_clamp(o.attrs["dim"], *a)})  # shader-tex
 LOWER.update({"BindlessSampleGrad3": lambda lw, o, a: lw.bindless_sample_grad3(o.attrs["dim"], *a)})  # shader-ndv
+LOWER.update({"BindlessSampleCube": lambda lw, o, a: lw.bindless_sample_cube(o.attrs["array"], o.attrs["lod"], *a)})  # gpu-pools
 
 
 # --- generic accesses whose space ir/spaces.py proved (the operation's ``proven`` attribute) ---

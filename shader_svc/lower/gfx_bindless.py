@@ -12,17 +12,19 @@ from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.lower.lowering import Lowering
 from shader_svc.lower.texel_words import set_texel_words
+from nxrecomp.common import kernel_pools
 from shader_svc.request import FEATURES
 
 # Bindless textures: a handle register packs the texture (TIC) index in bits 0..19 and the sampler
 # (TSC) index in bits 20..31 (public facts: Maxwell/NVN handles as nouveau and Ryujinx read them).
 # The guest's pools become two descriptor arrays in a set of their own, which the GPU process
 # fills from the guest's texture and sampler pools (index i of the array = pool entry i).
-POOL_SET = 1
+# (gpu-pools: the numbers are nxrecomp/common/kernel_pools.py's, shared with the GPU process)
+POOL_SET = kernel_pools.POOL_SET
 
-TEXTURE_POOL = 16  # set 1, binding 0: sampled images (2D float), pool entries 0..15
+TEXTURE_POOL = kernel_pools.TEXTURE_POOL  # set 1, binding 0: sampled images (2D float), pool entries 0..15
 
-SAMPLER_POOL = 4  # set 1, binding 1: samplers, pool entries 0..3
+SAMPLER_POOL = kernel_pools.SAMPLER_POOL  # set 1, binding 1: samplers, pool entries 0..3
 
 HANDLE_TEXTURE_BITS = 20
 

@@ -51,9 +51,9 @@ reads a tracked register and is pure arithmetic is also evaluated again on each 
 TEX.NDV).  Refused
 by name: a SHFL in a region with a register lane or another mask/clamp, a tracked register
 read through a negated operand, TEX.NDV outside a region or with coordinates the region did not
-build, a LOD mode other than implicit, a bound cube array (not seen; cube textures are the
-cube pool's, set 1 binding 9, cube arrays the cube array pool's, binding 10:
-``texture.TEXTURE_POOL_CUBE``, ``TEXTURE_POOL_CUBE_ARRAY``), a predicated
+build, a LOD mode other than implicit, an SM86 cube array bound without .SCR or .B with it
+(not seen; cube textures are the cube pool's, set 1 binding 9, cube arrays the cube array
+pool's, binding 10: ``texture.TEXTURE_POOL_CUBE``, ``TEXTURE_POOL_CUBE_ARRAY``), a predicated
 SHFL / FSWZADD / TEX.NDV in a region, SM86 BMOV of a thread-state register other than this
 bracket.  The tracked values are IR values of the straight line: a branch target or a branch
 ends them (``QuadState.lanes`` cleared), as does any write of the register."""
@@ -324,9 +324,17 @@ class QuadTex:
         bindless = inst.row.ir.endswith(".B")
         sym = ops["dim"]["sym"]
         dim = ({2: "3d", 3: "cube", 7: "cube_array"} if self.QUAD_ISA == 86 else {4: "3d", 6: "cube", 7: "cube_array"}).get(sym)
-        ur_scr = "ur" in ops and mods.get("SCR")
-        if dim == "cube_array" and not (bindless and not mods.get("SCR")) and not ur_scr:
-            _refuse(inst, "TEX.NDV on a cube array texture other than .B or .SCR with a uniform-register handle")
+        # a cube array's .SCR split (SM86): with a uniform-register handle (ptxas 12.9) or a bound
+        # one (gpu-pools: nvcc 13's bound texCubemapLayeredGrad, ``TEX.SCR.NDV RZ, R10, R2, R10,
+        # 0x0, 0x5a, ARRAY_CUBE``): Ra = (layer, x), Rb = (y, z)
+        ur_scr = mods.get("SCR") and ("ur" in ops or not bindless)
+        # the unsplit form, Ra = (layer, x, y, z): SM86 .B, SM53 .B or bound (gpu-pools: ptxas 12.9's
+        # bound ``TEX.NDV.P R6, R4, 0x52, ARRAY_CUBE``)
+        whole = not mods.get("SCR") and (bindless or self.QUAD_ISA == 53)
+        if dim == "cube_array" and not whole and not ur_scr:
+            _refuse(
+                inst, "TEX.NDV on a cube array texture other than .B, SM53 bound or .SCR with a bound or uniform-register handle"
+            )
         if dim is None:
             _refuse(inst, "TEX.NDV on this dimension")
         if mods.get("lod", 0) != 0 or mods.get("DC") or mods.get("AOFFI") or mods.get("LC"):
@@ -342,7 +350,7 @@ class QuadTex:
         if dim == "cube_array" and ur_scr:  # (ptxas 12.9 sm_86) Ra = (layer, x), Rb = (y, z)
             self._ndv_layer = reg(a, 0)
             coords, hreg = [reg(a, 1), reg(b, 0), reg(b, 1)], None
-        elif dim == "cube_array":  # (both ISAs, .B) Ra = (layer, x, y, z), Rb = the handle
+        elif dim == "cube_array":  # (both ISAs, .B; SM53 bound) Ra = (layer, x, y, z), Rb = the handle (.B)
             self._ndv_layer = reg(a, 0)
             coords, hreg = [reg(a, 1), reg(a, 2), reg(a, 3)], b
         elif self.QUAD_ISA == 86 and (mods.get("SCR") or not bindless):

@@ -36,23 +36,26 @@ of storage image arrays), as ``lower/graphics.py``'s bindless textures do.
 
 from __future__ import annotations
 
+from nxrecomp.common import kernel_pools
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block, Value
 from shader_svc.isa.inst import Inst
 from shader_svc.lower.base import GLSL, LowerBase, TranslateError
 from shader_svc.lower.memory import ATOMIC_OPS
 
-POOL_SET = 1
-SURFACE_BINDING = 2  # set 1 binding 2: 2D storage images (R32ui), pool entries 0..7; others: BINDINGS
-SURFACE_POOL = 8
+POOL_SET = kernel_pools.POOL_SET
+SURFACE_BINDING = kernel_pools.SURFACE_BINDINGS["2d"]  # 2D storage images (R32ui), pool entries 0..7; others: BINDINGS
+SURFACE_POOL = kernel_pools.SURFACE_POOL
 HANDLE_SURFACE_BITS = 20
 
 # the dimension field (both ISAs) -> (SPIR-V Dim, arrayed, coordinates in Ra, Ra+1...: x first,
 # the layer last, as nvcc/ptxas pack surf1D/1DLayered/2D/2DLayered/3D's) and the pool binding;
 # .1D_BUFFER (1) is refused
 DIMS = {0: ("1D", 0, 1), 2: ("1D", 1, 2), 3: ("2D", 0, 2), 4: ("2D", 1, 3), 5: ("3D", 0, 3)}
-BINDINGS = {3: 2, 0: 3, 2: 4, 4: 5, 5: 6}
 KINDS = {0: "1D", 2: "1D_ARRAY", 3: "2D", 4: "2D_ARRAY", 5: "3D"}  # the harness's names
+# the dimension field -> its pool's binding (gpu-pools: kernel_pools.SURFACE_BINDINGS, one table
+# with the GPU process)
+BINDINGS = {dim: kernel_pools.SURFACE_BINDINGS[kind.lower()] for dim, kind in KINDS.items()}
 SIZE_32 = 4  # the size field's .32 (printed as nothing), both ISAs
 # the size field (both ISAs) -> (bytes, signed): .U8 .S8 .U16 .S16, 32 bits, .64, .128
 SIZES = {0: (1, False), 1: (1, True), 2: (2, False), 3: (2, True), 4: (4, False), 5: (8, False), 6: (16, False)}

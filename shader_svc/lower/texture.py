@@ -71,6 +71,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nxrecomp.common import kernel_pools
 from shader_svc.ir import to_spirv as ir_spirv
 from shader_svc.ir.block import Block
 from shader_svc.isa.inst import Inst
@@ -81,15 +82,13 @@ from shader_svc.lower.texel_words import set_texel_words
 
 # gfx-layers: the sampled-image pools of the other dimensions a kernel's TEX reads (set 1), and the
 # TEX dimension codes (sm86/table.py TEX_DIM) that reach them
-TEXTURE_POOL_2D_ARRAY, TEXTURE_POOL_3D = 7, 8
+# (gpu-pools: the numbers are nxrecomp/common/kernel_pools.py's TEXTURE_BINDINGS, one table with
+# the GPU process)
+TEXTURE_POOL_2D_ARRAY, TEXTURE_POOL_3D = kernel_pools.TEXTURE_BINDINGS["2d_array"], kernel_pools.TEXTURE_BINDINGS["3d"]
 # shader-ndv: the cube pool (set 1 binding 9: sampled cube images; texCubemapGrad's quad loop)
-TEXTURE_POOL_CUBE, TEXTURE_POOL_CUBE_ARRAY = 9, 10  # (10: sampled cube array images, texCubemapLayeredGrad)
-DIM_BINDINGS = {
-    "3d": TEXTURE_POOL_3D,
-    "2d_array": TEXTURE_POOL_2D_ARRAY,
-    "cube": TEXTURE_POOL_CUBE,
-    "cube_array": TEXTURE_POOL_CUBE_ARRAY,
-}
+TEXTURE_POOL_CUBE = kernel_pools.TEXTURE_BINDINGS["cube"]
+TEXTURE_POOL_CUBE_ARRAY = kernel_pools.TEXTURE_BINDINGS["cube_array"]  # (texCubemapLayeredGrad)
+DIM_BINDINGS = {k: b for k, b in kernel_pools.TEXTURE_BINDINGS.items() if k != "2d"}
 POOL_DIMS = {2: "3d", 5: "2d_array"}
 
 
@@ -110,10 +109,25 @@ class TexIsa:
     # shader-ndv: the 1D and 1D array codes (-> "1d", "1d_array"): textures of the 2D and 2D array
     # pools one texel high (ONE_DIM_POOL)
     one_dims: dict = None
+    # gpu-pools: TEX's cube and cube array codes (-> "cube", "cube_array": the pools at set 1
+    # bindings 9, 10)
+    cube_dims: dict = None
 
 
-TEX86 = TexIsa(POOL_DIMS, 1, 5, 1, 3, "fault", "a texture fault predicate", {0: "1d", 4: "1d_array"})
-TEX53 = TexIsa({4: "3d", 3: "2d_array"}, 2, 3, 0, 1, "pd", "a texture predicate result", {0: "1d", 1: "1d_array"})
+TEX86 = TexIsa(
+    POOL_DIMS, 1, 5, 1, 3, "fault", "a texture fault predicate", {0: "1d", 4: "1d_array"}, {3: "cube", 7: "cube_array"}
+)
+TEX53 = TexIsa(
+    {4: "3d", 3: "2d_array"},
+    2,
+    3,
+    0,
+    1,
+    "pd",
+    "a texture predicate result",
+    {0: "1d", 1: "1d_array"},
+    {6: "cube", 7: "cube_array"},
+)
 # TLD's coordinates per dimension (dim -> the coordinate count; shader-ndv: 1D x, 1D array the
 # layer then x)
 TLD_COORDS = {"2d": 2, "3d": 3, "2d_array": 3, "1d": 1, "1d_array": 2}
@@ -121,7 +135,7 @@ TLD_COORDS = {"2d": 2, "3d": 3, "2d_array": 3, "1d": 1, "1d_array": 2}
 # array pool (ptxas itself samples a 1D texture with 2D instructions: tex1D / tex1DLod / tex1DGrad
 # compile to TEX / TXD ... 2D with y = 0); the coordinates the 2D forms lack are y = 0 (fetches)
 # and y = 0.5, the row's centre (samples: row 0 under every filter and addressing mode)
-ONE_DIM_POOL = {"1d": "2d", "1d_array": "2d_array"}
+ONE_DIM_POOL = kernel_pools.TEXTURE_VIEW_POOL
 Y_CENTRE = 0x3F000000  # 0.5f
 # SM86 .SCR (bit 60) splits the source list (coordinates, the handle (.B), the level (.LL)) over
 # Ra and Rb: Ra takes this many of its first values, Rb the rest (read off ptxas 13: 1D .LZ
@@ -229,8 +243,10 @@ class ComputeTextures(LowerBase):
         one = isa.one_dims.get(ops["dim"]["sym"]) if kind != "TXQ" else None
         if one == "1d_array" or (one == "1d" and kind == "TLD"):  # (shader-ndv) ptxas's 1D forms
             dim = one
+        if kind == "TEX" and ops["dim"]["sym"] in isa.cube_dims:  # (gpu-pools) the cube / cube array pools
+            dim = isa.cube_dims[ops["dim"]["sym"]]
         if kind != "TXQ" and ops["dim"]["sym"] != isa.dim_2d and dim is None:
-            self._tex_refuse(inst, "a texture other than 1D (TLD), 1D array, 2D, 3D or 2D array (kernels have no cube pool)")
+            self._tex_refuse(inst, "a texture other than 1D (TLD), 1D array, 2D, 3D, 2D array, cube (TEX) or cube array (TEX)")
         if kind == "TLD":
             dim = dim or "2d"
             if mods["lod"] not in (isa.tld_lz, isa.tld_ll) or mods.get("MS"):
@@ -320,6 +336,8 @@ class ComputeTextures(LowerBase):
                 vec = blk.emit(
                     "BindlessSampleDim", handle, val(reg(a, 0)), val(reg(a, 1)), y, val(level), lod=lod, dim="2d_array"
                 )
+            elif dim in ("cube", "cube_array"):  # (gpu-pools) CUDA texCubemap / texCubemapLayered
+                vec = self._tex_cube86(blk, inst, dim, handle, bindless, lod, val)
             elif dim is not None:  # (gfx-layers) three coordinates: all in Ra.. (.B) or two in Ra, one in Rb
                 if bindless:
                     coords = [reg(a, 0), reg(a, 1), reg(a, 2)]
@@ -346,6 +364,69 @@ class ComputeTextures(LowerBase):
             fl = False
         set_texel_words(blk, vec, mask, dests, fl)
         ir_spirv.emit(self, blk)
+
+    def _tex_cube86(self, blk: Block, inst: Inst, dim: str, handle, bindless: bool, lod: int, val):
+        """SM86 TEX on a cube / cube array texture in a kernel (gpu-pools), registers as ptxas 13
+        packs CUDA's texCubemap / texCubemapLayered (read off its sm_86 code; ptxas divides the
+        direction by its largest magnitude first and writes .LL with level -32.0, i.e. level 0):
+        cube .B ``TEX.B.LL RZ, R6, R12, R6, CUBE``: Ra = (x, y, z), Rb = (handle, level); cube
+        bound ``TEX.SCR.LL ... CUBE``: Ra = (x, y), Rb = (z, level); cube array .B: Ra = (layer,
+        x, y, z), Rb = (handle, level); cube array bound ``TEX.LL`` (no .SCR): Ra = (layer, x, y,
+        z), Rb = the level."""
+        a, b = inst.ops["a"]["reg"], inst.ops["b"]["reg"]
+
+        def reg(r: int, k: int) -> int | None:
+            return None if r == 255 else r + k
+
+        n_level = 1 if lod == 3 else 0
+        if dim == "cube":
+            if bindless:
+                xyz, level = [reg(a, k) for k in range(3)], reg(b, 1)
+            elif inst.mods.get("SCR"):
+                xyz, level = [reg(a, 0), reg(a, 1), reg(b, 0)], reg(b, 1)
+            else:
+                xyz, level = [reg(a, k) for k in range(3)], reg(b, 0)
+            layer = None
+        else:
+            if not bindless and inst.mods.get("SCR"):
+                self._tex_refuse(inst, "a bound cube array TEX with .SCR (not seen from ptxas)")
+            layer, xyz = reg(a, 0), [reg(a, k) for k in (1, 2, 3)]
+            level = reg(b, 1) if bindless else reg(b, 0)
+        lv = val(level) if n_level else blk.const_u32(0)
+        zero = blk.const_u32(0)
+        return blk.emit(
+            "BindlessSampleCube",
+            handle,
+            *map(val, xyz),
+            zero if layer is None else val(layer),
+            lv,
+            lod=lod,
+            array=int(dim == "cube_array"),
+        )
+
+    # --- SPIR-V -----------------------------------------------------------------------------
+    def bindless_sample_cube(self, array: int, lod: int, handle: int, x: int, y: int, z: int, layer: int, lv: int) -> int:
+        """``BindlessSampleCube`` (gpu-pools): OpImageSampleExplicitLod on the cube pool with the
+        direction (x, y, z), or on the cube array pool with (x, y, z, layer), the layer converted
+        to f32 (Vulkan rounds and clamps it to the cubes; capability SampledCubeArray).  The face
+        and its (s, t) are the sampler's: Vulkan's "Cube Map Face Selection", which CUDA's
+        texCubemap follows."""
+        m, E = self.m, self.m.E
+        f = [self.op("OpBitcast", self.f32, v) for v in (x, y, z)]
+        if array:
+            if not getattr(self, "_cube_array_cap", False):
+                m.emit("cap", "OpCapability", E("Capability", "SampledCubeArray"))
+                self._cube_array_cap = True
+            coord = self.op("OpCompositeConstruct", self.v4f, *f, self.op("OpConvertUToF", self.f32, layer))
+        else:
+            coord = self.op("OpCompositeConstruct", m.type("OpTypeVector", self.f32, 3), *f)
+        level = self.op("OpBitcast", self.f32, lv) if lod == 3 else m.const(self.f32, 0)
+        return self._on_dim_pool(
+            "cube_array" if array else "cube",
+            handle,
+            True,
+            lambda img, si: self.op("OpImageSampleExplicitLod", self.v4f, si, coord, E("ImageOperands", "Lod"), level),
+        )
 
     # --- SPIR-V -----------------------------------------------------------------------------
     def bindless_sample_dim(self, dim: str, lod: int, handle: int, a: int, b: int, c: int, lv: int) -> int:
@@ -585,6 +666,10 @@ TEXS2D = {1: (0, ("x",), ("y",)), 2: (1, ("x",), ("y",)), 3: (3, ("x", "y"), ("l
 TEXS_DIMS = {
     10: (0, "3d", ("x", "y"), ("z",)),
     11: (1, "3d", ("x", "y"), ("z",)),
+    # gpu-pools: the cube targets (sm53/gfx_tex.py TEXS_FORMS 12, 13): ptxas 12.9 writes ``TEXS.P RZ,
+    # R6, R10, R9, 0x52, CUBE, RA`` for a bound texCubemap (x, y in R10, R11, z in R9)
+    12: (0, "cube", ("x", "y"), ("z",)),
+    13: (3, "cube", ("x", "y"), ("z", "lod")),
     7: (0, "2d_array", ("layer", "x"), ("y",)),
     8: (1, "2d_array", ("layer", "x"), ("y",)),
 }
@@ -638,6 +723,12 @@ class ComputeTextures53(ComputeTextures):
                 vec = blk.emit(
                     "BindlessSampleDim", handle, val(reg(a, 0)), val(reg(a, 1)), y, val(level), lod=lod, dim="2d_array"
                 )
+            elif dim == "cube_array":  # (gpu-pools) Ra = (layer, x, y, z), bound or .B (ptxas 12.9)
+                layer, *xyz = (val(reg(a, k)) for k in range(4))
+                vec = blk.emit("BindlessSampleCube", handle, *xyz, layer, val(level), lod=lod, array=1)
+            elif dim == "cube":  # (gpu-pools) Ra = (x, y, z), bound or .B
+                coords = [val(reg(a, k)) for k in range(3)]
+                vec = blk.emit("BindlessSampleCube", handle, *coords, blk.const_u32(0), val(level), lod=lod, array=0)
             elif dim is not None:  # (tex-kernels) the three coordinates in Ra.., bound or .B
                 coords = [val(reg(a, k)) for k in range(3)]
                 vec = blk.emit("BindlessSampleDim", handle, *coords, val(level), lod=lod, dim=dim)
@@ -698,6 +789,9 @@ class ComputeTextures53(ComputeTextures):
             lod, ra_roles, rb_roles = form
 
         def build(blk: Block, handle, val: dict):
+            if dim == "cube":  # (gpu-pools)
+                zero = blk.const_u32(0)
+                return blk.emit("BindlessSampleCube", handle, val["x"], val["y"], val["z"], zero, val["lod"], lod=lod, array=0)
             if dim == "3d":
                 return blk.emit("BindlessSampleDim", handle, val["x"], val["y"], val["z"], val["lod"], lod=lod, dim=dim)
             if dim == "2d_array":

@@ -206,10 +206,11 @@ def test_nvn_front_end_registers_a_1d_array_texture_a_kernel_writes(env, kernels
     """nvnTextureInitialize with NVN_TEXTURE_TARGET_1D_ARRAY (our nvn.h), 4 layers by SetDepth,
     height 1, render-target and linear flags: the front end's Texture is one_dim with its layers
     and the GPU process registers a 1D array target the ``lines`` kernel writes, every layer at
-    width * 4 bytes (linear: pitch = a row); a 1D texture of two rows, or one without the
-    render-target flag, is refused by name; a target past NVN_TEXTURE_TARGET_1D_ARRAY likewise."""
+    width * 4 bytes (linear: pitch = a row); a 1D texture of two rows, or a display one, is
+    refused by name; a target past NVN_TEXTURE_TARGET_1D_ARRAY likewise.  (gpu-pools: one without
+    the render-target flag is a sampled W x 1 texture: tests/gpu_host/test_compute_pools.py.)"""
     from cpu_host.horizon.hle.abi import GuestError
-    from cpu_host.horizon.hle.nvn.tables import FLAG_LINEAR, FLAG_RENDER_TARGET, TARGET_1D, TARGET_1D_ARRAY
+    from cpu_host.horizon.hle.nvn.tables import FLAG_DISPLAY, FLAG_LINEAR, FLAG_RENDER_TARGET, TARGET_1D, TARGET_1D_ARRAY
     from test_compute_dispatch import Guest
 
     g = Guest(env, monkeypatch)
@@ -229,10 +230,10 @@ def test_nvn_front_end_registers_a_1d_array_texture_a_kernel_writes(env, kernels
     want = (a.astype(np.uint64) * 9 + 0x0F0E0D0C).astype(np.uint32)
     assert np.array_equal(words(env, SURF_OFF, N), want)
     assert (raw(env, SURF_OFF + 4 * N, 0x100) == 0x5A).all()
-    for bad in ({"height": 2}, {"flags": FLAG_LINEAR}, {"target": TARGET_1D, "height": 2}):
+    for bad in ({"height": 2}, {"flags": FLAG_LINEAR | FLAG_DISPLAY}, {"target": TARGET_1D, "height": 2}):
         s.builders[builder].update(good)
         s.builders[builder].update(bad)
-        with pytest.raises(GuestError, match="a 1D texture is a one-row colour render target"):
+        with pytest.raises(GuestError, match="a 1D texture is one row of colour texels"):
             g.call(s.texture_initialize, g.at(23), builder)
     s.builders[builder].update(good, target=TARGET_1D_ARRAY + 1)
     with pytest.raises(GuestError, match=r"target 7 is not one nvn.h defines \(0..6\)"):

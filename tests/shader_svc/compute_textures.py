@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import vulkan as vk
 
+from nxrecomp.common import kernel_pools
 from shader_svc.lower.graphics import SAMPLER_POOL, TEXTURE_POOL
 
 
@@ -43,7 +44,9 @@ VIEW_TYPES = {
 # tex-kernels: the pools of the other dimensions a kernel reads (lower/texture.py: TEX/TLD/TXD on
 # 3D and 2D array textures, and TXQ, which queries every pool), as the GPU process binds them
 # (shader-ndv: the cube and cube array pools, texCubemapGrad / texCubemapLayeredGrad)
-DIM_POOLS = ((7, "2d_array"), (8, "3d"), (9, "cube"), (10, "cube_array"))
+# (gpu-pools: the bindings are nxrecomp/common/kernel_pools.py's, the table the translator and the GPU
+# process read)
+DIM_POOLS = tuple((b, kind) for kind, b in kernel_pools.TEXTURE_BINDINGS.items() if kind != "2d")
 
 
 def make_texture(dev, levels: list[np.ndarray], kind: str = "2d") -> TexImage:
@@ -139,10 +142,16 @@ class TexturePools:
         stage = vk.VK_SHADER_STAGE_COMPUTE_BIT
         return [
             vk.VkDescriptorSetLayoutBinding(
-                binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE, descriptorCount=TEXTURE_POOL, stageFlags=stage
+                binding=kernel_pools.TEXTURE_BINDINGS["2d"],
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
+                descriptorCount=TEXTURE_POOL,
+                stageFlags=stage,
             ),
             vk.VkDescriptorSetLayoutBinding(
-                binding=1, descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER, descriptorCount=SAMPLER_POOL, stageFlags=stage
+                binding=kernel_pools.SAMPLER_BINDING,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
+                descriptorCount=SAMPLER_POOL,
+                stageFlags=stage,
             ),
             *(
                 vk.VkDescriptorSetLayoutBinding(
@@ -165,14 +174,14 @@ class TexturePools:
         return [
             vk.VkWriteDescriptorSet(
                 dstSet=ds,
-                dstBinding=0,
+                dstBinding=kernel_pools.TEXTURE_BINDINGS["2d"],
                 descriptorCount=TEXTURE_POOL,
                 descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
                 pImageInfo=[vk.VkDescriptorImageInfo(imageView=t.view, imageLayout=general) for t in self.entries],
             ),
             vk.VkWriteDescriptorSet(
                 dstSet=ds,
-                dstBinding=1,
+                dstBinding=kernel_pools.SAMPLER_BINDING,
                 descriptorCount=SAMPLER_POOL,
                 descriptorType=vk.VK_DESCRIPTOR_TYPE_SAMPLER,
                 pImageInfo=[vk.VkDescriptorImageInfo(sampler=s) for s in self.samplers],

@@ -171,7 +171,10 @@ def compile_cubin(source: str, isa: int, opt: str) -> bytes:
             Path(f"{tmp}/k53.ptx").write_text(to_sm53_ptx(Path(f"{tmp}/k.ptx").read_text()))
             _run([str(nvtools.ptxas_path()), "-arch=sm_53", *pflags, f"{tmp}/k53.ptx", "-o", f"{tmp}/k.cubin"], "ptxas sm_53")
         data = Path(f"{tmp}/k.cubin").read_bytes()
-    part = out.with_suffix(".part")
+    # a name of this process's own: two processes (pytest-xdist workers) building the same kernel
+    # at once each replace ``out`` whole (one shared ".part" let one rename the other's half-written
+    # file and the other's rename fail)
+    part = out.with_suffix(f".{os.getpid()}.part")
     part.write_bytes(data)
     os.replace(part, out)
     return data

@@ -102,7 +102,7 @@ def runtime_cubin(isa: int) -> bytes:
         if r.returncode != 0:
             raise RuntimeError(f"ptxas (the assert runtime) failed ({' '.join(cmd)}):\n{r.stderr[-2000:]}")
         data = Path(f"{tmp}/rt.cubin").read_bytes()
-    part = out.with_suffix(".part")
+    part = out.with_suffix(f".{os.getpid()}.part")  # (per process: cuda_build.compile_cubin)
     part.write_bytes(data)
     os.replace(part, out)
     return data

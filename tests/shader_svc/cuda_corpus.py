@@ -444,6 +444,9 @@ cuda_corpus_tex.define_fetch(case, Inputs)  # shader-tex: TLD .LZ / .LL.CL (inte
 cuda_corpus_tex.define_grad3(case, Inputs)  # shader-ndv: tex3DGrad (ptxas's quad loop: TEX.NDV, BMOV, MOV lane masks)
 cuda_corpus_tex.define_one_dim(case, Inputs)  # shader-ndv: 1D and 1D array textures (TLD 1D, TEX/TLD/TXD ARRAY_1D)
 cuda_corpus_tex.define_grad_cube(case, Inputs)  # shader-ndv: texCubemapGrad (the quad loop on the cube pool)
+import cuda_corpus_cube  # noqa: E402  (gpu-pools: texCubemap(Layered), bound texCubemapLayeredGrad)
+
+cuda_corpus_cube.define(case, Inputs)
 cuda_corpus_more.define_shader_u(case, Inputs)  # shader-u: SM86's uniform datapath, the last vector ALU rows
 cuda_corpus_more.define_shader_u_wide(case, Inputs)  # shader-u: uniform carries, ULEA.HI.X.SX32
 import cuda_corpus_mma  # noqa: E402  (shader-mma: cp.async, ldmatrix, movmatrix, mma.sync)

@@ -28,6 +28,9 @@ CI_TEX |= {"tex_fetch", "tex_fetch_bound"}  # shader-tex: TLD .LZ / .LL.CL (the 
 # shader-ndv: tex3DGrad's / texCubemapGrad's quad loop (TEX.NDV, BMOV / SAM / RAM, MOV lane masks) and 1D / 1D array
 # textures, bindless and bound: two more NVRTC builds per ISA (texture_grad3, texture_1d)
 CI_TEX |= {"tex_grad3d", "tex_grad3d_bound", "tex_grad_cube", "tex_grad_cube_array", "tex_1d", "tex_1d_bound"}
+# gpu-pools: texCubemap(Layered) in kernels and the bound texCubemapLayeredGrad (texture_cube: one more
+# NVRTC build per ISA)
+CI_TEX |= {"tex_cube", "tex_cube_array_bound", "tex_grad_cube_array_bound"}
 # shader-u: SM86's uniform datapath and the last vector ALU rows, -O3 on both ISAs (the shader_u group)
 CI_U = {
     "uni_alu_0",

@@ -173,10 +173,14 @@ class NvnResources:
             layers, cube = self._layers(b)
             volume = self._volume(b)
             one_dim = b.get("target", 0) & 0xFFFFFFFF in (TARGET_1D, TARGET_1D_ARRAY)
-            if one_dim and not (h == 1 and flags & FLAG_RENDER_TARGET and not flags & FLAG_DISPLAY and name not in DEPTH_FORMATS):
+            if one_dim and not (h == 1 and not flags & FLAG_DISPLAY and name not in DEPTH_FORMATS):
+                # gpu-pools: a sampled 1D texture (no render-target flag) is a W x 1 texture (a 1D
+                # array one of W x 1 layers): the GPU process's 2D (2D array) pool entry, where the
+                # translation samples 1D textures (nxrecomp/common/kernel_pools.py TEXTURE_VIEW_POOL);
+                # with the flag it is also a 1D surface (the 1D surface pools)
                 raise GuestError(
-                    f"nvnTextureInitialize: a 1D texture is a one-row colour render target (a compute surface), "
-                    f"not display ({name} {w}x{h}, flags {flags:#x})"
+                    f"nvnTextureInitialize: a 1D texture is one row of colour texels (a W x 1 texture; with "
+                    f"the render-target flag a compute surface), not display ({name} {w}x{h}, flags {flags:#x})"
                 )
             if volume and (flags & FLAG_DISPLAY or name in DEPTH_FORMATS or FORMATS[b["format"]][2] > 1):
                 # a 3D render target is a compute surface; without the flag a sampled 3D texture
@@ -222,7 +226,7 @@ class NvnResources:
                     cube=cube,
                     samples=samples,
                     volume=volume,
-                    one_dim=one_dim,
+                    one_dim=one_dim and target,  # a 1D surface; sampled only: an ordinary W x 1 texture
                     block_depth_log2=block_depth_log2(layers) if volume and not linear else 0,
                 )
             )
