@@ -160,6 +160,8 @@ def main() -> None:
     for i, t in enumerate(c_text, 1):
         if m := _LABEL.match(t):
             cur = m[1]
+        elif t.startswith("NxRet "):  # a function's head: no block of the one before
+            cur = ""
         label_of[i] = cur
     by_class: dict[str, int] = collections.Counter()
     by_line: dict[int, collections.Counter] = collections.defaultdict(collections.Counter)
