@@ -2,7 +2,7 @@
 with the share of each that loads or stores the host stack (spills): the load-independent
 measure issue 29's speed work decides by (on the shared 2-core VM wall time is noise).
 
-    .venv/bin/python bench/callgrind_ir.py [--prog qjs] [--top 12] [--bundle B] [--keep DIR] [-- ARGS...]
+    .venv/bin/python bench/callgrind_ir.py [--prog qjs] [--top 12] [--bundle B] [--keep DIR] [--stdin F] [-- ARGS...]
 
 Both ways run under ``valgrind --tool=callgrind --dump-instr=yes`` on the same arguments
 (default: QuickJS on ``QJS_WORKLOAD``, a fixed script of calls, allocations, array, string,
@@ -120,11 +120,12 @@ def guest_names(aarch64: Path) -> dict[str, str]:
     return out
 
 
-def callgrind(cmd: list[str], out: Path, cwd: Path) -> bytes:
+def callgrind(cmd: list[str], out: Path, cwd: Path, stdin: Path | None = None) -> bytes:
     r = subprocess.run(
         ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}", *cmd],
         cwd=cwd,
         capture_output=True,
+        input=stdin.read_bytes() if stdin else None,
     )
     if r.returncode:
         raise SystemExit(f"{cmd[0]} under callgrind failed ({r.returncode}): {r.stderr.decode()[-1500:]}")
@@ -137,6 +138,7 @@ def main() -> None:
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--bundle", type=Path, help="an existing bundle of the program (default: recompile one here)")
     ap.add_argument("--keep", type=Path, help="keep the callgrind outputs (cg.native, cg.ours) in this folder")
+    ap.add_argument("--stdin", type=Path, help="a file both ways read as standard input (zstd -d: the compressed data)")
     ap.add_argument("args", nargs="*", help="the program's arguments (default for qjs: the workload script)")
     a = ap.parse_args()
     if not shutil.which("valgrind"):
@@ -160,8 +162,8 @@ def main() -> None:
             raise SystemExit(r.stderr[-2000:])
     launch = bundle / "launch.txt"
     launch.write_text(re.sub(r"(?m)^brk_reserve .*$", f"brk_reserve {_BRK_RESERVE:#x}", launch.read_text()))
-    out_n = callgrind([str(nat), *args], tmp / "cg.native", tmp)
-    out_o = callgrind([str(bundle / "nxrun"), str(arm), *args], tmp / "cg.ours", tmp)
+    out_n = callgrind([str(nat), *args], tmp / "cg.native", tmp, a.stdin)
+    out_o = callgrind([str(bundle / "nxrun"), str(arm), *args], tmp / "cg.ours", tmp, a.stdin)
     if out_n != out_o:
         raise SystemExit(f"outputs differ:\nnative {out_n[:300]!r}\nours   {out_o[:300]!r}")
     tn, sn = per_function(nat, per_address(tmp / "cg.native", nat.name))
