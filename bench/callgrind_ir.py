@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import re
 import shutil
 import subprocess
@@ -120,12 +121,14 @@ def guest_names(aarch64: Path) -> dict[str, str]:
     return out
 
 
-def callgrind(cmd: list[str], out: Path, cwd: Path) -> bytes:
-    r = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}", *cmd],
-        cwd=cwd,
-        capture_output=True,
-    )
+def callgrind(cmd: list[str], out: Path, cwd: Path, stdin: Path | None = None) -> bytes:
+    with open(stdin, "rb") if stdin else open(os.devnull, "rb") as fin:
+        r = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}", *cmd],
+            cwd=cwd,
+            stdin=fin,
+            capture_output=True,
+        )
     if r.returncode:
         raise SystemExit(f"{cmd[0]} under callgrind failed ({r.returncode}): {r.stderr.decode()[-1500:]}")
     return r.stdout
