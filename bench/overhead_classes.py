@@ -17,14 +17,16 @@ and ``objdump -d``, and goes to the first class that fits:
 
 - ``preempt poll``: the flag's read (an operand naming ``nx_preempt_pending``/``nx_preempt_here``),
   the compare of the register it was loaded into and the branch after it;
-- ``runtime``: code outside the shards (dispatch.c, the personality, the runtime's libc);
+- ``runtime``: code outside the shards (dispatch.c, the personality, the runtime's libc; a
+  lifted.h macro's expansion is classed by the macro: ``NX_JT_GO`` a jump table);
 - ``host stack``: an operand on ``(%rsp)``, push, pop (spills, reloads, the frame);
 - by the shard line: ``inline cache`` (``NX_IC`` sites: target compare, indirect call),
   ``returned-pc check`` (``_r.pc !=``), ``call-site stores`` (the ``x30 = ...; do { s->x[..] =
   ..} while`` line), ``call-site reloads`` (``= _r.x0; do {``), ``call/tail transfer`` (the
   call itself and its argument moves), ``returns`` (``return (NxRet)``, ``NX_RF``),
   ``entry loads`` (a function's register declarations), ``flags`` (NZCV kept as values:
-  ``SUBC``/``ADDC``/``LOGICF``/``FLAGS_SET``, ``N =``, carried compares), ``jump table``
+  ``SUBC``/``ADDC``/``LOGICF``/``FLAGS_SET``, ``N =``, carried compares; their ``cmp``,
+  ``test`` and branches count as guest computation: native has them too), ``jump table``
   (``NX_JT_GO``), ``FP semantics`` (NaN, rounding and saturation helpers of lifted.h),
   ``guest load/store`` (``L8``..``SQ128``: guest addresses are host addresses, so this is the
   access alone), else ``guest computation``.
@@ -55,6 +57,7 @@ _INSN = re.compile(r"\s*([0-9a-f]+):\s+(\S+)\s*(.*)")
 _FN = re.compile(r"([0-9a-f]+) <(.*)>:")
 _POLL = re.compile(r"<nx_preempt_(pending|here)")
 _SHARD = re.compile(r"/shard_[0-9a-f_]+\.c$")
+_LIFTED_H = re.compile(r"/lifted[a-z_0-9]*\.h$")
 _FP_HELPERS = re.compile(
     r"^(FPR_|FPRD_|FDN_|FZIN_|NAN3_|ISNAN_|ISSNAN_|FCVT_|FMA_|FMAX|FMIN|NX_ROUND|NX_FP|NX_MXCSR|NX_AFTER_FPCR)"
 )
@@ -134,6 +137,18 @@ class Sources:
         return lines[n - 1] if 0 < n <= len(lines) else ""
 
 
+def _header_class(src: Sources, path: str, n: int) -> str:
+    """The class of code whose outermost line is in a lifted-code header: a macro's expansion
+    (the macro named by the ``#define`` that line continues)."""
+    for k in range(n, max(n - 8, 0), -1):
+        m = re.match(r"\s*#\s*define\s+(\w+)", src.line(path, k))
+        if m:
+            return {"NX_JT_GO": "jump table"}.get(m[1], "flags" if _FLAGS.search(m[1]) else "guest computation")
+        if k < n and not src.line(path, k).rstrip().endswith("\\"):
+            break
+    return "guest computation"
+
+
 def shard_class(text: str, inner: str) -> str:
     """The class of a shard line (``text``) whose innermost inlined helper is ``inner``."""
     t = text.strip()
@@ -195,13 +210,18 @@ def classify(so: Path, counts: dict[int, int]) -> tuple[dict[str, int], dict[str
             poll_reg, poll_cmp = None, False
         text = ""
         if cls is None:
-            if not _SHARD.search(outer[1]):
+            header = _LIFTED_H.search(outer[1])
+            if not header and not _SHARD.search(outer[1]):
                 cls = "runtime"
             elif "(%rsp)" in ops or mn.startswith(("push", "pop")):
                 cls = "host stack"
+            elif header:
+                cls = _header_class(src, outer[1], outer[2])
             else:
                 text = src.line(outer[1], outer[2])
                 cls = shard_class(text, chain[0][0] if len(chain) > 1 else "")
+                if cls == "flags" and mn.startswith(("cmp", "test", "j")):
+                    cls = "guest computation"  # the compare and branch native code has too
         per[cls] += c
         per_fn[fn][cls] += c
         if text:
