@@ -13,7 +13,8 @@ zstd's game.so differs in 1 of 494,398 instructions).  Both programs run under
 ``valgrind --tool=callgrind --dump-instr=yes`` (``bench/callgrind_ir.py``'s join of counts per
 address), or their outputs are given (``--cg-ours``/``--cg-native``).  Every executed address of
 game.so is put through ``llvm-symbolizer`` (inline chain: innermost helper, outermost shard line)
-and ``objdump -d``, and goes to the first class that fits:
+and ``objdump -d`` (a lifted function inlined into its caller counts by its own lines: the
+innermost frame in a shard), and goes to the first class that fits:
 
 - ``preempt poll``: the flag's read (an operand naming ``nx_preempt_pending``/``nx_preempt_here``),
   the compare of the register it was loaded into and the branch after it;
@@ -195,7 +196,11 @@ def classify(so: Path, counts: dict[int, int]) -> tuple[dict[str, int], dict[str
         fn, mn, ops = dis[a]
         c = counts[a]
         chain = chains.get(a) or [("?", "", 0)]
-        outer = chain[-1]
+        # the innermost frame in a shard: a lifted function clang inlined into its caller is
+        # classed by its own lines, not by the caller's call line
+        k = next((i for i, f in enumerate(chain) if _SHARD.search(f[1])), len(chain) - 1)
+        outer = chain[k]
+        inner = chain[0][0] if k > 0 else ""
         cls = None
         if _POLL.search(ops):
             cls = "preempt poll"
@@ -219,7 +224,7 @@ def classify(so: Path, counts: dict[int, int]) -> tuple[dict[str, int], dict[str
                 cls = _header_class(src, outer[1], outer[2])
             else:
                 text = src.line(outer[1], outer[2])
-                cls = shard_class(text, chain[0][0] if len(chain) > 1 else "")
+                cls = shard_class(text, inner)
                 if cls == "flags" and mn.startswith(("cmp", "test", "j")):
                     cls = "guest computation"  # the compare and branch native code has too
         per[cls] += c
