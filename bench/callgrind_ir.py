@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import re
 import shutil
 import subprocess
@@ -121,12 +122,13 @@ def guest_names(aarch64: Path) -> dict[str, str]:
 
 
 def callgrind(cmd: list[str], out: Path, cwd: Path, stdin: Path | None = None) -> bytes:
-    r = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}", *cmd],
-        cwd=cwd,
-        capture_output=True,
-        input=stdin.read_bytes() if stdin else None,
-    )
+    with open(stdin, "rb") if stdin else open(os.devnull, "rb") as fin:
+        r = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}", *cmd],
+            cwd=cwd,
+            stdin=fin,
+            capture_output=True,
+        )
     if r.returncode:
         raise SystemExit(f"{cmd[0]} under callgrind failed ({r.returncode}): {r.stderr.decode()[-1500:]}")
     return r.stdout

@@ -78,6 +78,9 @@ TAIL_DUP_FLAGS = ["-mllvm", "-tail-dup-pred-size=512", "-mllvm", "-tail-dup-succ
 # calls, not PLT jumps, and clang may inline within a shard.  The runtime keeps default
 # visibility (the runners dlsym it); -Bsymbolic binds the shards' calls into it directly too.
 SHARD_FLAGS = [*FLAGS, "-fvisibility=hidden", *TAIL_DUP_FLAGS]
+# Shards of a game.so (not those of code lifted at run time, loaded.so): the runtime is in the
+# same object, so lifted.h reads its flags by hidden names (one rip-relative operand each).
+GAME_SO_FLAG = "-DNX_GAME_SO"
 # ... but not in a shard of a function over SLP_MAX_INSNS instructions (QuickJS's JS_CallInternal,
 # 10,000, with 430 dispatch sites; SQLite's sqlite3VdbeExec): copying the dispatch into every
 # handler there made each of them reconcile the register allocation of every other at its
@@ -494,6 +497,8 @@ def build(
     ]
     arch = cc.arch_flags()
     flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS, *arch]
+    if not loaded:  # linked with the runtime: hidden names of its data (lifted.h, NX_PREEMPT_FLAG)
+        flags.append(GAME_SO_FLAG)
     if settings.get("recompiler", "debug_info"):
         # after SHARD_FLAGS' -g0, which it overrides (with a plain -g, addr2line found no
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)

@@ -124,7 +124,7 @@ volatile int nx_preempt_pending;
 extern volatile int nx_preempt_here __attribute__((alias("nx_preempt_pending"), visibility("hidden")));
 static NxPreemptHook preempt_hook;
 void nx_set_preempt_hook(NxPreemptHook h) { preempt_hook = h; }
-#define NX_PREEMPT_POINT(s) do { if (UNLIKELY(nx_preempt_pending) && preempt_hook) preempt_hook(s); } while (0)
+#define NX_PREEMPT_POINT(s) do { if (UNLIKELY(nx_preempt_here) && preempt_hook) preempt_hook(s); } while (0)
 
 /* A host function bound at s->pc, if there is one: run it with every register in NxCpu (it
  * leaves its return address in s->pc). */

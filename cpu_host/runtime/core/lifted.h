@@ -162,7 +162,19 @@ void nx_bad_table_entry(NxCpu *s, u64 index, u64 target) __attribute__((noreturn
  * preemption request takes the runtime path.  Weak: a harness without the runtime
  * (tests/recompiler's Unicorn cases) leaves nx_ic_fill unresolved; its sites always miss. */
 NxCpu *nx_ic_fill(NxCpu *s, const NxEntry **ic) __attribute__((weak));
+/* The preemption flag an inline cache's hit reads.  In game.so (NX_GAME_SO: the build's shards,
+ * linked with the runtime) it is dispatch.c's hidden alias of nx_preempt_pending, so the read is
+ * one compare of a rip-relative word (`cmpl $0, nx_preempt_here(%rip)`), where the weak symbol
+ * took its address first (`lea` or a GOT load, then the compare).  Code loaded at run time
+ * (runtime lifts, loaded.so) and the harnesses without the runtime read the weak default-
+ * visibility name, which game.so exports: the same variable under both names. */
+#ifdef NX_GAME_SO
+extern volatile int nx_preempt_here __attribute__((visibility("hidden")));
+#define NX_PREEMPT_FLAG nx_preempt_here
+#else
 extern volatile int nx_preempt_pending __attribute__((weak));
+#define NX_PREEMPT_FLAG nx_preempt_pending
+#endif
 /* An empty cache points at one of these rows (never NULL: a hit is one compare, not two).
  * No lifted function has their address (not even a word-aligned one); a branch to it anyway
  * (a register holding all ones) "hits" the runtime's own path, nx_call_ind or nx_jump, which
@@ -178,7 +190,7 @@ static const NxEntry nx_ic_empty_call = { NX_IC_EMPTY, nx_ic_ones_call, 0, 0 };
 static const NxEntry nx_ic_empty_jump = { NX_IC_EMPTY, nx_ic_ones_jump, 0, 0 };
 NXI const NxEntry *NX_IC(const NxEntry **ic, u64 t) {
     const NxEntry *e = __atomic_load_n(ic, __ATOMIC_ACQUIRE);
-    return LIKELY(e->addr == t) && LIKELY(!nx_preempt_pending) ? e : 0;
+    return LIKELY(e->addr == t) && LIKELY(!NX_PREEMPT_FLAG) ? e : 0;
 }
 
 /* exclusive monitor: LDXR records address and value; STXR is a CAS against that value */
