@@ -105,7 +105,7 @@ def analyse(
                     plan.ifunc_targets[i.addr] = cands
                 else:
                     unresolved.append(i.addr)
-    noret = noreturn_functions(funcs, mem, an.inexact) if noreturn else set()
+    noret = noreturn_functions(funcs, mem, an.inexact, an.weak) if noreturn else set()
     for plan in funcs.values():
         plan.noreturn_calls = {i.addr for i in plan.insns if i.name == "BL" and branch_target(i) in noret}
     program = Program(funcs, entry, sorted(set(unresolved)))
