@@ -242,6 +242,53 @@ x=5; echo $(( x )) "$(( x + 1 ))"; printf '%s\n' "${x}"
 exit 3
 """,
     ),
+    (
+        "jobs",
+        r"""
+sleep 0.1 & p=$!; wait $p; echo "wait $?"
+(exit 5) & wait $!; echo "bg status $?"
+(exit 3) & wait; echo "all waited $?"
+{ sleep 0.05; exit 7; } & wait -n; echo "wait-n $?"
+coproc CP { read x; echo "co:$x"; }; echo hello >&"${CP[1]}"; read -u "${CP[0]}" y; echo "$y"; wait $CP_PID; echo coproc-done $?
+trap 'echo chld' CHLD; (true); wait; trap - CHLD
+exec {fd}>out.txt; echo "to fd" >&$fd; exec {fd}>&-; cat out.txt
+echo $(( $(jobs -p | wc -l) ))
+""",
+    ),
+    (
+        "xtrace",
+        r"""
+PS4='+ '; set -x; a=1; echo "$a"; f() { local b=2; echo $b; }; f; set +x
+BASH_XTRACEFD=1; set -x; echo traced-to-stdout; set +x
+echo "${BASH_SOURCE[0]} $LINENO ${FUNCNAME[0]:-top}"; g() { caller 0 | cut -d' ' -f1,2; }; g
+printf 'echo sourced $1\nret=4\n' > lib.sh; source ./lib.sh arg; echo $ret; . ./lib.sh again
+set -v; echo verbose; set +v
+RANDOM=42; echo $RANDOM $RANDOM $RANDOM
+echo $((SECONDS < 100)) ${#BASH_VERSION} $SHLVL $BASH_SUBSHELL $(echo $BASH_SUBSHELL)
+shopt -p extglob nullglob; set -o | grep -E '^(errexit|noglob|posix) '
+umask 022; umask; umask -S
+ulimit -n 256; ulimit -n
+kill -l 9 15; kill -l SIGUSR1
+""",
+    ),
+    (
+        "builtins",
+        r"""
+help echo | head -3
+help -d printf cd
+compgen -b | head -5; compgen -W 'alpha beta gamma' -- b; compgen -A function -X '!f*' ; f1() { :; }; compgen -A function
+complete -W 'x y' foo; complete -p foo
+enable -n echo; echo 2>/dev/null; type -t echo; enable echo; type -t echo
+hash -t printf 2>&1 | tail -1
+declare -i n=10; declare -r RO=x; declare -p n RO
+printf -v s '%s,' {1..5}; echo ${s%,}
+mapfile -t -C 'echo cb' -c 2 arr < <(printf '%s\n' a b c d); echo ${#arr[@]}
+times >/dev/null; echo times-ok
+readonly -p | grep -c RO
+test -t 0; echo tty $?
+echo "${PIPESTATUS[0]}"; shopt -s nocaseglob; shopt -q nocaseglob && echo nocaseglob
+""",
+    ),
 ]
 
 MKSH = [
@@ -402,3 +449,18 @@ exit 3
 """,
     ),
 ]
+
+# ``bash --norc -i`` reading this on stdin (readline, history, prompts on stderr), in a session of
+# its own: with no controlling terminal, job control's warning names no process group id
+BASH_INTERACTIVE = r"""
+echo interactive $-
+x=5; echo $((x*2))
+history | tail -2
+for i in a b; do echo $i; done
+f() { echo in-f; }; f
+echo !! 2>/dev/null
+fc -l -1 2>/dev/null | wc -l
+alias l='echo aliased'
+l
+exit 4
+"""
