@@ -220,7 +220,8 @@ def test_mksh_script_matches_qemu(mksh, tmp_path, name, script) -> None:
 # Other Debian 12 arm64 packages with a statically linked binary (``file``: "statically linked"):
 # tini (an init: forks the command, forwards signals to it with sigtimedwait, reaps it), gpgv
 # (GnuPG's verifier: RSA and EdDSA signatures of Debian's own release file, libgcrypt) and
-# e2fsck (e2fsprogs: checks and repairs an ext2 image made here by the host's mke2fs).
+# e2fsck (e2fsprogs: checks and repairs an ext2 image made here by the host's mke2fs).  CI runs
+# three tini cases; gpgv and e2fsck (each a build as large as busybox) are ``heavy``.
 TINI = [  # (argv after the program, exit status qemu gives); TINI_VERBOSITY=0: its warning names its pid
     (["--", "true"], 0),
     (["--", "sh", "-c", "exit 3"], 3),
@@ -276,7 +277,7 @@ def gpgv(tmp_path_factory) -> tuple[Path, Path, dict[str, bytes]]:
 @pytest.mark.parametrize(
     "args,status",
     [
-        pytest.param(["--keyring", "./k.gpg", "InRelease"], 0, id="good"),
+        pytest.param(["--keyring", "./k.gpg", "InRelease"], 0, id="good", marks=pytest.mark.heavy),
         pytest.param(["--keyring", "./k.gpg", "Bad"], 1, id="bad", marks=pytest.mark.heavy),
         pytest.param(["--status-fd", "1", "--keyring", "./k.gpg", "InRelease"], 0, id="status-fd", marks=pytest.mark.heavy),
         pytest.param(["--version"], 0, id="version", marks=pytest.mark.heavy),
@@ -316,8 +317,8 @@ def e2fsck(tmp_path_factory) -> tuple[Path, Path, dict[str, bytes]]:
 @pytest.mark.parametrize(
     "args,status",
     [
-        pytest.param(["-fn", "img"], 0, id="clean"),
-        pytest.param(["-fy", "bad"], 1, id="repair"),
+        pytest.param(["-fn", "img"], 0, id="clean", marks=pytest.mark.heavy),
+        pytest.param(["-fy", "bad"], 1, id="repair", marks=pytest.mark.heavy),
         pytest.param(["-fn", "bad"], 4, id="readonly-errors", marks=pytest.mark.heavy),
         pytest.param(["-fn", "notfs"], 8, id="not-a-filesystem", marks=pytest.mark.heavy),
         pytest.param(["-V"], 0, id="version", marks=pytest.mark.heavy),
