@@ -1,14 +1,18 @@
 """Debian 12 arm64 static programs nobody here wrote, recompiled and run against qemu-aarch64:
 ``zsh-static`` (scripts covering arithmetic, arrays, parameter expansion, printf, read,
 redirections, here-docs, patterns, functions, traps), ``sash`` (another code base: its
-built-in commands) and busybox applets beyond tests/cpu_host/busybox_cases.py.  stdout, stderr
+built-in commands), busybox applets beyond tests/cpu_host/busybox_cases.py, ``bash-static``
+(scripts and ``bash -i``), ``mksh`` in its four static builds (klibc, dietlibc, musl, glibc),
+``tini-static``, ``gpgv-static`` and ``e2fsck.static``.  stdout, stderr
 and exit status must be identical; a branch recovery miss is a fatal error at run time
 (``branch to an address with no lifted code``), so identical output means analysis found
 every target the run took.  The module prints a table: program, cases, identical, run-time lifts (a lift's notice on
 stderr would also make stderr differ from qemu's).
 
-Inputs are in tests/realprogs/debian_cases.py (with the busybox applets skipped and why).
-CI runs a handful of zsh scripts and the sash script; the rest is ``heavy``.  The packages
+Inputs are in tests/realprogs/debian_cases.py (with the busybox applets skipped and why) and
+tests/realprogs/shell_cases.py (bash, mksh).  CI runs a handful of zsh scripts, the sash
+script, a few bash scripts and ``bash -i``, one mksh-static script and three tini cases; the
+rest is ``heavy``.  The packages
 are downloaded at test time (nxrecomp.common.debian: apt-get download into the cache)."""
 
 from __future__ import annotations
