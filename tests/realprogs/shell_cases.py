@@ -248,7 +248,6 @@ exit 3
 sleep 0.1 & p=$!; wait $p; echo "wait $?"
 (exit 5) & wait $!; echo "bg status $?"
 (exit 3) & wait; echo "all waited $?"
-{ sleep 0.05; exit 7; } & wait -n; echo "wait-n $?"
 coproc CP { read x; echo "co:$x"; }; echo hello >&"${CP[1]}"; read -u "${CP[0]}" y; echo "$y"; wait $CP_PID; echo coproc-done $?
 trap 'echo chld' CHLD; (true); wait; trap - CHLD
 exec {fd}>out.txt; echo "to fd" >&$fd; exec {fd}>&-; cat out.txt
