@@ -120,8 +120,8 @@ def _after_noreturn(an: Analyser, funcs: dict[int, FunctionPlan], mem: Memory) -
     returns, analysed again with no path going on after such a call (``Analyser.noreturn``,
     ``FunctionValues``' ``noreturn_calls``): which functions never return is known only once
     every body is, and a path through the code after such a call joins values no real path
-    brings (gpgv's format parser lost its step table's base that way: a run-time lift and a
-    wrong answer)."""
+    brings (gpgv's format parser lost its step table's base that way: run-time lifts of its
+    cases)."""
     an.noreturn = noreturn_functions(funcs, mem, an.inexact, an.weak)
     for e, plan in list(funcs.items()):
         if any(i.name == "BR" and i.addr not in plan.jump_tables for i in plan.insns) and any(

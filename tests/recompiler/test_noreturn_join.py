@@ -5,8 +5,8 @@ Which functions never return is known only once every body is; the first analysi
 body lets a call of one fall into the code after it, which belongs to other paths.  gpgv's
 format parser spills its step table's base to a frame slot, and the block after its
 ``__stack_chk_fail`` call reuses that slot for a counter and joins the parser's loop: the base
-became unknown there, the table was lost, and a run took run-time lifts of its cases and went
-wrong.  ``programs/noreturn_join.c`` has that shape in a few instructions; recompiled, it runs
+became unknown there, the table was lost, and a run took run-time lifts of its cases.
+``programs/noreturn_join.c`` has that shape in a few instructions; recompiled, it runs
 as under qemu-aarch64 with no run-time lift, on a path through the table and on the path that
 calls the function that never returns."""
 
