@@ -96,6 +96,8 @@ def analyse(
     merge_fallen_into(an, funcs)
     # start values along jumps between functions, for the BRs still without a table
     pass_entry_states(an, funcs)
+    if noreturn:
+        _after_noreturn(an, funcs, mem)
     for plan in funcs.values():
         for i in plan.insns:
             if i.name == "BR" and i.addr not in plan.jump_tables:
@@ -105,9 +107,26 @@ def analyse(
                     plan.ifunc_targets[i.addr] = cands
                 else:
                     unresolved.append(i.addr)
-    noret = noreturn_functions(funcs, mem, an.inexact) if noreturn else set()
+    noret = noreturn_functions(funcs, mem, an.inexact, an.weak) if noreturn else set()
     for plan in funcs.values():
         plan.noreturn_calls = {i.addr for i in plan.insns if i.name == "BL" and branch_target(i) in noret}
     program = Program(funcs, entry, sorted(set(unresolved)))
     program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br)
     return program
+
+
+def _after_noreturn(an: Analyser, funcs: dict[int, FunctionPlan], mem: Memory) -> None:
+    """The functions with a ``BR`` still without a table and a call of a function that never
+    returns, analysed again with no path going on after such a call (``Analyser.noreturn``,
+    ``FunctionValues``' ``noreturn_calls``): which functions never return is known only once
+    every body is, and a path through the code after such a call joins values no real path
+    brings (gpgv's format parser lost its step table's base that way: run-time lifts of its
+    cases)."""
+    an.noreturn = noreturn_functions(funcs, mem, an.inexact, an.weak)
+    for e, plan in list(funcs.items()):
+        if any(i.name == "BR" and i.addr not in plan.jump_tables for i in plan.insns) and any(
+            i.name == "BL" and branch_target(i) in an.noreturn for i in plan.insns
+        ):
+            again = an.function(e)
+            if again.insns and len(again.jump_tables) > len(plan.jump_tables):
+                funcs[e] = again

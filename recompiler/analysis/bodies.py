@@ -38,6 +38,9 @@ class Analyser:
         # step tables' bases to the frame, an interpreter keeps its dispatch table in a register)
         self.seeds: dict[int, EntrySeed] = {}
         self._values: dict[tuple[int, bool], tuple[tuple, FunctionValues]] = {}  # (``values``)
+        # the functions found never to return (``analysis.noreturn``), once every body is known:
+        # the value analysis of a body analysed again ends its paths at their calls
+        self.noreturn: set[int] = set()
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -134,11 +137,12 @@ class Analyser:
         one of each entry is kept, since bodies are computed again with the same inputs when
         entries elsewhere change (``merge_fallen_into``, the pointer rounds)."""
         seed = self.seeds.get(entry)
-        key = (frozenset(seen), tuple((a, tuple(t)) for a, t in sorted(tables.items())), _seed_key(seed))
+        noret = frozenset(a for a, i in seen.items() if i.name == "BL" and branch_target(i) in self.noreturn)
+        key = (frozenset(seen), tuple((a, tuple(t)) for a, t in sorted(tables.items())), _seed_key(seed), noret)
         hit = self._values.get((entry, partial))
         if hit is not None and hit[0] == key:
             return hit[1]
-        fv = FunctionValues(self.transfer, dict(seen), entry, tables, seed, partial_slots=partial)
+        fv = FunctionValues(self.transfer, dict(seen), entry, tables, seed, partial_slots=partial, noreturn_calls=noret)
         self._values[(entry, partial)] = (key, fv)
         return fv
 

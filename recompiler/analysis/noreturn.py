@@ -38,7 +38,9 @@ def _returns_in_span(mem: Memory, funcs: dict[int, FunctionPlan]) -> set[int]:
     return out
 
 
-def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None, inexact: set[int] = frozenset()) -> set[int]:
+def noreturn_functions(
+    funcs: dict[int, FunctionPlan], mem: Memory | None = None, inexact: set[int] = frozenset(), weak: set[int] = frozenset()
+) -> set[int]:
     """The functions that never return to their caller: no RET, no jump out through a register
     (a jump table's targets and an IFUNC stub's candidates count as tail calls), and every tail
     call (a branch out, the fall into the next function) goes to such a function, on every path
@@ -50,8 +52,11 @@ def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None
     landing pad): the lifter ends such a call with a fatal error instead of falling into the
     code after it, so neither liveness nor clang sees a path from the call on.  ``inexact``:
     BRs whose table rests on a guess (``analysis.tables.Recovered.exact``), which may go
-    elsewhere.  Least fixed point: mutual tail recursion with no other way out is left out; so
-    is a function with a RET anywhere in its span of the image (``_returns_in_span``)."""
+    elsewhere.  ``weak``: entries seen only as code pointers (a data word, an ``adrp``+``add``),
+    which may be something else that looks like a code address: a call followed by one is no
+    call followed by the next function (below).  Least fixed point: mutual tail recursion with
+    no other way out is left out; so is a function with a RET anywhere in its span of the image
+    (``_returns_in_span``)."""
     returning = _returns_in_span(mem, funcs) if mem is not None else set()
     cands = [e for e in funcs if e not in returning]
     # who may change its answer when a function is found never to return: its callers and
@@ -70,7 +75,7 @@ def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None
     while work:
         e = work.pop()
         queued.discard(e)
-        if e in noret or not _never_returns(funcs[e], noret, inexact):
+        if e in noret or not _never_returns(funcs[e], noret, inexact, weak):
             continue
         noret.add(e)
         for u in users.get(e, ()):
@@ -80,7 +85,7 @@ def noreturn_functions(funcs: dict[int, FunctionPlan], mem: Memory | None = None
     return noret
 
 
-def _never_returns(plan: FunctionPlan, noret: set[int], inexact: set[int]) -> bool:
+def _never_returns(plan: FunctionPlan, noret: set[int], inexact: set[int], weak: set[int] = frozenset()) -> bool:
     """Every path from ``plan``'s entry ends in a trap, a tail call of a function in ``noret``
     (or of itself) or a call of one; none reaches a RET, a jump through a register without an
     exact table, or a branch or fall out of the body to any other function."""
@@ -110,12 +115,15 @@ def _never_returns(plan: FunctionPlan, noret: set[int], inexact: set[int]) -> bo
                 continue
             work.append(t)
         if i.form is not None and n not in ENDS and not (i.group == "BCOND" and i.f["cond"] >> 1 == 7):
-            if n not in ("BL", "BLR") or _after_call(at, a) in at:
+            if n not in ("BL", "BLR") or _after_call(at, a) in at or _after_call(at, a) in weak:
                 work.append(a + 4)
             # else a call followed by nothing but padding before the next function: no compiler
             # lets a call's return run on into another function, so the callee does not return
             # from there (``malloc_printerr``'s ``__libc_message`` returns only for other
-            # arguments) and the path ends
+            # arguments) and the path ends.  Not where that function is a weak entry: bash's
+            # rodata holds the getopt string "...C:DEI", whose last word reads 0x494544, the
+            # return address of a call of a function that returns; its body ended at the call,
+            # it was taken never to return, and its caller stopped with a fatal error there
     return True
 
 

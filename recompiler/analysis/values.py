@@ -71,15 +71,22 @@ class FunctionValues:
         table_edges: dict[int, list[int]] | None = None,
         seed: EntrySeed | None = None,
         partial_slots: bool = False,
+        noreturn_calls: frozenset[int] = frozenset(),
     ) -> None:
         """``partial_slots``: a frame slot written on some paths only stays known on those (a
         join over the slots of every path, not only those all paths wrote: slower, so asked
-        for where a jump table was not found without it)."""
+        for where a jump table was not found without it).  ``noreturn_calls``: the calls of
+        functions found never to return (``analysis.noreturn``, known after a first analysis
+        of every body): no path goes on after one.  The code after such a call belongs to other
+        paths (a ``__stack_chk_fail`` call's next block is often one that joins a loop), and a
+        path through it merges values no real path brings there (gpgv's format parser: its
+        step table's base, spilled to a frame slot that later code reuses for a counter)."""
         self.t = transfer
         self.partial = partial_slots
         self.insns = insns
         self.entry = entry
         self.ok = True
+        self.noreturn_calls = noreturn_calls
         self._blocks(table_edges or {})
         self.phis: set[tuple] = set()
         self._last: dict[tuple, tuple] = {}  # phi -> the values last merged into it
@@ -158,6 +165,7 @@ class FunctionValues:
         for a in addrs:
             i = self.insns[a]
             t, falls = successors(i)
+            falls = falls and a not in self.noreturn_calls
             if t is not None:
                 leaders.add(t)
             if t is not None or not falls or i.name == "BR":
@@ -178,6 +186,7 @@ class FunctionValues:
             self.end[b] = a
             i = self.insns[a]
             t, falls = successors(i)
+            falls = falls and a not in self.noreturn_calls
             out = []
             if t is not None and t in self.insns:
                 out.append((t, True))
