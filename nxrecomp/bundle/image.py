@@ -42,6 +42,7 @@ class ModuleInfo:
     eh_frame: tuple[int, bytes] | None = None
     eh_frame_hdr: tuple[int, bytes] | None = None
     gcc_except_table: tuple[int, bytes] | None = None
+    go_pclntab: tuple[int, bytes] | None = None  # a Go program's function table (not in the bundle)
     text_ranges: list[tuple[int, int]] = field(default_factory=list)
     tls_modid: int = 0  # 1-based DTV index, 0 = no TLS
     tls_offset: int = 0  # offset of its TLS block from TP
