@@ -1,7 +1,8 @@
 """A function that keeps its return address in memory and never returns, whose return address
 a later jump goes to (Go's ``morestack`` and ``mcall``, resumed by ``gogo``): the recompiler must
 not take it for a function that never returns (``analysis.noreturn._captures_return_address``),
-or the lifted call ends in a fatal error where the program goes on.  ``programs/captured_return.c``
+or the lifted call ends in a fatal error where the program goes on; and, without
+``recompiler.trust_abi``, X30 after such a call is the jump's.  ``programs/captured_return.c``
 against qemu-aarch64."""
 
 from __future__ import annotations
@@ -26,6 +27,17 @@ def test_captured_return_runs_like_qemu(program, tmp_path) -> None:
     ref = subprocess.run(["qemu-aarch64", str(program), "4"], capture_output=True, text=True, timeout=120)
     assert ref.returncode == 52 and "after capture 3 acc 52" in ref.stdout, ref.stdout + ref.stderr
     ours = subprocess.run([str(bundle / "nxrun"), "captured_return", "4"], capture_output=True, text=True, timeout=120)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr)
+
+
+def test_x30_after_a_jump_back_is_the_jumps_without_trust_abi(program, tmp_path) -> None:
+    """With ``recompiler.trust_abi`` off (Go programs), a call that comes back by a jump to its
+    return address from elsewhere has the X30 the jump left (Go's gogo restores the goroutine's
+    saved LR), not the call's return address."""
+    bundle = aarch64_programs.recompile(program, tmp_path / "bundle", NXRECOMP_RECOMPILER_TRUST_ABI="0")
+    ref = subprocess.run(["qemu-aarch64", str(program), "1", "lr"], capture_output=True, text=True, timeout=120)
+    assert ref.returncode == 0 and "lr 0x1234" in ref.stdout, ref.stdout + ref.stderr
+    ours = subprocess.run([str(bundle / "nxrun"), "captured_return", "1", "lr"], capture_output=True, text=True, timeout=120)
     assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr)
 
 
