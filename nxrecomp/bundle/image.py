@@ -42,10 +42,11 @@ class ModuleInfo:
     eh_frame: tuple[int, bytes] | None = None
     eh_frame_hdr: tuple[int, bytes] | None = None
     gcc_except_table: tuple[int, bytes] | None = None
-    go_pclntab: tuple[int, bytes] | None = None  # a Go program's function table (not in the bundle)
     text_ranges: list[tuple[int, int]] = field(default_factory=list)
     tls_modid: int = 0  # 1-based DTV index, 0 = no TLS
     tls_offset: int = 0  # offset of its TLS block from TP
+    # a Go program's function table (.gopclntab), read by analysis only: not in the bundle
+    go_pclntab: tuple[int, bytes] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
