@@ -44,6 +44,10 @@ x=$(( 1+2 ))   ;   y=${x:-0}
 while read -r line; do printf '%s\\n' "$line"; done < /dev/null
 """
 BAD = "if true; then echo\nfi fi (\n"
+# deep nesting: the parser's recursion grows the goroutine's stack (morestack copies it, and
+# every frame moves); many lines: the heap grows and the collector runs
+DEEP = "x=$((" + "(" * 400 + "1" + ")" * 400 + "))\n" + "if true; then\n" * 200 + "echo deep\n" + "fi\n" * 200
+MANY = "".join(f"f{i}() {{ case $1 in a{i}|b) echo {i} ;; esac; x=$(( {i} * 2 )); }}\n" for i in range(3000))
 
 # (case id, argv after "shfmt", stdin, input files); the first few run in CI
 CASES = [
@@ -60,6 +64,8 @@ CASES = [
     ("posix-error", ["-ln", "posix"], "a=(1 2)\n", {}),
     ("help", ["-h"], "", {}),
     ("bad-flag", ["--nosuchflag"], "", {}),
+    ("deep-nesting", [], DEEP, {}),
+    ("many-lines", ["-s"], MANY, {}),
 ]
 CI = {"stdin", "syntax-error", "version"}
 
