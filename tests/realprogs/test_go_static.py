@@ -15,10 +15,12 @@ downloaded at test time (nxrecomp.common.debian)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -145,3 +147,26 @@ def _params():
 def test_shfmt_matches_qemu(shfmt, tmp_path, argv, stdin, files) -> None:
     binary, bundle = shfmt
     compare("shfmt", binary, bundle, tmp_path, ["shfmt", *argv], stdin.encode(), files)
+
+
+@pytest.mark.heavy
+def test_shfmt_lift_on_miss_with_go_abi(tmp_path) -> None:
+    """A Go function hidden from the build (``recompiler.hide_entries``: main.formatStdin, found
+    by name in the pclntab) is lifted at run time with the build's assumptions (the manifest's
+    ``abi``: Go's), the output is qemu's, and the rebuild takes it (0 lifts)."""
+    if not shutil.which("qemu-aarch64"):
+        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
+    binary = _shfmt()
+    entry = next(e for e, n in pclntab_functions(*_table(binary)) if n == "main.formatStdin")
+    out = tmp_path / "bundle"
+    env = {**os.environ, "NXRECOMP_RECOMPILER_HIDE_ENTRIES": f"{entry:#x}"}
+    cmd = [sys.executable, "-m", "nxrecomp", "recompile", str(binary), "-o", str(out)]
+    assert subprocess.run(cmd, capture_output=True, env=env, timeout=5400).returncode == 0
+    ref = subprocess.run(["qemu-aarch64", str(binary)], input=SCRIPT.encode(), capture_output=True, timeout=120)
+    for lifts in (1, 0):
+        ours = subprocess.run([str(out / "nxrun"), "shfmt"], input=SCRIPT.encode(), capture_output=True, timeout=120)
+        assert (ours.returncode, ours.stdout) == (ref.returncode, ref.stdout), ours.stderr[-2000:]
+        assert len(results_table.LIFT_NOTICE.findall(ours.stderr)) == lifts, ours.stderr[-2000:]
+        if lifts:
+            assert f"function at {entry:#x}".encode() in ours.stderr
+            assert subprocess.run(cmd, capture_output=True, env=env, timeout=5400).returncode == 0
