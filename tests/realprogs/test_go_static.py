@@ -1,5 +1,5 @@
-"""Go programs nobody here wrote (Debian 12's arm64 ``shfmt`` and ``gojq``, statically linked by
-the Go toolchain: no libc, Go's own runtime and calling convention), recompiled and run against
+"""A Go program nobody here wrote (Debian 12's arm64 ``shfmt``, statically linked by the Go
+toolchain: no libc, Go's own runtime and calling convention), recompiled and run against
 qemu-aarch64 with identical stdout, stderr and exit status.
 
 Go stresses what the C corpus does not: its runtime's assembly (``gogo``/``mcall``/
@@ -10,8 +10,8 @@ function table every Go binary carries (``.gopclntab``, ``recompiler/analysis/go
 is checked against the Go runtime's own traceback under qemu (its names and entries, read by the
 runtime from the same table).
 
-CI runs the pclntab checks and a few shfmt cases; the rest (gojq too) is ``heavy``.  The
-packages are downloaded at test time (nxrecomp.common.debian)."""
+CI runs the pclntab checks and a few shfmt cases; the rest is ``heavy``.  The package is
+downloaded at test time (nxrecomp.common.debian)."""
 
 from __future__ import annotations
 
@@ -71,28 +71,6 @@ CASES = [
 ]
 CI = {"stdin", "syntax-error", "version"}
 
-PEOPLE = '[{"name":"ann","age":31,"tags":["a","b"]},{"name":"bob","age":27,"tags":[]},{"name":"cy","age":45}]'
-BIG_JSON = "[" + ",".join(f'{{"id":{i},"v":"{"x" * (i % 7)}","f":{i / 8},"z":[{i},{i * i}]}}' for i in range(4000)) + "]"
-# gojq (Debian 12 arm64, Go): (case id, argv after "gojq", stdin)
-GOJQ = [
-    ("paths", ["-c", ".a[2].b, (.d*2), keys"], '{"a":[1,2,{"b":"c"}],"d":3.5}'),
-    ("version", ["--version"], ""),
-    ("range-add", ["-n", "[range(10)] | map(. * .) | add"], ""),
-    ("strings", ["-r", '.[] | "\\(.name): \\(.age) \\(.tags // [] | length)"'], PEOPLE),
-    ("group-sort", ["-c", "group_by(.age > 30) | map(map(.name)) | sort"], PEOPLE),
-    ("recursion", ["-n", "def f: if . < 200 then . + 1 | f else . end; 0 | f"], ""),
-    ("bigint", ["-n", "100000000000000000000 * 3 + 7, (2 | pow(.; 64))"], ""),
-    ("regex", ["-c", '[.[] | .name | test("^[ab]")], ("a1b22c333" | [scan("[0-9]+")])'], PEOPLE),
-    ("formats", ["-r", '@base64 "\\(.[0].name)", @csv "\\([.[].age])", @json "\\(.[1])"'], PEOPLE),
-    ("args-tab", ["--tab", "--arg", "x", "5", "{x: $x, y: .a}"], '{"b":1,"a":{"d":2,"c":3}}'),
-    ("bad-flag", ["-S", "."], "{}"),
-    ("big-input", ["-c", "map(select(.id % 97 == 0)) | [length, (map(.f) | add), .[3]]"], BIG_JSON),
-    ("error-exit", [".a.b"], '{"a":1}'),
-    ("syntax-error", [".["], ""),
-    ("bad-json", ["."], '{"a":'),
-]
-GOJQ_CI: set[str] = set()  # (all heavy: one Go bundle in CI is enough)
-
 
 def _shfmt() -> Path:
     return _fetch("shfmt", "usr/bin/shfmt")
@@ -111,7 +89,7 @@ def _table(binary: Path) -> tuple[int, bytes]:
 @pytest.fixture(scope="module", autouse=True)
 def table(request):
     yield
-    results_table.write(request, {k: v for k, v in RESULTS.items() if k in ("shfmt", "gojq")})
+    results_table.write(request, {k: v for k, v in RESULTS.items() if k == "shfmt"})
 
 
 def test_pclntab_matches_go_traceback(tmp_path) -> None:
@@ -169,21 +147,6 @@ def _params():
 def test_shfmt_matches_qemu(shfmt, tmp_path, argv, stdin, files) -> None:
     binary, bundle = shfmt
     compare("shfmt", binary, bundle, tmp_path, ["shfmt", *argv], stdin.encode(), files)
-
-
-@pytest.fixture(scope="module")
-def gojq(tmp_path_factory) -> tuple[Path, Path]:
-    binary = _fetch("gojq", "usr/bin/gojq")
-    return binary, _bundle(binary, "gojq", tmp_path_factory)
-
-
-@pytest.mark.parametrize(
-    "argv,stdin",
-    [pytest.param(a, s, marks=[] if n in GOJQ_CI else [pytest.mark.heavy], id=n) for n, a, s in GOJQ],
-)
-def test_gojq_matches_qemu(gojq, tmp_path, argv, stdin) -> None:
-    binary, bundle = gojq
-    compare("gojq", binary, bundle, tmp_path, ["gojq", *argv], stdin.encode())
 
 
 @pytest.mark.heavy
