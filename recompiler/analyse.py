@@ -2,7 +2,8 @@
 ``recompiler/analysis/`` (its ``__init__`` lists the parts).
 
 Entries come from the program entry, the linker's hints (symbols, relocation targets, init
-arrays), `.eh_frame` FDEs (``analysis.eh_frame``) and every `BL` target, code pointer in data
+arrays), `.eh_frame` FDEs (``analysis.eh_frame``), a Go program's function table
+(``analysis.gopclntab``) and every `BL` target, code pointer in data
 and ``adrp``+``add`` pair of a linear sweep over the executable segments (``analysis.entries``),
 then the code addresses functions build in registers (``analysis.pointers``); a function
 entered by a jump from another starts from what that code holds (``analysis.entry_states``).  A false entry
@@ -20,6 +21,7 @@ from recompiler.analysis import pointers, stats
 from recompiler.analysis.entry_states import pass_entry_states
 from recompiler.analysis.bodies import Analyser
 from recompiler.analysis.eh_frame import eh_frame_starts
+from recompiler.analysis.gopclntab import pclntab_entries
 from recompiler.analysis.entries import merge_fallen_into, sweep_calls
 from recompiler.analysis.ifunc import ifunc_candidates, ifunc_slot
 from recompiler.analysis.image import Memory
@@ -28,7 +30,7 @@ from recompiler.analysis.stats import AnalysisStats
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import FunctionPlan
 
-__all__ = ["Analyser", "Memory", "Program", "analyse", "eh_frame_starts", "noreturn_functions"]
+__all__ = ["Analyser", "Memory", "Program", "abi_settings", "analyse", "eh_frame_starts", "noreturn_functions"]
 
 POINTER_ROUNDS = 8  # rounds of pointer discovery (each lifts what the last one found)
 
@@ -42,6 +44,21 @@ class Program:
     # entries only direct calls from lifted code enter (analysis.callers): their returns hand
     # back only the results some caller reads (interproc.result_uses); empty: none known
     closed: frozenset[int] = frozenset()
+    # the calling convention the code follows: "aapcs64", or "go" where the image carries a Go
+    # function table (Go's ABI keeps no register across a call, and a call may move the stack:
+    # the lifter then assumes neither, ``abi_settings``)
+    abi: str = "aapcs64"
+
+
+def abi_settings(abi: str, trust_abi: bool, elide_saves: bool) -> tuple[bool, bool]:
+    """(``trust_abi``, ``elide_saves``) for code of calling convention ``abi`` (``Program.abi``):
+    both as set for AAPCS64 code, both off for Go's (its ABIInternal keeps no X19-X28 across a
+    call and reads X28, the goroutine, and X26, a closure's context, as inputs of every
+    function; its stack growth copies a goroutine's stack elsewhere, so SP and X29 after a call
+    are not those before it: every call stores and reloads every register, SP included)."""
+    if abi == "go":
+        return False, False
+    return trust_abi, elide_saves
 
 
 def analyse(
@@ -51,9 +68,11 @@ def analyse(
     eh_frames: list[tuple[int, bytes]],
     ifunc_slots: dict[int, int] | None = None,
     noreturn: bool = True,
+    go_pclntabs: list[tuple[int, bytes]] = (),
 ) -> Program:
     """``ifunc_slots``: IFUNC slot -> resolver (``LinkedImage.ifunc_slots``), for PLT stubs;
-    ``noreturn``: mark the calls of functions that never return (``recompiler.noreturn_calls``)."""
+    ``noreturn``: mark the calls of functions that never return (``recompiler.noreturn_calls``);
+    ``go_pclntabs``: a Go program's function tables (``analysis.gopclntab``)."""
     an = Analyser(mem, set())
     an.source[entry] = "entry"
     seeds = {entry} | set(hints)
@@ -63,6 +82,10 @@ def analyse(
         for e in eh_frame_starts(addr, data):
             seeds.add(e)
             an.source.setdefault(e, "eh_frame")
+    for addr, data in go_pclntabs:
+        for e in pclntab_entries(addr, data):
+            seeds.add(e)
+            an.source.setdefault(e, "pclntab")
     an.entries = {e for e in seeds if e % 4 == 0 and mem.is_code(e)}
     sweep_calls(an)
     funcs: dict[int, FunctionPlan] = {}
@@ -110,7 +133,7 @@ def analyse(
     noret = noreturn_functions(funcs, mem, an.inexact, an.weak) if noreturn else set()
     for plan in funcs.values():
         plan.noreturn_calls = {i.addr for i in plan.insns if i.name == "BL" and branch_target(i) in noret}
-    program = Program(funcs, entry, sorted(set(unresolved)))
+    program = Program(funcs, entry, sorted(set(unresolved)), abi="go" if go_pclntabs else "aapcs64")
     program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br)
     return program
 

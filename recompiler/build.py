@@ -39,7 +39,7 @@ from nxrecomp.common.errors import NxError
 from nxrecomp.common.progress import Progress
 from recompiler import cc, inline_leaves
 from recompiler.lift import interproc
-from recompiler.analyse import Program
+from recompiler.analyse import Program, abi_settings
 from recompiler.lift import lift_function
 from recompiler.lift.edges import SHARED_TABLE
 from recompiler.lift.emitter import SIG, no_opt
@@ -480,8 +480,11 @@ def build(
     src_dir.mkdir(exist_ok=True)
     jobs = max(1, int(settings.get("recompiler", "jobs")))
     shard_bytes = int(settings.get("recompiler", "shard_bytes"))
-    trust = bool(settings.get("recompiler", "trust_abi"))
-    elide = bool(settings.get("recompiler", "elide_saves"))
+    trust, elide = abi_settings(
+        getattr(program, "abi", "aapcs64"),
+        bool(settings.get("recompiler", "trust_abi")),
+        bool(settings.get("recompiler", "elide_saves")),
+    )
     comments = bool(settings.get("recompiler", "comments"))
     trace = bool(settings.get("recompiler", "trace"))
     functions = set(program.functions)

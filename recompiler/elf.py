@@ -172,6 +172,7 @@ class ElfModule:
     eh_frame: tuple[int, bytes] | None = field(default=None, repr=False)
     eh_frame_hdr: tuple[int, bytes] | None = field(default=None, repr=False)
     gcc_except_table: tuple[int, bytes] | None = field(default=None, repr=False)
+    go_pclntab: tuple[int, bytes] | None = field(default=None, repr=False)  # Go's function table
     text_ranges: list[tuple[int, int]] = field(default_factory=list)  # (start, end) executable code
 
     @property
@@ -370,7 +371,12 @@ def _read_sections(r: _Reader, mod: ElfModule, shoff: int, shnum: int, shentsize
         if s.type == SHT_SYMTAB:
             mod.symbols = _symbols(r, mod, i, f"section {s.name}")
     byname = {s.name: s for s in mod.sections}
-    for nm, attr in ((".eh_frame", "eh_frame"), (".eh_frame_hdr", "eh_frame_hdr"), (".gcc_except_table", "gcc_except_table")):
+    for nm, attr in (
+        (".eh_frame", "eh_frame"),
+        (".eh_frame_hdr", "eh_frame_hdr"),
+        (".gcc_except_table", "gcc_except_table"),
+        (".gopclntab", "go_pclntab"),
+    ):
         s = byname.get(nm)
         if s and s.flags & SHF_ALLOC and s.type != SHT_NOBITS:
             setattr(mod, attr, (s.addr, r.data[s.offset : s.offset + s.size]))

@@ -366,7 +366,7 @@ def link(
         m = p.mod
         info = ModuleInfo(m.name, p.base, m.path, tls_modid=p.tls_modid, tls_offset=p.tls_offset)
         info.init_array, info.fini_array, info.preinit_array, info.init, info.fini = _init_fini(p)
-        for attr in ("eh_frame", "eh_frame_hdr", "gcc_except_table"):
+        for attr in ("eh_frame", "eh_frame_hdr", "gcc_except_table", "go_pclntab"):
             v = getattr(m, attr)
             if v is not None:
                 setattr(info, attr, (p.base + v[0], v[1]))

@@ -38,6 +38,10 @@ def eh_frames(image: LinkedImage) -> list[tuple[int, bytes]]:
     return [m.eh_frame for m in image.modules if m.eh_frame]
 
 
+def go_pclntabs(image: LinkedImage) -> list[tuple[int, bytes]]:
+    return [m.go_pclntab for m in image.modules if m.go_pclntab]
+
+
 def hidden_entries(image: LinkedImage) -> set[int]:
     """The entries ``recompiler.hide_entries`` leaves out of the build (hex addresses or symbol
     names): tests of lift on miss make the run-time lifter find them."""
@@ -75,6 +79,7 @@ def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] =
         eh_frames(image),
         ifunc_slots(image),
         bool(settings.get("recompiler", "noreturn_calls")),
+        go_pclntabs(image),
     )
     hidden = hidden_entries(image) - set(extra_entries)  # the bundle's list is the remedy of a miss
     for a in hidden:
@@ -118,6 +123,10 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     t_link = time.monotonic()
     extra = discovered_entries(out)
     program = analyse_image(image, extra)
+    if program.abi != "aapcs64":
+        log.warning(
+            "%s follows the %s calling convention: calls keep no register (trust_abi, elide_saves off)", path, program.abi
+        )
     t_an = time.monotonic()
     stats = build(program, out)
     note_discovered(program, extra, out, stats)
@@ -133,6 +142,7 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
         (t0, t_link, t_an, t_build),
         program_path=path,
         program=str(Path(path).resolve()),
+        abi=program.abi,  # the run-time lifter lifts with the build's assumptions
     )
 
 

@@ -27,7 +27,7 @@ from nxrecomp.common import settings
 from nxrecomp.bundle import manifest as bundle_manifest
 from nxrecomp.bundle.image import LinkedImage
 from recompiler import cc, discovered
-from recompiler.analyse import Analyser
+from recompiler.analyse import Analyser, abi_settings
 from recompiler.build import LINK_FLAGS, RUNTIME_DIR, SHARD_FLAGS, SLP_MAX_INSNS, _included
 from recompiler.lift import lift_function
 from recompiler.lift.emitter import SIG, fname, rname
@@ -118,10 +118,15 @@ def lift_at(bundle: str | Path, addr: int, manifest: dict | None = None) -> Runt
     plan = Analyser(mem, entries).function(addr)
     if not plan.insns:
         return RuntimeLift(addr, None)
-    text = c_source(
-        plan,
+    trust, elide = abi_settings(
+        manifest.get("abi", "aapcs64"),
         bool(settings.get("recompiler", "trust_abi")),
         bool(settings.get("recompiler", "elide_saves")),
+    )
+    text = c_source(
+        plan,
+        trust,
+        elide,
         bool(settings.get("recompiler", "comments")),
         bool(settings.get("recompiler", "trace")),
     )

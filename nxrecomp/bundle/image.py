@@ -45,6 +45,8 @@ class ModuleInfo:
     text_ranges: list[tuple[int, int]] = field(default_factory=list)
     tls_modid: int = 0  # 1-based DTV index, 0 = no TLS
     tls_offset: int = 0  # offset of its TLS block from TP
+    # a Go program's function table (.gopclntab), read by analysis only: not in the bundle
+    go_pclntab: tuple[int, bytes] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -10,6 +10,7 @@ import struct
 
 from recompiler.analysis.image import Memory
 from recompiler.analysis.transfer import ENDS
+from recompiler.lift import effects, liveness
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import FunctionPlan
 
@@ -56,9 +57,11 @@ def noreturn_functions(
     which may be something else that looks like a code address: a call followed by one is no
     call followed by the next function (below).  Least fixed point: mutual tail recursion with
     no other way out is left out; so is a function with a RET anywhere in its span of the image
-    (``_returns_in_span``)."""
+    (``_returns_in_span``), and one that keeps its return address somewhere other than its
+    frame (``_captures_return_address``: a later jump there is its return, as Go's ``mcall`` and
+    ``morestack`` are left)."""
     returning = _returns_in_span(mem, funcs) if mem is not None else set()
-    cands = [e for e in funcs if e not in returning]
+    cands = [e for e in funcs if e not in returning and not _captures_return_address(funcs[e])]
     # who may change its answer when a function is found never to return: its callers and
     # the functions that branch or fall into it
     users: dict[int, set[int]] = {}
@@ -83,6 +86,24 @@ def noreturn_functions(
                 queued.add(u)
                 work.append(u)
     return noret
+
+
+def _captures_return_address(plan: FunctionPlan) -> bool:
+    """Whether the function reads X30 other than to store it into a stack slot (base SP or
+    X29: a frame record): it may keep its return address (its entry's X30) in memory or a
+    register, and something may jump there later.  Go's ``mcall`` and ``morestack`` store it in
+    the goroutine's saved context and never return; ``gogo`` later resumes the goroutine at that
+    address, after the call, whose next instruction then runs (``morestack``'s callers go back
+    to their own entry from there).  Conservative: a read of X30 after a call (no longer the
+    entry's) counts too."""
+    lr = liveness.xbit(30)
+    for i in plan.insns:
+        if not effects.declare(i).reads & lr or i.name in ("RET", "BR", "BLR"):
+            continue
+        if i.name.startswith("ST") and i.f.get("Rn") in (29, 31):
+            continue  # a save into the frame
+        return True
+    return False
 
 
 def _never_returns(plan: FunctionPlan, noret: set[int], inexact: set[int], weak: set[int] = frozenset()) -> bool:

@@ -210,6 +210,12 @@ class FunctionWrapper:
         store_indirect = [x for x in store if x != "FLAGS_STORE;" or not self.live]
         reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi) and r not in _NOT_RELOADED]
         reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
+        if not self.trust_abi and 30 in regs:
+            # without trust_abi a call may come back by a jump to its return address from
+            # elsewhere (Go's gogo resuming a goroutine at a morestack or mcall call, with the
+            # LR it saved), not by the callee's return: X30 is then NxCpu's, which every exit
+            # and jump stores (a normal return leaves the return address there too)
+            reload.append("x30 = s->x[30];")
         # AAPCS64: a callee may change V0-V7 and V16-V31, and the upper halves of V8-V15
         reload_v_all = [interproc.vcopy(f"v{r}", f"s->v[{r}]") for r in v_used]
         reload += reload_v_all if not self.trust_abi else [interproc.reload_v(r) for r in v_used]

@@ -1377,6 +1377,42 @@ static long sys_masked_wait(NxCpu *s, uint64_t nr) {
     return hsys6(SYS_pselect6, (long)s->x[0], (long)s->x[1], (long)s->x[2], (long)s->x[3], (long)s->x[4], (long)hd);
 }
 
+/* epoll (Go's network poller, also for files): struct epoll_event is { u32 events; u64 data }
+ * with the u64's natural alignment on arm64 (16 bytes, data at 8) and packed on x86-64 (12
+ * bytes, data at 4: the kernel's uapi eventpoll.h packs it there only), so epoll_ctl's event
+ * and epoll_pwait's array are converted; epoll_pwait's signal mask as ppoll's.  At most
+ * EPOLL_BATCH events a wait (epoll_wait may return fewer than maxevents). */
+struct __attribute__((packed)) host_epoll_event { uint32_t events; uint64_t data; };
+#define EPOLL_BATCH 256
+static long sys_epoll_ctl(NxCpu *s) {
+    struct host_epoll_event h, *hp = NULL;
+    if (s->x[3]) {
+        memcpy(&h.events, (void *)s->x[3], 4);
+        memcpy(&h.data, (void *)(s->x[3] + 8), 8);
+        hp = &h;
+    }
+    return hsys6(SYS_epoll_ctl, (long)s->x[0], (long)s->x[1], (long)s->x[2], (long)hp, 0, 0);
+}
+static long sys_epoll_pwait(NxCpu *s) {
+    int n = (int)s->x[2];
+    if (n <= 0) return -EINVAL;
+    if (n > EPOLL_BATCH) n = EPOLL_BATCH;
+    struct host_epoll_event h[EPOLL_BATCH];
+    uint64_t g, hm, *mp = NULL;
+    if (s->x[4]) {
+        if (s->x[5] != 8) return -EINVAL;
+        memcpy(&g, (void *)s->x[4], 8);
+        hm = mask_g2h((g | ME->pend) & ~OWNED_MASK);
+        mp = &hm;
+    }
+    long r = hsys6(SYS_epoll_pwait, (long)s->x[0], (long)h, n, (long)(int)s->x[3], (long)mp, mp ? 8 : 0);
+    for (long i = 0; i < r; i++) {
+        memcpy((void *)(s->x[1] + 16 * i), &h[i].events, 4);
+        memcpy((void *)(s->x[1] + 16 * i + 8), &h[i].data, 8);
+    }
+    return r;
+}
+
 /* wait4: a child that died by a host real-time signal died by the guest's number for it */
 static long sys_wait4(NxCpu *s) {
     long r = HSYS(SYS_wait4, s);
@@ -1491,6 +1527,9 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
         }
         break;
     case A64_ppoll: case A64_pselect6: r = sys_masked_wait(s, nr); break;
+    case A64_epoll_create1: r = HSYS(SYS_epoll_create1, s); break;
+    case A64_epoll_ctl: r = sys_epoll_ctl(s); break;
+    case A64_epoll_pwait: r = sys_epoll_pwait(s); break;
     case A64_wait4: r = sys_wait4(s); break;
     case A64_openat: r = sys_openat(s); break;
     case A64_pipe2: r = hsys6(SYS_pipe2, (long)s->x[0], flags_to_host(s->x[1]), 0, 0, 0, 0); break;
