@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,11 +50,10 @@ _INSN = re.compile(r"\s*([0-9a-f]+):\s+(\S+)\s*(.*)")
 _FN = re.compile(r"([0-9a-f]+) <(.*)>:")
 
 
-def per_address(cg: Path, obj_suffix: str) -> dict[int, int]:
-    """Instructions executed per address of the object whose path ends in ``obj_suffix``, from a
-    callgrind output file written with ``--dump-instr=yes`` (positions ``instr line``; a
-    ``calls=`` line's next cost line is the call's inclusive cost, not counted here)."""
-    counts: dict[int, int] = collections.Counter()
+def self_costs(cg: Path) -> Iterator[tuple[str, int, int]]:
+    """(object path, address, instructions) of every self-cost line of a callgrind output file
+    written with ``--dump-instr=yes`` (positions ``instr line``; a ``calls=`` line's next cost
+    line is the call's inclusive cost, not the caller's own, so it is skipped)."""
     names: dict[str, str] = {}
     cur = ""
     last = 0
@@ -84,8 +84,16 @@ def per_address(cg: Path, obj_suffix: str) -> dict[int, int]:
         if after_call:
             after_call = False
             continue
-        if cur.endswith(obj_suffix) and len(parts) > 2:
-            counts[last] += int(parts[2])
+        if len(parts) > 2:
+            yield cur, last, int(parts[2])
+
+
+def per_address(cg: Path, obj_suffix: str) -> dict[int, int]:
+    """Instructions executed per address of the object whose path ends in ``obj_suffix``."""
+    counts: dict[int, int] = collections.Counter()
+    for obj, addr, n in self_costs(cg):
+        if obj.endswith(obj_suffix):
+            counts[addr] += n
     return counts
 
 

@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.callgrind_ir import _BRK_RESERVE, callgrind, guest_names, per_address  # noqa: E402
+from bench.callgrind_ir import _BRK_RESERVE, callgrind, guest_names, per_address, self_costs  # noqa: E402
 
 _INSN = re.compile(r"\s*([0-9a-f]+):\s+(\S+)\s*(.*)")
 _FN = re.compile(r"([0-9a-f]+) <(.*)>:")
@@ -246,30 +246,8 @@ def stack_share(binary: Path, counts: dict[int, int]) -> int:
 def totals_by_object(cg: Path) -> dict[str, int]:
     """Instructions per object (``ob=``) of a callgrind output, self cost only."""
     per: dict[str, int] = collections.Counter()
-    names: dict[str, str] = {}
-    cur = ""
-    after_call = False
-    for line in cg.read_text().splitlines():
-        if line.startswith(("ob=", "cob=")):
-            m = re.match(r"(c?ob)=\((\d+)\)(?: (.*))?", line)
-            if m is None:
-                continue
-            if m[3]:
-                names[m[2]] = m[3]
-            if m[1] == "ob":
-                cur = names.get(m[2], "")
-            continue
-        if line.startswith("calls="):
-            after_call = True
-            continue
-        if not line or line[0] not in "0123456789+-*":
-            continue
-        if after_call:
-            after_call = False
-            continue
-        parts = line.split()
-        if len(parts) > 2:
-            per[Path(cur).name] += int(parts[2])
+    for obj, _, n in self_costs(cg):
+        per[Path(obj).name] += n
     return per
 
 
