@@ -64,6 +64,9 @@ class Analyser:
         direct: dict[int, DirectTable] = {}
         complete: set[int] = set()  # BRs whose every target is in their table (Recovered.complete)
         inner: set[int] = set()  # weak entries this function's own jump tables reach: its labels
+        # weak entries inside this function's span that its own direct branches reach: its labels
+        # too (``_walk``)
+        branched: set[int] = set()
         settled = False
         fv = partial = None
         # where a table's entries count as this function's code: a label function (a weak entry
@@ -71,7 +74,7 @@ class Analyser:
         # interpreter handler's copy of the dispatch reads the whole table, handlers before it too
         home = self._enclosing(entry) if entry in self.weak else entry
         for _round in range(MAX_ROUNDS):
-            self._walk(entry, seen, work, inner)
+            self._walk(entry, seen, work, inner, branched)
             brs = [a for a, i in seen.items() if i.name == "BR"]
             if not brs:
                 settled = True
@@ -155,11 +158,21 @@ class Analyser:
                     old = self.seeds.get(x)
                     self.seeds[x] = seed if old is None else old.union(seed)
 
-    def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int]) -> None:
+    def _walk(self, entry: int, seen: dict[int, Insn], work: list[int], inner: set[int], branched: set[int]) -> None:
+        """Grow ``seen`` from ``work`` by fall-through and direct branches, stopping at other
+        entries, except the weak ones of ``inner`` and ``branched``.  A direct branch (not a call)
+        to a weak entry inside this function's own span (``_near``) goes on into it and adds it to
+        ``branched``: a data word that happens to name one of its labels is no function start,
+        and the label's code runs with this function's frame and working registers.  Taken for a
+        tail call, its epilogue's restores of callee-saved registers stay in the other function's
+        locals, while this function's working values, stored into ``NxCpu`` for the jump, go back
+        to its caller: gpgv's ``_int_malloc`` handed its arena pointer back in X28 that way
+        (tests/recompiler/test_branch_into_weak_entry.py).  A label function (itself weak) keeps
+        such jumps as tail calls, as it keeps its table targets."""
         while work:
             a = work.pop()
             while a not in seen:
-                if a != entry and a in self.entries and a not in inner:
+                if a != entry and a in self.entries and a not in inner and a not in branched:
                     break  # falls into another function: a tail call
                 i = self.insn(a)
                 if i is None:
@@ -167,14 +180,11 @@ class Analyser:
                 seen[a] = i
                 n = i.name
                 t = branch_target(i)
-                if (
-                    n != "BL"
-                    and t is not None
-                    and t not in seen
-                    and (t not in self.entries or t in inner)
-                    and self.mem.is_code(t)
-                ):
-                    work.append(t)
+                if n != "BL" and t is not None and t not in seen and self.mem.is_code(t):
+                    if t in self.weak and entry not in self.weak and t != entry and self._near(entry, t):
+                        branched.add(t)
+                    if t not in self.entries or t in inner or t in branched:
+                        work.append(t)
                 if n in ENDS or i.form is None or (i.group == "BCOND" and i.f["cond"] >> 1 == 7):
                     break
                 a += 4
