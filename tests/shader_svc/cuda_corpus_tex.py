@@ -556,21 +556,10 @@ def define_grad_cube(case, Inputs) -> None:
     face, their (s, t) 0.1 texel or more from a texel edge and their major axis clear of the
     others by 1/8, so the scaled direction (an approximate reciprocal) reads the texel the
     exact one does (texel_refs.cube_texel: Vulkan's face selection)."""
-    from texel_refs import cube_face_st, cube_texel
+    from texel_refs import cube_directions, cube_texel
 
     def directions(r, n: int) -> np.ndarray:
-        out = []
-        while len(out) < n:
-            d = r.integers(-32, 33, 3) / 16.0
-            ax = np.sort(np.abs(d))
-            if ax[2] < 0.5 or ax[2] - ax[1] < 0.125:
-                continue
-            _, s, t = cube_face_st(tuple(float(v) for v in d))
-            fs, ft = (s * CUBE_N) % 1, (t * CUBE_N) % 1
-            if min(fs, 1 - fs, ft, 1 - ft) < 0.1:
-                continue
-            out.append(d)
-        return np.array(out, np.float32)
+        return cube_directions(r, n, CUBE_N)
 
     def inputs(r):
         d = directions(r, N)

@@ -48,6 +48,24 @@ def cube_face_st(d) -> tuple[int, float, float]:
     return face, 0.5 * (sc / abs(ma) + 1), 0.5 * (tc / abs(ma) + 1)
 
 
+def cube_directions(r, n: int, side: int) -> np.ndarray:
+    """``n`` random directions that each point at a texel of a cube of ``side``-texel faces, their
+    (s, t) 0.1 texel or more from a texel edge and their major axis clear of the others by 1/8,
+    so an approximate reciprocal of the major axis still reads the texel the exact one does."""
+    out = []
+    while len(out) < n:
+        d = r.integers(-32, 33, 3) / 16.0
+        ax = np.sort(np.abs(d))
+        if ax[2] < 0.5 or ax[2] - ax[1] < 0.125:
+            continue
+        _, s, t = cube_face_st(tuple(float(v) for v in d))
+        fs, ft = (s * side) % 1, (t * side) % 1
+        if min(fs, 1 - fs, ft, 1 - ft) < 0.1:
+            continue
+        out.append(d)
+    return np.array(out, np.float32)
+
+
 def cube_texel(faces: np.ndarray, d: tuple[float, float, float]) -> np.ndarray:
     """Vulkan's cube map face selection and (s, t) (specification, "Cube Map Face Selection")."""
     face, s, t = cube_face_st(d)
