@@ -59,3 +59,18 @@ def recompile(program: Path, out: Path, **settings: str) -> Path:
     )
     assert r.returncode == 0, r.stderr[-2000:]
     return out
+
+
+def symbols_and_program(program: Path):
+    """(symbol -> address from ``.symtab``, the static analysis's Program) of a built program,
+    for tests that check where analysis put a function's body."""
+    from elftools.elf.elffile import ELFFile
+
+    from recompiler.analyse import analyse
+    from recompiler.link import link_program
+    from recompiler.pipeline import eh_frames, ifunc_slots, image_memory
+
+    with open(program, "rb") as f:
+        syms = {s.name: s["st_value"] for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    image = link_program(str(program))
+    return syms, analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image))

@@ -23,21 +23,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from recompiler.analyse import analyse
-from recompiler.link import link_program
-from recompiler.pipeline import eh_frames, ifunc_slots, image_memory
 from tests.cpu_host import aarch64_programs
 
 
 def test_a_branch_to_a_label_a_data_word_names_stays_in_the_function(tmp_path) -> None:
-    from elftools.elf.elffile import ELFFile
-
     program = aarch64_programs.build_for_qemu("branch_into_weak_entry", tmp_path)
-    with open(program, "rb") as f:
-        syms = {s.name: s["st_value"] for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    syms, prog = aarch64_programs.symbols_and_program(program)
     work = syms["work"]
-    image = link_program(str(program))
-    prog = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image))
     label = work + 24  # stp, mov, stp, add, cbnz, bl abort: the data word's target
     assert label in prog.functions, "the data word's target is no entry any more: the test shows nothing"
     body = [i.addr for i in prog.functions[work].insns]

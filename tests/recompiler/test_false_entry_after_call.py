@@ -19,22 +19,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from recompiler.analyse import analyse
 from recompiler.lift.control import branch_target
-from recompiler.link import link_program
-from recompiler.pipeline import eh_frames, ifunc_slots, image_memory
 from tests.cpu_host import aarch64_programs
 
 
 def test_a_call_before_a_data_words_target_still_returns(tmp_path) -> None:
-    from elftools.elf.elffile import ELFFile
-
     program = aarch64_programs.build_for_qemu("false_entry_after_call", tmp_path)
-    with open(program, "rb") as f:
-        syms = {s.name: s["st_value"] for s in ELFFile(f).get_section_by_name(".symtab").iter_symbols()}
+    syms, prog = aarch64_programs.symbols_and_program(program)
     twice = syms["twice"]
-    image = link_program(str(program))
-    prog = analyse(image_memory(image), image.entry, image.func_hints, eh_frames(image), ifunc_slots(image))
     after_call = twice + 16  # stp, mov, str, bl step: the data word's target
     assert after_call in prog.functions, "the data word's target is no entry any more: the test shows nothing"
     assert [i.addr for i in prog.functions[twice].insns][-1] == after_call - 4
