@@ -36,7 +36,9 @@ def flag_sets() -> list[list[str]]:
     from recompiler import build as B, cc
     from nxrecomp.common import settings
 
-    flags = [settings.get("recompiler", "opt"), *B.SHARD_FLAGS, *cc.arch_flags()]
+    flags = [settings.get("recompiler", "opt"), *B.SHARD_FLAGS, *cc.arch_flags(), B.GAME_SO_FLAG]
+    if settings.get("recompiler", "debug_info"):  # (a bundle built with line tables: as build adds them)
+        flags += B.DEBUG_FLAGS
     k = flags.index(B.TAIL_DUP_FLAGS[1])
     huge = [*flags[: k - 1], *flags[k - 1 + len(B.TAIL_DUP_FLAGS) :]]
     return [flags, [*flags, "-fno-slp-vectorize"], [*huge, "-fno-slp-vectorize"], huge]

@@ -62,7 +62,7 @@ def disasm(obj: Path, fn: str, lines: bool) -> list[tuple[int, str, str, int]]:
 
 
 def shard_of(src: Path, fn: str) -> Path:
-    pat = re.compile(rf"^NxRet {re.escape(fn)}\(.*\{{\s*$", re.M)
+    pat = re.compile(rf"^(?:__attribute__\(\(always_inline\)\) )?NxRet {re.escape(fn)}\(.*\{{\s*$", re.M)
     for p in sorted(src.glob("shard_*.c")):
         if pat.search(p.read_text()):
             return p

@@ -511,10 +511,10 @@ def build(
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]
     results: list[ShardResult] = []
     place_s = 0.0
-    narrowed = 0
+    narrowed = framed = 0
 
     def finish_lift(r: ShardResult | None) -> list[_Unit]:
-        nonlocal place_s, narrowed
+        nonlocal place_s, narrowed, framed
         if r is not None:
             results.append(r)
             return []
@@ -528,6 +528,8 @@ def build(
         if not loaded and not trace:  # (loaded code: its callers are the program's, unseen here)
             closed = frozenset(e for e in program.closed if "results" not in no_opt(e))
             narrowed = interproc.result_uses(fns, summ, closed)
+            if "frames" not in no_opt(-1):  # (-1: only where no_opt_at names no function)
+                framed = interproc.narrow_frames(fns, summ, closed)
         shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts) for x in results]
         if trace or "inline" in no_opt(-1):  # (-1: only where no_opt_at names no function)
             texts = [sh.text for sh in shards]
@@ -589,6 +591,7 @@ def build(
         # functions entered only by direct calls whose returns hand back fewer results
         "closed_functions": len(program.closed),
         "results_narrowed": narrowed,
+        "frames_narrowed": framed,
         "shards_lift_cached": sum(r.cached for r in results),
         "cpu_seconds": {
             "lift": round(sum(r.cpu_s for r in results), 1),

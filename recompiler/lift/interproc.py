@@ -215,17 +215,32 @@ def always_return(fns: list[FnLive]) -> set[int]:
     return ok
 
 
-def frame_keepers(fns: list[FnLive]) -> set[int]:
+def frame_keepers(fns: list[FnLive], closed: frozenset[int] | set[int] | None = None) -> set[int]:
     """The functions whose exits still write SP and X29 back to ``NxCpu``: every one where the
     program makes a direct tail call that does not surely leave with its caller's SP and X30
     (then the callee's return, normal as it looks to the callee, goes somewhere its caller's
     caller does not expect, which re-enters a frame from NxCpu), and the functions it reaches
-    by direct tail calls; every function where such a chain, or any function's unproven
-    register state, meets an indirect jump (its target unknown).  See ``frame_stores``."""
+    by direct tail calls; every function an indirect jump may reach where such a chain, or any
+    function's unproven register state, meets one (its target unknown).  See ``frame_stores``.
+
+    Where the program's closed functions are known (``closed``: ``analysis.callers``, entered
+    only by direct calls and tail calls from lifted code), an indirect jump reaches only the
+    others (the open ones: an address some code builds or data holds, the runtime's entries) or
+    a label inside a function, which the run loop enters in the frame's twin (its returns store
+    SP and X29: ``NX_RF``); so such a jump keeps the open functions' lists and those of the
+    functions they tail-call, not everyone's.  Without it (loaded code, trace builds) every
+    function keeps them.  In busybox 38 functions (glibc's vfprintf among them) jump through a
+    register with an X30 not surely their entry's, which made every return of the program store
+    SP, and X29 where it moved it (busybox sort: 757.1 -> 727.4 M instructions)."""
     by_entry = {f.entry: f for f in fns}
-    if any(not f.frame_ok or f.jump_abnormal for f in fns):
-        return set(by_entry)
     roots = [t for f in fns for t, ok in zip(f.tail_target, f.tail_lr) if not ok] + [a for f in fns for a in f.lr_roots]
+    opened = False  # the open functions are roots (an indirect jump with an unexpected X30)
+    if any(not f.frame_ok or f.jump_abnormal for f in fns):
+        if closed is None:
+            return set(by_entry)
+        opened = True
+        roots += [e for e in by_entry if e not in closed]
+        roots += [t for f in fns if not f.frame_ok for t in f.tail_target]
     keep: set[int] = set()
     while roots:
         e = roots.pop()
@@ -235,10 +250,25 @@ def frame_keepers(fns: list[FnLive]) -> set[int]:
         f = by_entry.get(e)
         if f is None:
             continue
-        if f.jumps_out:
-            return set(by_entry)
+        if f.jumps_out and not opened:
+            if closed is None:
+                return set(by_entry)
+            opened = True
+            roots += [e for e in by_entry if e not in closed]
         roots += f.tail_target
     return keep
+
+
+def narrow_frames(fns: list[FnLive], summ: dict[int, Summary], closed: frozenset[int] | set[int]) -> int:
+    """``Summary.keep_frame`` again with the program's closed functions known (``frame_keepers``
+    with ``closed``); returns how many functions no longer keep their frame stores."""
+    keep = frame_keepers(fns, closed)
+    n = 0
+    for e, sm in summ.items():
+        if sm.keep_frame and e not in keep:
+            sm.keep_frame = False
+            n += 1
+    return n
 
 
 # what a return hands back only where a caller reads it (result_uses): X1, V0-V3 and the
