@@ -1,0 +1,128 @@
+"""Go function tables of the layouts before Go 1.18 (``recompiler/analysis/gopclntab.py``), on a
+Go program of that age nobody here wrote: Debian 11 ("bullseye") arm64's ``fzf`` 0.24, statically
+linked by Go 1.15 (its table's magic 0xFFFFFFFB, the Go 1.2-1.15 layout).
+
+The reader is checked against the Go runtime's own traceback under qemu-aarch64 (SIGQUIT with
+GOTRACEBACK=system: each frame's name and entry, pc - offset, which the runtime reads from the
+same table), and the recompiled program against qemu-aarch64 (``fzf --filter``: fuzzy matching
+of its standard input, no terminal).  The Go 1.16-1.17 layout (0xFFFFFFFA) is read from the same
+functions laid out as ``debug/gosym`` reads that layout (no Debian release that the mirror still
+serves has a program built by those Go versions).  The package is downloaded at test time
+(``nxrecomp.common.debian``, suite "bullseye")."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from recompiler.analysis.gopclntab import MAGIC_12, MAGIC_116, PclntabError, pclntab_entries, pclntab_functions
+from tests.realprogs.test_debian_static import _bundle, compare
+
+pytestmark = pytest.mark.network
+
+LINES = "".join(f"{w}\n" for w in ["apple", "banana", "cherry", "mango", "orange", "pineapple", "tangerine", "grape"] * 40)
+
+
+def _fzf() -> Path:
+    from nxrecomp.common import debian
+
+    try:
+        return debian.fetch("fzf", "arm64", "bullseye") / "usr/bin/fzf"
+    except debian.RegistryUnreachable as e:
+        pytest.skip(f"LOUD SKIP: Debian mirror unreachable, cannot fetch bullseye's fzf:arm64: {e}")
+
+
+def _table(binary: Path) -> tuple[int, bytes]:
+    """(address, bytes) of the binary's .gopclntab, where readelf (binutils) says it is."""
+    out = subprocess.run(["readelf", "-SW", str(binary)], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"\.gopclntab\s+PROGBITS\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)", out)
+    assert m, out
+    addr, off, size = (int(g, 16) for g in m.groups())
+    return addr, binary.read_bytes()[off : off + size]
+
+
+def _traceback(binary: Path, argv: list[str]) -> list[tuple[str, int]]:
+    """(name, entry) of every frame of the Go runtime's SIGQUIT traceback of ``binary`` under
+    qemu-aarch64, waiting for its standard input."""
+    p = subprocess.Popen(
+        ["qemu-aarch64", str(binary), *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"GOTRACEBACK": "system", "PATH": "/usr/bin:/bin"},
+    )
+    time.sleep(3)  # it waits reading stdin
+    p.send_signal(signal.SIGQUIT)
+    _out, err = p.communicate(timeout=60)
+    frames = re.findall(rb"^(\S[^\n]*)\([^()\n]*\)\n\t.* \+0x([0-9a-f]+) .*pc=0x([0-9a-f]+)$", err, re.M)
+    assert len(frames) >= 10, err[-2000:]
+    return [(n.decode(), int(pc, 16) - int(off, 16)) for n, off, pc in frames]
+
+
+def test_go115_pclntab_matches_go_traceback() -> None:
+    if not shutil.which("qemu-aarch64"):
+        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
+    binary = _fzf()
+    addr, data = _table(binary)
+    assert struct.unpack_from("<I", data)[0] == MAGIC_12, "not a Go 1.2-1.15 table: the test shows nothing"
+    funcs: dict[str, set[int]] = {}
+    for e, n in pclntab_functions(addr, data):
+        funcs.setdefault(n, set()).add(e)
+    for name, entry in _traceback(binary, ["--filter=x"]):
+        assert name in funcs, f"{name} is not in our table"
+        assert entry in funcs[name], f"{name}: entries {sorted(map(hex, funcs[name]))}, the traceback says {entry:#x}"
+    entries = pclntab_entries(addr, data)
+    assert len(entries) == struct.unpack_from("<Q", data, 8)[0] == sum(map(len, funcs.values()))
+    assert entries == sorted(entries)
+
+
+def _as_116(data: bytes) -> bytes:
+    """The Go 1.2 table ``data`` laid out as Go 1.16-1.17 lay theirs (``debug/gosym``: after the
+    8 header bytes, nfunc, nfiles and the offsets of the function-name, CU, file, pc-value and
+    function tables; (entry address, record offset from the function table) pairs; records
+    whose name offset counts from the function-name table).  The records and names are the
+    1.2 table's own bytes: the names table is the whole old section, records follow it."""
+    (n,) = struct.unpack_from("<Q", data, 8)
+    pairs = list(struct.iter_unpack("<QQ", data[16 : 16 + 16 * n]))
+    (end,) = struct.unpack_from("<Q", data, 16 + 16 * n)
+    names, pcoff = 8 + 7 * 8, 8 + 7 * 8 + len(data)
+    tab_size = 16 * n + 8
+    recs = bytearray(data)  # each record at the same place, after the function table
+    functab = b"".join(struct.pack("<QQ", e, tab_size + f) for e, f in pairs) + struct.pack("<Q", end)
+    head = struct.pack("<IBBBB", MAGIC_116, 0, 0, 4, 8) + struct.pack("<7Q", n, 0, names, 0, 0, 0, pcoff)
+    return head + data + functab + recs
+
+
+def test_go116_layout_reads_the_same_functions() -> None:
+    binary = _fzf()
+    addr, data = _table(binary)
+    old = pclntab_functions(addr, data)
+    assert pclntab_functions(addr, _as_116(data)) == old
+    assert len(old) > 2000
+
+
+def test_old_layouts_bad_tables() -> None:
+    head12 = struct.pack("<IBBBB", MAGIC_12, 0, 0, 4, 8)
+    with pytest.raises(PclntabError, match="runs past"):
+        pclntab_entries(0x1000, head12 + struct.pack("<Q", 1 << 40))
+    # one function whose record (at offset 40) names another entry than the table's
+    table = head12 + struct.pack("<QQQQ", 1, 0x10000, 40, 0x10010) + struct.pack("<QiI", 0x20000, 0, 0)
+    with pytest.raises(PclntabError, match="names entry 0x20000"):
+        pclntab_functions(0x1000, table)
+    with pytest.raises(PclntabError, match="header truncated"):
+        pclntab_entries(0x1000, struct.pack("<IBBBB", MAGIC_116, 0, 0, 4, 8) + bytes(16))
+
+
+def test_fzf_go115_matches_qemu(tmp_path_factory, tmp_path) -> None:
+    binary = _fzf()
+    bundle = _bundle(binary, "fzf-bullseye", tmp_path_factory)
+    compare("fzf", binary, bundle, tmp_path / "filter", ["fzf", "--filter=an"], LINES.encode())
+    compare("fzf", binary, bundle, tmp_path / "exact", ["fzf", "-e", "--no-sort", "--filter=ap"], LINES.encode())
+    compare("fzf", binary, bundle, tmp_path / "none", ["fzf", "--filter=zzz"], LINES.encode())
