@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 # and the low halves of V8-V15
 CALLEE_SAVED = L._mask(xs=range(19, 30), vs=range(8, 16))
 _SP = L.xbit(L.SP_BIT)
+_X = L._mask(xs=range(31))
+_JUMPS = frozenset({"B", "BCOND", "CBZ", "TBZ"})  # the direct jumps' groups (not BL)
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def frame_offsets(
             sp, fp = L._frame_step(i, (sp, fp), w)
         if i.name in ("BL", "BLR"):
             consts = frozenset(x for x in consts if 19 <= x[0] <= 28)
-        elif w & L._mask(xs=range(31)):
+        elif w & _X:
             known = dict(consts)
             if i.group == "MOVW" and f["sf"]:
                 sh = 16 * f["hw"]
@@ -196,19 +198,20 @@ def live_jumps(plan: FunctionPlan, is_entry, noreturn: set[int] | None = None, g
     addrs = {i.addr for i in plan.insns}
     exits: list[tuple[int, int]] = []
     for i in plan.insns:
-        t, falls = successors(i)
-        if t is not None and t not in addrs and is_entry(t):
-            exits.append((i.addr, t))
-        if i.addr in guessed:
-            continue
-        d = plan.direct_tables.get(i.addr)
-        cases = [*plan.jump_tables.get(i.addr, ()), *(d.targets if d is not None else ())]
-        for t in dict.fromkeys(cases):
-            if t is not None and t not in addrs and is_entry(t):
+        g = i.group
+        if g in _JUMPS:
+            t = branch_target(i)
+            if t not in addrs and is_entry(t):
                 exits.append((i.addr, t))
+        elif g == "BR" and i.addr not in guessed:
+            d = plan.direct_tables.get(i.addr)
+            cases = [*plan.jump_tables.get(i.addr, ()), *(d.targets if d is not None else ())]
+            for t in dict.fromkeys(cases):
+                if t is not None and t not in addrs and is_entry(t):
+                    exits.append((i.addr, t))
         # (a fall past a last call, or the nops after one, runs only where its callee returns,
         # which the guest's compiler knew it does not: ``abort``; ``entries._falls_through``)
-        if falls and _falls_through(i) and i.addr + 4 not in addrs and is_entry(i.addr + 4):
+        if i.addr + 4 not in addrs and is_entry(i.addr + 4) and _falls_through(i):
             exits.append((i.addr, i.addr + 4))
     if not exits:
         return []
