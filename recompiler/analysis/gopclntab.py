@@ -18,7 +18,12 @@ the same 8 header bytes, ``nfunc``, ``nfiles`` and the offsets of the function-n
 pc-value and function tables (no ``textStart``), a ``_func`` record's offset counting from the
 function table and its name's from the function-name table; Go 1.2-1.15 (0xFFFFFFFB) has only
 ``nfunc`` and the pairs right after it, with the end-of-text address and the file table's offset
-after them, record and name offsets counting from the section's start."""
+after them, record and name offsets counting from the section's start.
+
+A position-independent Go program (``-buildmode=pie``) keeps the table in ``.data.rel.ro.gopclntab``
+(``elf.py`` takes either name), whose addresses (``textStart``, or every entry before Go 1.18)
+its dynamic relocations fill in: ``pipeline.go_pclntabs`` hands over the bytes as placed and
+relocated."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Go function tables of the layouts before Go 1.18 (``recompiler/analysis/gopclntab.py``), on a
+"""Go function tables of the layouts before Go 1.18, and of position-independent programs (``recompiler/analysis/gopclntab.py``), on a
 Go program of that age nobody here wrote: Debian 11 ("bullseye") arm64's ``fzf`` 0.24, statically
 linked by Go 1.15 (its table's magic 0xFFFFFFFB, the Go 1.2-1.15 layout).
 
@@ -7,8 +7,9 @@ GOTRACEBACK=system: each frame's name and entry, pc - offset, which the runtime 
 same table), and the recompiled program against qemu-aarch64 (``fzf --filter``: fuzzy matching
 of its standard input, no terminal).  The Go 1.16-1.17 layout (0xFFFFFFFA) is read from the same
 functions laid out as ``debug/gosym`` reads that layout (no Debian release that the mirror still
-serves has a program built by those Go versions).  The package is downloaded at test time
-(``nxrecomp.common.debian``, suite "bullseye")."""
+serves has a program built by those Go versions).  A position-independent Go program (built here
+by the Go toolchain, where one is installed) is read from its relocated table.  The package is
+downloaded at test time (``nxrecomp.common.debian``, suite "bullseye")."""
 
 from __future__ import annotations
 
@@ -126,3 +127,89 @@ def test_fzf_go115_matches_qemu(tmp_path_factory, tmp_path) -> None:
     compare("fzf", binary, bundle, tmp_path / "filter", ["fzf", "--filter=an"], LINES.encode())
     compare("fzf", binary, bundle, tmp_path / "exact", ["fzf", "-e", "--no-sort", "--filter=ap"], LINES.encode())
     compare("fzf", binary, bundle, tmp_path / "none", ["fzf", "--filter=zzz"], LINES.encode())
+
+
+GO_PIE = """package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+)
+
+type shape interface{ area() float64 }
+type sq struct{ s float64 }
+
+func (q sq) area() float64 { return q.s * q.s }
+
+func main() {
+	words := os.Args[1:]
+	sort.Slice(words, func(i, j int) bool { return words[i] < words[j] })
+	ch := make(chan int)
+	go func() { ch <- len(words); close(ch) }()
+	fmt.Println(words, shape(sq{2}).area(), <-ch)
+}
+"""
+
+
+def _go() -> str:
+    for g in (shutil.which("go"), *sorted(Path("/usr/lib").glob("go-1.*/bin/go"), reverse=True)):
+        if g:
+            return str(g)
+    pytest.skip("LOUD SKIP: no Go toolchain (apt golang-go) to build a position-independent Go program")
+
+
+@pytest.mark.parametrize("strip", [False, True], ids=["symbols", "stripped"])
+def test_go_pie_table_is_read_as_relocated(tmp_path, strip) -> None:
+    """A position-independent Go program (``-buildmode=pie``, built here for arm64) keeps its
+    table in ``.data.rel.ro.gopclntab``, whose ``textStart`` its dynamic relocations fill in (the
+    file holds the link address, 0x11000): read as placed and relocated, every entry is a
+    function symbol of the Go linker's ``.symtab`` where the program is placed, under the same
+    name (the linker's ``.abi0`` suffixes and array lengths aside); stripped, the table finds them
+    and the program follows Go's calling convention."""
+    from elftools.elf.elffile import ELFFile
+
+    from recompiler.link import link_program
+    from recompiler.pipeline import analyse_image, go_pclntabs
+
+    (tmp_path / "main.go").write_text(GO_PIE)
+    (tmp_path / "go.mod").write_text("module pie\n\ngo 1.19\n")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GOCACHE": str(tmp_path / "cache"),
+        "GOPATH": str(tmp_path / "gopath"),
+        "GOPROXY": "off",
+        "CGO_ENABLED": "0",
+        "GOOS": "linux",
+        "GOARCH": "arm64",
+    }
+    flags = ["-ldflags=-s -w"] if strip else []
+    r = subprocess.run(
+        [_go(), "build", "-buildmode=pie", *flags, "-o", "pie", "."],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    binary = tmp_path / "pie"
+    image = link_program(str(binary))
+    ((addr, data),) = go_pclntabs(image)
+    base = image.modules[0].base
+    assert base != 0
+    funcs = pclntab_functions(addr, data)
+    assert len(funcs) > 1000
+    if not strip:
+        syms: dict[int, set[str]] = {}
+        for s in ELFFile(open(binary, "rb")).get_section_by_name(".symtab").iter_symbols():
+            if s["st_info"]["type"] == "STT_FUNC":
+                syms.setdefault(base + s["st_value"], set()).add(s.name)
+        for e, n in funcs:
+            assert e in syms, f"{n} at {e:#x} is no function symbol"
+            assert any(x.removesuffix(".abi0") == n or re.sub(r"\[\d+\]", "[...]", x) == n for x in syms[e]), (n, syms[e])
+    prog = analyse_image(image)
+    assert prog.abi == "go"
+    if strip:
+        assert prog.stats.entries_by_source.get("pclntab", 0) > 1000, prog.stats.entries_by_source
