@@ -23,7 +23,7 @@ from recompiler.analysis.live_frames import join_live_frames
 from recompiler.analysis.entry_states import pass_entry_states
 from recompiler.analysis.bodies import Analyser
 from recompiler.analysis.eh_frame import eh_frame_starts
-from recompiler.analysis.gopclntab import pclntab_entries
+from recompiler.analysis.gopclntab import goroutine_returns, pclntab_entries
 from recompiler.analysis.entries import merge_fallen_into, sweep_calls
 from recompiler.analysis.ifunc import ifunc_candidates, ifunc_slot
 from recompiler.analysis.image import Memory
@@ -85,7 +85,7 @@ def analyse(
             seeds.add(e)
             an.source.setdefault(e, "eh_frame")
     for addr, data in go_pclntabs:
-        for e in pclntab_entries(addr, data):
+        for e in [*pclntab_entries(addr, data), *goroutine_returns(addr, data)]:
             seeds.add(e)
             an.source.setdefault(e, "pclntab")
     an.entries = {e for e in seeds if e % 4 == 0 and mem.is_code(e)}

@@ -41,10 +41,24 @@ MAGIC_116 = 0xFFFFFFFA  # Go 1.16-1.17
 MAGIC_12 = 0xFFFFFFFB  # Go 1.2-1.15
 
 
+# the function whose entry + one instruction is every goroutine's first return address (Go 1.17 and
+# later name the assembly one with its ABI's suffix)
+GOEXIT = ("runtime.goexit", "runtime.goexit.abi0")
+
+
 def pclntab_entries(addr: int, data: bytes) -> list[int]:
     """Entry address of every function the table at ``addr`` (its bytes ``data``) lists, in
     table order; a header that is no pclntab raises ``PclntabError`` naming what is wrong."""
     return [e for e, _n in pclntab_functions(addr, data, names=False)]
+
+
+def goroutine_returns(addr: int, data: bytes) -> list[int]:
+    """The address one instruction into ``runtime.goexit``: the runtime's ``newproc1`` starts
+    each goroutine with it as its return address (``funcPC(goexit) + sys.PCQuantum``, "so that
+    previous instruction is in same function"), so a goroutine's function returns there, onto
+    goexit's call of ``goexit1``, which no table, call or pointer names (fzf's reader goroutine,
+    at the end of its input, was lifted at run time)."""
+    return [e + data[6] for e, n in pclntab_functions(addr, data) if n in GOEXIT]
 
 
 def pclntab_functions(addr: int, data: bytes, names: bool = True) -> list[tuple[int, str]]:
