@@ -9,7 +9,8 @@ then the code addresses functions build in registers (``analysis.pointers``); a 
 entered by a jump from another starts from what that code holds (``analysis.entry_states``).  A false entry
 is harmless: a branch into it becomes a tail call.  A body is what its entry reaches by
 fall-through, direct branches and its jump tables, stopping at other entries
-(``analysis.bodies``).  Then the IFUNC stubs (``analysis.ifunc``) and the functions that never
+(``analysis.bodies``), and going on into the code it jumps to with its frame still live
+(``analysis.live_frames``).  Then the IFUNC stubs (``analysis.ifunc``) and the functions that never
 return (``analysis.noreturn``).
 """
 
@@ -18,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from recompiler.analysis import pointers, stats
+from recompiler.analysis.live_frames import join_live_frames
 from recompiler.analysis.entry_states import pass_entry_states
 from recompiler.analysis.bodies import Analyser
 from recompiler.analysis.eh_frame import eh_frame_starts
-from recompiler.analysis.gopclntab import pclntab_entries
+from recompiler.analysis.gopclntab import goroutine_returns, pclntab_entries
 from recompiler.analysis.entries import merge_fallen_into, sweep_calls
 from recompiler.analysis.ifunc import ifunc_candidates, ifunc_slot
 from recompiler.analysis.image import Memory
@@ -83,7 +85,7 @@ def analyse(
             seeds.add(e)
             an.source.setdefault(e, "eh_frame")
     for addr, data in go_pclntabs:
-        for e in pclntab_entries(addr, data):
+        for e in [*pclntab_entries(addr, data), *goroutine_returns(addr, data)]:
             seeds.add(e)
             an.source.setdefault(e, "pclntab")
     an.entries = {e for e in seeds if e % 4 == 0 and mem.is_code(e)}
@@ -121,6 +123,8 @@ def analyse(
     pass_entry_states(an, funcs)
     if noreturn:
         _after_noreturn(an, funcs, mem)
+    # code jumped to with the jumper's frame live is the jumper's (analysis.live_frames)
+    joined = join_live_frames(an, funcs)
     for plan in funcs.values():
         for i in plan.insns:
             if i.name == "BR" and i.addr not in plan.jump_tables:
@@ -134,7 +138,7 @@ def analyse(
     for plan in funcs.values():
         plan.noreturn_calls = {i.addr for i in plan.insns if i.name == "BL" and branch_target(i) in noret}
     program = Program(funcs, entry, sorted(set(unresolved)), abi="go" if go_pclntabs else "aapcs64")
-    program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br)
+    program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br, joined)
     return program
 
 

@@ -377,7 +377,8 @@ def _read_sections(r: _Reader, mod: ElfModule, shoff: int, shnum: int, shentsize
         (".gcc_except_table", "gcc_except_table"),
         (".gopclntab", "go_pclntab"),
     ):
-        s = byname.get(nm)
+        # (a position-independent Go program keeps its function table in RELRO, relocated)
+        s = byname.get(nm) or (byname.get(".data.rel.ro.gopclntab") if nm == ".gopclntab" else None)
         if s and s.flags & SHF_ALLOC and s.type != SHT_NOBITS:
             setattr(mod, attr, (s.addr, r.data[s.offset : s.offset + s.size]))
     mod.text_ranges = sorted(

@@ -39,7 +39,17 @@ def eh_frames(image: LinkedImage) -> list[tuple[int, bytes]]:
 
 
 def go_pclntabs(image: LinkedImage) -> list[tuple[int, bytes]]:
-    return [m.go_pclntab for m in image.modules if m.go_pclntab]
+    """Each module's Go function table as placed and relocated: a position-independent Go
+    program's table holds addresses its dynamic relocations fill in (``textStart`` since Go 1.18,
+    every function's entry before), which the file holds as linked (at 0x10000, not where the
+    program is placed)."""
+    mem = image_memory(image)
+    out = []
+    for m in image.modules:
+        if m.go_pclntab:
+            addr, data = m.go_pclntab
+            out.append((addr, mem.read(addr, len(data)) or data))
+    return out
 
 
 def hidden_entries(image: LinkedImage) -> set[int]:

@@ -71,7 +71,7 @@ def _recompile(a: argparse.Namespace) -> int:
     if a.stats and analysis is not None:
         from recompiler.analysis.stats import AnalysisStats
 
-        print(AnalysisStats(**{**analysis, "unresolved_br": [int(x, 16) for x in analysis["unresolved_br"]]}).text())
+        print(AnalysisStats.from_json(analysis).text())
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,8 +25,16 @@ def _cache() -> Path:
     return p
 
 
-def _apt_opts(arch: str, base: Path) -> list[str]:
+def _apt_opts(arch: str, base: Path, suite: str | None = None) -> list[str]:
+    """apt's options for a private state under ``base``; ``suite``: the packages of that Debian
+    release instead of the system's sources (its own sources list, under ``base``)."""
+    own = []
+    if suite is not None:
+        src = base / "sources.list"
+        src.write_text(f"deb [signed-by={KEYRING}] {MIRROR} {suite} main\n")
+        own = [f"-oDir::Etc::SourceList={src}", "-oDir::Etc::SourceParts=/nonexistent"]
     return [
+        *own,
         f"-oAPT::Architecture={arch}",
         f"-oAPT::Architectures={arch}",
         f"-oDir::State::Lists={base}/lists",
@@ -36,10 +45,18 @@ def _apt_opts(arch: str, base: Path) -> list[str]:
     ]
 
 
-def fetch(package: str, arch: str) -> Path:
+MIRROR = "http://deb.debian.org/debian"
+KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"  # (debian-archive-keyring: every release's keys)
+SUITE = re.compile(r"[a-z]+(-[a-z]+)?")
+
+
+def fetch(package: str, arch: str, suite: str | None = None) -> Path:
     """Download ``package`` for ``arch`` and unpack it; return the root folder it was unpacked in.
-    Cached: a second call costs nothing."""
-    base = _cache() / arch
+    ``suite``: from that Debian release (e.g. "bullseye": Debian 11's packages, built with Go
+    1.15) instead of the system's.  Cached: a second call costs nothing."""
+    if suite is not None and not SUITE.fullmatch(suite):
+        raise NxError(f"{suite!r} is no Debian suite name (such as bullseye)", field="suite")
+    base = _cache() / (arch if suite is None else f"{arch}-{suite}")
     root = base / "root" / package
     if (root / ".unpacked").exists():
         return root
@@ -49,7 +66,7 @@ def fetch(package: str, arch: str) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (root / ".unpacked").exists():
             return root
-        opts = _apt_opts(arch, base)
+        opts = _apt_opts(arch, base, suite)
         if not any((base / "lists").glob("*Packages*")):
             r = subprocess.run(["apt-get", *opts, "update"], capture_output=True, text=True)
             if r.returncode != 0 or not any((base / "lists").glob("*Packages*")):

@@ -38,6 +38,9 @@ class Analyser:
         # step tables' bases to the frame, an interpreter keeps its dispatch table in a register)
         self.seeds: dict[int, EntrySeed] = {}
         self._values: dict[tuple[int, bool], tuple[tuple, FunctionValues]] = {}  # (``values``)
+        # function -> the entries its direct jumps (or falls, or its tables) reach with its frame
+        # still live, which its body goes on into (``analysis.live_frames.join_live_frames``)
+        self.joined: dict[int, set[int]] = {}
         # the functions found never to return (``analysis.noreturn``), once every body is known:
         # the value analysis of a body analysed again ends its paths at their calls
         self.noreturn: set[int] = set()
@@ -112,7 +115,8 @@ class Analyser:
                 # of a computed goto's labels would copy the rest of the interpreter
                 own = {x for x in tbl if x in self.weak and entry not in self.weak and self._near(entry, x)}
                 inner |= own
-                new = [x for x in tbl if x not in seen and (x not in self.entries or x in own)]
+                joined = self.joined.get(entry, ())
+                new = [x for x in tbl if x not in seen and (x not in self.entries or x in own or x in joined)]
                 work.extend(new)
                 grew = grew or bool(new)
             if not grew:
@@ -168,11 +172,13 @@ class Analyser:
         locals, while this function's working values, stored into ``NxCpu`` for the jump, go back
         to its caller: gpgv's ``_int_malloc`` handed its arena pointer back in X28 that way
         (tests/recompiler/test_branch_into_weak_entry.py).  A label function (itself weak) keeps
-        such jumps as tail calls, as it keeps its table targets."""
+        such jumps as tail calls, as it keeps its table targets.  The entries of ``joined[entry]``
+        (jumped to with this function's frame live: ``analysis.live_frames``) are walked into too."""
+        joined = self.joined.get(entry, ())
         while work:
             a = work.pop()
             while a not in seen:
-                if a != entry and a in self.entries and a not in inner and a not in branched:
+                if a != entry and a in self.entries and a not in inner and a not in branched and a not in joined:
                     break  # falls into another function: a tail call
                 i = self.insn(a)
                 if i is None:
@@ -183,7 +189,7 @@ class Analyser:
                 if n != "BL" and t is not None and t not in seen and self.mem.is_code(t):
                     if t in self.weak and entry not in self.weak and t != entry and self._near(entry, t):
                         branched.add(t)
-                    if t not in self.entries or t in inner or t in branched:
+                    if t not in self.entries or t in inner or t in branched or t in joined:
                         work.append(t)
                 if n in ENDS or i.form is None or (i.group == "BCOND" and i.f["cond"] >> 1 == 7):
                     break

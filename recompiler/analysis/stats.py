@@ -26,12 +26,29 @@ class AnalysisStats:
     tables_by_kind: dict[str, int] = field(default_factory=dict)  # bounded, masked, open, window, ...
     direct_tables: int = 0
     ifunc_stubs: int = 0
+    # direct jumps (falls, table cases) out of a function with its frame live (analysis.live_frames):
+    # found, those with callee-saved registers not restored, (function, target) pairs joined into
+    # the jumper's body and the instructions that added, and those of label functions (left as
+    # tail calls); the jumps' (address, target)
+    live_frame_jumps: int = 0
+    live_frame_regs: int = 0
+    live_frame_joined: int = 0
+    live_frame_insns: int = 0
+    label_live_jumps: int = 0
+    live_frame_where: list[tuple[int, int]] = field(default_factory=list)
     unresolved_br: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["unresolved_br"] = [hex(a) for a in self.unresolved_br]
+        d["live_frame_where"] = [f"{a:#x}->{t:#x}" for a, t in self.live_frame_where]
         return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> AnalysisStats:
+        """The stats ``to_json`` wrote (the manifest's), back."""
+        where = [tuple(int(x, 16) for x in w.split("->")) for w in d.get("live_frame_where", [])]
+        return cls(**{**d, "unresolved_br": [int(x, 16) for x in d["unresolved_br"]], "live_frame_where": where})
 
     def text(self) -> str:
         """The table ``--stats`` prints."""
@@ -39,6 +56,9 @@ class AnalysisStats:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.tables_by_kind.items(), key=lambda kv: -kv[1]))
         ptrs = sorted((kv for kv in self.entries_by_source.items() if kv[0] in POINTER_SOURCES), key=lambda kv: (-kv[1], kv[0]))
         ptr = ", ".join(f"{k} {v}" for k, v in ptrs) or "none"
+        lf = " ".join(f"{a:#x}->{t:#x}" for a, t in self.live_frame_where[:12]) + (
+            " ..." if len(self.live_frame_where) > 12 else ""
+        )
         un = " ".join(hex(a) for a in self.unresolved_br[:40]) + (" ..." if len(self.unresolved_br) > 40 else "")
         return "\n".join(
             [
@@ -47,13 +67,23 @@ class AnalysisStats:
                 f"code pointers    {self.code_pointers} entries first found as a code pointer ({ptr})",
                 f"jump tables      {self.tables} ({self.table_entries} targets; {kinds}); direct {self.direct_tables}",
                 f"IFUNC stubs      {self.ifunc_stubs}",
+                f"live-frame jumps {self.live_frame_jumps} ({self.live_frame_regs} with callee-saved registers not restored; "
+                f"joined {self.live_frame_joined} targets, +{self.live_frame_insns} instructions{': ' if lf else ''}{lf}); "
+                f"label functions' {self.label_live_jumps} kept",
                 f"unresolved BR    {len(self.unresolved_br)}: {un}",
             ]
         )
 
 
-def collect(funcs: dict, sources: dict[int, str], kinds: dict[int, dict[int, str]], unresolved: list[int]) -> AnalysisStats:
+def collect(
+    funcs: dict, sources: dict[int, str], kinds: dict[int, dict[int, str]], unresolved: list[int], joined=None
+) -> AnalysisStats:
+    """``joined``: what ``live_frames.join_live_frames`` did."""
     s = AnalysisStats()
+    if joined is not None:
+        s.live_frame_jumps, s.live_frame_joined, s.live_frame_insns = joined.jumps, joined.joined, joined.insns
+        s.live_frame_regs = joined.with_regs
+        s.label_live_jumps, s.live_frame_where = joined.label_jumps, list(joined.where)
     s.functions = len(funcs)
     s.instructions = sum(len(p.insns) for p in funcs.values())
     s.entries_by_source = dict(Counter(sources.get(e, "other") for e in funcs))

@@ -48,5 +48,5 @@ def test_stats_count_tables_pointers_and_unresolved_branches() -> None:
     assert f"unresolved BR    1: {BR:#x}" in lines, lines
     # the manifest keeps the stats as JSON; ``--stats`` prints them from there
     back = s.to_json()
-    again = AnalysisStats(**{**back, "unresolved_br": [int(x, 16) for x in back["unresolved_br"]]})
+    again = AnalysisStats.from_json(back)
     assert again.text() == s.text()
