@@ -21,6 +21,7 @@ APT_PACKAGES=(
   python3-venv python3-dev build-essential
   liblz4-1                  # reference LZ4 through ctypes: the oracle of our codec in tests
   chromium                  # report tests open report.html in headless Chromium
+  golang-1.19-go            # builds a Go PIE for arm64 at test time (the .gopclntab reader's test)
   redis-server              # relay tests: the room directory of several relays (started by the tests)
   fonts-dejavu-core         # the public font pl:u serves as the Switch's shared fonts
 )
