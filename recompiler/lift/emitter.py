@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from nxrecomp.common import settings
 from recompiler.decode import Insn, disasm
-from recompiler.lift import effects, flag_fuse, interproc, loop_edges, mem_regs
+from recompiler.lift import effects, flag_fuse, interproc, liveness, loop_edges, mem_regs
 from recompiler.lift.facts import FunctionFacts
 from recompiler.lift.result import Lifted
 from recompiler.lift import template as T
@@ -328,6 +328,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         trace: bool = False,
         ret_flags: bool = False,
         elide_saves: bool = True,
+        abi: str = "aapcs64",
     ) -> None:
         self.trace = trace
         self.no_opt = no_opt(plan.entry)
@@ -338,6 +339,13 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         self.functions = functions  # every function entry of the program
         self.trust_abi = trust_abi
         self.elide_saves = elide_saves and trust_abi
+        # the register sets of the code's calling convention (``Program.abi``): Go's keeps no
+        # register across a call and its stack moves, so trust_abi and elide_saves are off for
+        # it, but its call sites still get lists from liveness and the callees' summaries
+        if abi not in ("aapcs64", "go"):
+            raise ValueError(f"calling convention {abi!r} is none the lifter knows (aapcs64, go)")
+        self.go = abi == "go"
+        self.abi_sets = liveness.GO if self.go else liveness.AAPCS64
         # recompiler.signal_polls: a backward branch first reads the pending-signal flag
         # (NX_SIGPOLL, defined per function in _wrap)
         self.signal_polls = bool(settings.get("recompiler", "signal_polls"))
@@ -365,7 +373,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         self.loaded_sites: list[tuple[int, str, DirectTable]] = []
         # liveness at call sites and returns (AAPCS64 trust; trace builds store and reload all,
         # lockstep compares every register at every function entry)
-        self.live = trust_abi and not trace and "liveness" not in self.no_opt
+        self.live = (trust_abi or self.go) and not trace and "liveness" not in self.no_opt
         self.call_rets: list[int] = []  # call site k's return address
         self.call_targets: list[int | None] = []  # call site k's lifted callee, else None
         self.facts: interproc.FnLive | None = None  # what placing the call sites' lists needs
