@@ -125,7 +125,10 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     program = analyse_image(image, extra)
     if program.abi != "aapcs64":
         log.warning(
-            "%s follows the %s calling convention: calls keep no register (trust_abi, elide_saves off)", path, program.abi
+            "%s follows the %s calling convention: calls keep no register (trust_abi, elide_saves off; call sites' "
+            "lists from its register sets, lift.liveness.GO)",
+            path,
+            program.abi,
         )
     t_an = time.monotonic()
     stats = build(program, out)
