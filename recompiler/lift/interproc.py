@@ -831,6 +831,12 @@ def _store_statements(f: FnLive, mask: int) -> list[str]:
     out = [f"s->x[{r}] = x{r};" for r in f.w_regs if mask & L.xbit(r)]
     if f.w_sp and mask & L.xbit(L.SP_BIT):
         out.append("s->sp = sp;")
+    elif f.go and mask & L.xbit(L.SP_BIT):
+        # Go: a caller reloads SP after a call whose callee may move it (any unknown one), so a
+        # return stores the SP it came in with too, where no call since may have stored another
+        # (its own SP local, if it has one, still holds it: go_lists).  (strhash tail-calls
+        # aeshashbody, which has no frame: its caller reloaded a stale SP.)
+        out.append(f"s->sp = {'sp' if f.sp_local else 'asp'};")
     return out + [vcopy(f"s->v[{r}]", f"v{r}") for r in f.v_written if mask & L.vbit(r)]
 
 
