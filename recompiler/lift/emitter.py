@@ -127,6 +127,9 @@ class FunctionPlan:
     noreturn_calls: set[int] = field(default_factory=set)  # BLs of analyse.noreturn_functions
     resume_points: list[int] = field(default_factory=list)  # filled by the emitter
     resume_twin: bool = False  # filled by the emitter: resume points enter rname(entry)
+    # the registers a caller may hand it as inputs, where known (a Go function with no
+    # arguments: analysis.go_args); None: any
+    input_regs: int | None = None
 
 
 class TableDispatch:

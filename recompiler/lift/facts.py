@@ -310,6 +310,9 @@ class FunctionFacts(FrameFacts):
         # (a callee's read on a path that leaves it untouched, as setjmp's, still is: site_open)
         owned = self._owned()
         f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL) & ~owned, 0, opaque, sorted(self.callees))
+        if self.plan.input_regs is not None:  # (a Go function with no arguments: analysis.go_args)
+            f.uses_cap = self.plan.input_regs
+            f.base_uses &= f.uses_cap
         f.site_target = list(self.call_targets)
         f.calls_unknown = any(t is None for t in self.call_targets)
         f.unknown_uses = self._elide(self.abi_sets.call_uses)

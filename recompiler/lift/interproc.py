@@ -140,6 +140,9 @@ class FnLive:
     out_noret: list[int] = field(default_factory=list)
     # Go code (``liveness.GO``): no register is kept by a callee, SP and X29 included (``go_lists``)
     go: bool = False
+    # what its USES may hold at most (``FunctionPlan.input_regs``: a Go function with no
+    # arguments is handed no argument register, whatever its callees read)
+    uses_cap: int = L.ALL
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -164,6 +167,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         mods = _own_mods(f)
         for g in f.callees:
             mods |= summ[g].mods if g in summ else _clobbers(f)
+        uses &= f.uses_cap
         captures = _captures(f) or any(summ[g].captures for g in f.tail_target if g in summ)
         flags_in = f.flags_in or any(_tail_reads_flags(g, summ) for g, o in zip(f.tail_target, f.tail_flags_open) if o)
         s = summ[e]

@@ -110,6 +110,9 @@ GO_CALL_USES = _mask(xs=[*range(16), 26, 28, 29, 30], vs=range(16), sp=True)
 GO_RET_HANDED = _mask(xs=[*range(16), 28, 29], vs=range(16), sp=True)
 GO_EXIT_USES = GO_RET_HANDED | _mask(xs=[26, 30])
 GO = AbiSets(GO_CALL_USES, GO_EXIT_USES, ALL, xbit(0), ALL, GO_RET_HANDED, True)
+# What a Go function with no arguments (analysis.go_args) may be handed: its closure context
+# (R26), the goroutine, the frame pointer, the link register and SP
+GO_NOARG_INPUTS = _mask(xs=[26, 28, 29, 30], sp=True)
 
 
 @dataclass
