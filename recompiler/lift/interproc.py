@@ -633,10 +633,9 @@ def go_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int],
     X29, so they are reloaded like any other register the callee may change.  A call site
     reloads what its own code reads after it (a return reads only X0, the C result); it stores
     what the callee reads and, where the callee may change it, what the code after it reads or
-    a return may hand on unwritten through no other call (``liveness.GO_RET_HANDED``: the
-    results, X28, X29, SP; ``_handed_unwritten``): a callee that leaves such a register alone
-    must find the caller's value in ``NxCpu``, where the caller's return leaves it (it stores
-    only what it changed since the call).  So after
+    a return may hand on unwritten (``liveness.GO_RET_HANDED``: the results, X28, X29, SP): a
+    callee that leaves such a register alone must find the caller's value in ``NxCpu``, where
+    the caller's return leaves it (it stores only what it changed since the call).  So after
     ``bl g; ldr x0, [sp, #8]; ldp x29, x30, [sp, #-8]; ret`` nothing but SP is reloaded.
 
     X30 is reloaded where the code after the call reads it (a morestack call's path back to
@@ -649,39 +648,11 @@ def go_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int],
     live after it that is not such an argument (RESUME_CHECK, ``unsaved``): every call that
     may come back so reaches an indirect jump, whose MODS is every register."""
     own = site_liveness(f, summ, L.GO.ret_live)
-    handed = [o | h for o, h in zip(own, _handed_unwritten(f, L.GO.ret_handed))]
+    # (a return may hand on what was written before a call: the compiler keeps registers across
+    # gcWriteBarrier and duffcopy/duffzero, which restore them, so a slice built before a
+    # write barrier went back with the len and cap NxCpu held before it)
+    handed = site_liveness(f, summ, L.GO.ret_handed)
     return own, handed, X0, L.ALL & ~ARGS
-
-
-def _handed_unwritten(f: FnLive, rets: int) -> list[int]:
-    """For each call site of ``f``: the registers of ``rets`` that may reach a return or a
-    direct tail call from its return address unwritten and through no other call site (a
-    backward pass over the chunks in which a call site hands on nothing from behind it).  Go
-    code keeps no register across a call, so what a return hands on it wrote after its last
-    call, or it is what that call's callee left in ``NxCpu``: a register written before a call
-    and handed on unwritten after a later one is no result of a function compiled from Go (its
-    callers read nothing else of it).  Every register where ``f`` has no chunk data."""
-    n = len(f.gen)
-    if n != len(f.succs) or n == 0:
-        return [L.ALL] * len(f.site_target)
-    tails = set(f.tail_chunk)
-    h_in, h_out = [0] * n, [0] * n
-    changed = True
-    while changed:
-        changed = False
-        for i in range(n - 1, -1, -1):
-            out = rets if f.ret[i] >= 0 or i in tails else f.out_fixed[i] & rets
-            for t in f.succs[i]:
-                out |= h_in[t]
-            new_in = 0 if f.site[i] >= 0 else out & ~f.kill[i]
-            if out != h_out[i] or new_in != h_in[i]:
-                h_out[i], h_in[i] = out, new_in
-                changed = True
-    result = [L.ALL] * len(f.site_target)
-    for i, k in enumerate(f.site):
-        if k >= 0:
-            result[k] = h_out[i]
-    return result
 
 
 def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -> int:
