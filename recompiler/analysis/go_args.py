@@ -29,18 +29,31 @@ def argless(addr: int, data: bytes) -> set[int]:
     """Entries of the functions compiled from Go whose argument area is empty (``args`` 0, no
     ``funcFlag_ASM``) in the table at ``addr`` (its bytes ``data``); empty for a table of
     another layout (``pclntab_functions`` raises on a malformed one)."""
+    return kinds(addr, data)[0]
+
+
+def compiled(addr: int, data: bytes) -> set[int]:
+    """Entries of the functions compiled from Go (no ``funcFlag_ASM``): their returns hand a
+    caller only results, g, X29 and SP (Go's ABIInternal); the runtime's assembly keeps its
+    own conventions (``gcWriteBarrier`` restores every register it saved)."""
+    return kinds(addr, data)[1]
+
+
+def kinds(addr: int, data: bytes) -> tuple[set[int], set[int]]:
+    """(``argless``, ``compiled``) of the table."""
     entries = pclntab_functions(addr, data, names=False)
     (magic,) = struct.unpack_from("<I", data, 0)
     if magic not in MAGIC_118 or not entries:
-        return set()
+        return set(), set()
     flag_at = _FLAG_AT[magic]
     _nfunc, _nfiles, _text, _fnoff, _cu, _ft, _pct, pcoff = struct.unpack_from("<8Q", data, 8)
-    out = set()
+    out, go = set(), set()
     for k, (_e, f) in enumerate(struct.iter_unpack("<II", data[pcoff : pcoff + 8 * len(entries)])):
         rec = pcoff + f
-        if rec + flag_at + 1 > len(data):
+        if rec + flag_at + 1 > len(data) or data[rec + flag_at] & FUNC_FLAG_ASM:
             continue
+        go.add(entries[k][0])
         (args,) = struct.unpack_from("<i", data, rec + 8)
-        if args == 0 and not data[rec + flag_at] & FUNC_FLAG_ASM:
+        if args == 0:
             out.add(entries[k][0])
-    return out
+    return out, go

@@ -130,6 +130,9 @@ class FunctionPlan:
     # the registers a caller may hand it as inputs, where known (a Go function with no
     # arguments: analysis.go_args); None: any
     input_regs: int | None = None
+    # what its returns hand a caller, where known (a function compiled from Go: its results,
+    # g, X29 and SP; analysis.go_args); None: what its calling convention says (Go: every register)
+    hands_back: int | None = None
 
 
 class TableDispatch:
@@ -349,6 +352,11 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
             raise ValueError(f"calling convention {abi!r} is none the lifter knows (aapcs64, go)")
         self.go = abi == "go"
         self.abi_sets = liveness.GO if self.go else liveness.AAPCS64
+        # what a return reads for liveness (Go: what it may hand on, every register for the
+        # runtime's assembly and for code whose kind is not known)
+        self.ret_live = self.abi_sets.ret_live
+        if self.go:
+            self.ret_live = liveness.ALL if plan.hands_back is None else plan.hands_back
         # recompiler.signal_polls: a backward branch first reads the pending-signal flag
         # (NX_SIGPOLL, defined per function in _wrap)
         self.signal_polls = bool(settings.get("recompiler", "signal_polls"))

@@ -206,7 +206,7 @@ class FunctionFacts(FrameFacts):
         if indirect and table and all(a in self.addrs for a in table):
             # the fallback of a small table of this function's own labels: a miss, as below
             summary_leaves = self._elide(self.abi_sets.exit_uses)
-        ret_live = self.abi_sets.ret_live
+        ret_live = self.ret_live
         leaves = (ret_live if rec.ret is not None else 0) | summary_leaves
         own = leaves
         for _t in rec.tails:
@@ -257,7 +257,7 @@ class FunctionFacts(FrameFacts):
                 # reads it, so there it also reads what a return hands on (GO_RET_HANDED).
                 # As everything (ALL) it made every caller of the runtime's system calls read
                 # X9-X27 through its summary, and store and reload them around its calls.
-                gen = L.SVC_USES | (L.GO_RET_HANDED if self.call_rets else 0)
+                gen = L.SVC_USES | (self.ret_live if self.call_rets else 0)
             elif self.elide_saves and rec.fp_env:
                 # an FPSR/FPCR access stores every local only to order the FP arithmetic
                 # before it (fp_fpsr.py); a callee-saved register it has not written goes
@@ -292,7 +292,7 @@ class FunctionFacts(FrameFacts):
             f.out_fixed.append(out)
             # the same without a return's results (c.leaves: its leaves without them, _liveness)
             ret = f.ret[i] >= 0 and out != L.ALL
-            rl = self.abi_sets.ret_live
+            rl = self.ret_live
             f.out_noret.append(out & ~rl | c.leaves & rl if ret else out)
 
     def _fn_live(
@@ -317,6 +317,7 @@ class FunctionFacts(FrameFacts):
         f.calls_unknown = any(t is None for t in self.call_targets)
         f.unknown_uses = self._elide(self.abi_sets.call_uses)
         f.go = self.abi_sets.go
+        f.hands = self.ret_live if f.go else L.ALL
         f.wt_sites, f.wt_unsafe = dict(self.wt_sites), self.wt_unsafe
         # a register kept in its NxCpu slot (mem_regs.py) is handed back by its restore
         f.save_drop = self._save_drop(cs, self.saves, live_out) & ~sum(1 << r for r in self.mem_regs)

@@ -143,6 +143,9 @@ class FnLive:
     # what its USES may hold at most (``FunctionPlan.input_regs``: a Go function with no
     # arguments is handed no argument register, whatever its callees read)
     uses_cap: int = L.ALL
+    # Go: what its returns may hand a caller (``FunctionPlan.hands_back``), for its returns'
+    # liveness and store lists (``go_lists``)
+    hands: int = L.ALL
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -647,12 +650,8 @@ def go_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int],
     site (a return to somewhere else: gogo, a goroutine switch) finds there every register
     live after it that is not such an argument (RESUME_CHECK, ``unsaved``): every call that
     may come back so reaches an indirect jump, whose MODS is every register."""
-    own = site_liveness(f, summ, L.GO.ret_live)
-    # (a return may hand on what was written before a call: the compiler keeps registers across
-    # gcWriteBarrier and duffcopy/duffzero, which restore them, so a slice built before a
-    # write barrier went back with the len and cap NxCpu held before it)
-    handed = site_liveness(f, summ, L.GO.ret_handed)
-    return own, handed, X0, L.ALL & ~ARGS
+    live = site_liveness(f, summ, f.hands)
+    return live, live, X0, L.ALL & ~ARGS
 
 
 def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -> int:
@@ -671,7 +670,9 @@ def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -
     Go code stores X30 too (``go_lists``: a caller may reload it) and is never ``results_only``."""
     mods = summ[f.entry].mods if f.entry in summ else UNKNOWN.mods
     mask = ~X0 & (~X30 | (X30 if f.go else 0)) & (~X1 | (mods & X1))
-    if not results_only or f.go:
+    if f.go:
+        return mask & (f.hands | X30)
+    if not results_only:
         return mask
     # and of the results only those some caller reads (result_uses: every caller known)
     ret_uses = summ[f.entry].ret_uses if f.entry in summ else L.RET_LIVE
