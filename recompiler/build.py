@@ -177,6 +177,7 @@ def lifter_fingerprint(
                 abi,
                 bool(settings.get("recompiler", "signal_polls")),
                 settings.get("recompiler", "loop_edges"),
+                bool(settings.get("recompiler", "go_liveness")),
                 settings.get("recompiler", "no_opt"),
                 settings.get("recompiler", "no_opt_at"),
                 bool(settings.get("recompiler", "entry_log")),

@@ -350,7 +350,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         # it, but its call sites still get lists from liveness and the callees' summaries
         if abi not in ("aapcs64", "go"):
             raise ValueError(f"calling convention {abi!r} is none the lifter knows (aapcs64, go)")
-        self.go = abi == "go"
+        self.go = abi == "go" and bool(settings.get("recompiler", "go_liveness"))
         self.abi_sets = liveness.GO if self.go else liveness.AAPCS64
         # what a return reads for liveness (Go: what it may hand on, every register for the
         # runtime's assembly and for code whose kind is not known)
