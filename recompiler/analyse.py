@@ -23,6 +23,7 @@ from recompiler.analysis.live_frames import join_live_frames
 from recompiler.analysis.entry_states import pass_entry_states
 from recompiler.analysis.bodies import Analyser
 from recompiler.analysis.eh_frame import eh_frame_starts
+from recompiler.analysis import go_args
 from recompiler.analysis.gopclntab import goroutine_returns, pclntab_entries
 from recompiler.analysis.entries import merge_fallen_into, sweep_calls
 from recompiler.analysis.ifunc import ifunc_candidates, ifunc_slot
@@ -31,6 +32,7 @@ from recompiler.analysis.noreturn import noreturn_functions
 from recompiler.analysis.stats import AnalysisStats
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import FunctionPlan
+from recompiler.lift.liveness import GO_NOARG_INPUTS, GO_RET_HANDED
 
 __all__ = ["Analyser", "Memory", "Program", "abi_settings", "analyse", "eh_frame_starts", "noreturn_functions"]
 
@@ -137,6 +139,12 @@ def analyse(
     noret = noreturn_functions(funcs, mem, an.inexact, an.weak) if noreturn else set()
     for plan in funcs.values():
         plan.noreturn_calls = {i.addr for i in plan.insns if i.name == "BL" and branch_target(i) in noret}
+    for addr, data in go_pclntabs:  # what Go functions are handed and hand back (analysis.go_args)
+        argless, compiled = go_args.kinds(addr, data)
+        for e in compiled & funcs.keys():
+            funcs[e].hands_back = GO_RET_HANDED
+        for e in argless & funcs.keys():
+            funcs[e].input_regs = GO_NOARG_INPUTS
     program = Program(funcs, entry, sorted(set(unresolved)), abi="go" if go_pclntabs else "aapcs64")
     program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br, joined)
     return program

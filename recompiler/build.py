@@ -161,7 +161,9 @@ def compile_cost(function_sizes: list[int]) -> float:
     return float(sum(n + n * n / 30000 for n in function_sizes))
 
 
-def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: set[int], elide_saves: bool = True) -> str:
+def lifter_fingerprint(
+    trust_abi: bool, comments: bool, trace: bool, functions: set[int], elide_saves: bool = True, abi: str = "aapcs64"
+) -> str:
     """What a shard's C depends on besides its own functions: the recompiler's code (every
     module of the package, so no dependency of the lifter is missed), the lifting settings and
     the set of function entries (a call to an entry is a direct call)."""
@@ -172,8 +174,10 @@ def lifter_fingerprint(trust_abi: bool, comments: bool, trace: bool, functions: 
                 comments,
                 trace,
                 elide_saves,
+                abi,
                 bool(settings.get("recompiler", "signal_polls")),
                 settings.get("recompiler", "loop_edges"),
+                bool(settings.get("recompiler", "go_liveness")),
                 settings.get("recompiler", "no_opt"),
                 settings.get("recompiler", "no_opt_at"),
                 bool(settings.get("recompiler", "entry_log")),
@@ -233,7 +237,7 @@ def _lift_cache() -> Path:
 
 def _lift_paths(args: tuple) -> tuple[Path, Path]:
     """A lift job's C file (``out_dir/shard_B_P.c``) and its entry in the lift cache."""
-    index, plans, _functions, out_dir, _trust, _elide, _comments, _trace, fingerprint = args
+    index, plans, _functions, out_dir, _trust, _elide, _comments, _trace, fingerprint, _abi = args
     return (Path(out_dir) / f"shard_{index[0]:05d}_{index[1]}.c", _lift_cache() / f"{_lift_key(fingerprint, plans)}.pickle.z")
 
 
@@ -266,10 +270,10 @@ _FNLIVE_FIELDS = {f.name for f in dataclasses.fields(interproc.FnLive)}
 def _lift_shard(args: tuple) -> ShardResult:
     """Lift one shard (its C with slots, its functions' facts) and store that in the
     lift cache (a rebuild after one function changed then lifts one shard, not all)."""
-    index, plans, functions, out_dir, trust_abi, elide_saves, comments, trace, fingerprint = args
+    index, plans, functions, out_dir, trust_abi, elide_saves, comments, trace, fingerprint, abi = args
     t0 = time.process_time()
     path, cached = _lift_paths(args)
-    r = _lift_fresh(index, path, plans, functions, trust_abi, comments, trace, elide_saves)
+    r = _lift_fresh(index, path, plans, functions, trust_abi, comments, trace, elide_saves, abi)
     tmp = cached.with_name(f"{cached.stem}.{os.getpid()}.tmp")
     # zlib: lifted C compresses ~8x (a busybox build is 35 MB of it).  pickle: the entry is
     # this machine's own cache, written only by this code
@@ -292,13 +296,14 @@ def _lift_fresh(
     comments: bool,
     trace: bool,
     elide_saves: bool = True,
+    abi: str = "aapcs64",
 ) -> ShardResult:
     from recompiler.lift.emitter import fname, rname
 
     bodies, entries, defined, callees, facts = [], [], [], set(), []
     for plan in plans:
         code, called, live = lift_function(
-            plan, functions, trust_abi=trust_abi, comments=comments, trace=trace, defer=True, elide_saves=elide_saves
+            plan, functions, trust_abi=trust_abi, comments=comments, trace=trace, defer=True, elide_saves=elide_saves, abi=abi
         )
         bodies.append(code)
         if live is not None:
@@ -480,8 +485,9 @@ def build(
     src_dir.mkdir(exist_ok=True)
     jobs = max(1, int(settings.get("recompiler", "jobs")))
     shard_bytes = int(settings.get("recompiler", "shard_bytes"))
+    abi = getattr(program, "abi", "aapcs64")
     trust, elide = abi_settings(
-        getattr(program, "abi", "aapcs64"),
+        abi,
         bool(settings.get("recompiler", "trust_abi")),
         bool(settings.get("recompiler", "elide_saves")),
     )
@@ -492,9 +498,9 @@ def build(
     for addr in sorted(program.functions):
         buckets.setdefault(_shard_of(addr, shard_bytes), []).append(program.functions[addr])
     max_insns = int(settings.get("recompiler", "shard_insns"))
-    fingerprint = lifter_fingerprint(trust, comments, trace, functions, elide)
+    fingerprint = lifter_fingerprint(trust, comments, trace, functions, elide, abi)
     lifts = [
-        ((k, i), part, functions, str(src_dir), trust, elide, comments, trace, fingerprint)
+        ((k, i), part, functions, str(src_dir), trust, elide, comments, trace, fingerprint, abi)
         for k, plans in sorted(buckets.items())
         for i, part in enumerate(split_bucket(plans, max_insns))
     ]

@@ -135,7 +135,12 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     program = analyse_image(image, extra)
     if program.abi != "aapcs64":
         log.warning(
-            "%s follows the %s calling convention: calls keep no register (trust_abi, elide_saves off)", path, program.abi
+            "%s follows the %s calling convention: calls keep no register (trust_abi, elide_saves off; %s)",
+            path,
+            program.abi,
+            "call sites' lists from liveness with its register sets, recompiler.go_liveness"
+            if settings.get("recompiler", "go_liveness")
+            else "every register stored and reloaded around every call",
         )
     t_an = time.monotonic()
     stats = build(program, out)

@@ -51,10 +51,10 @@ def _manifest_image(bundle: Path, manifest: dict):
     return image_memory(LinkedImage.from_json(manifest["image"], bundle))
 
 
-def c_source(plan, trust_abi: bool, elide_saves: bool, comments: bool, trace: bool) -> str:
+def c_source(plan, trust_abi: bool, elide_saves: bool, comments: bool, trace: bool, abi: str = "aapcs64") -> str:
     """The C of ``plan``'s function and its table rows (exported for the runtime)."""
     code, called, _live = lift_function(
-        plan, {plan.entry}, trust_abi=trust_abi, comments=comments, trace=trace, defer=False, elide_saves=elide_saves
+        plan, {plan.entry}, trust_abi=trust_abi, comments=comments, trace=trace, defer=False, elide_saves=elide_saves, abi=abi
     )
     rows = [(plan.entry, fname(plan.entry), 1)]
     resume_fn = rname(plan.entry) if plan.resume_twin else fname(plan.entry)
@@ -118,8 +118,9 @@ def lift_at(bundle: str | Path, addr: int, manifest: dict | None = None) -> Runt
     plan = Analyser(mem, entries).function(addr)
     if not plan.insns:
         return RuntimeLift(addr, None)
+    abi = manifest.get("abi", "aapcs64")
     trust, elide = abi_settings(
-        manifest.get("abi", "aapcs64"),
+        abi,
         bool(settings.get("recompiler", "trust_abi")),
         bool(settings.get("recompiler", "elide_saves")),
     )
@@ -129,6 +130,7 @@ def lift_at(bundle: str | Path, addr: int, manifest: dict | None = None) -> Runt
         elide,
         bool(settings.get("recompiler", "comments")),
         bool(settings.get("recompiler", "trace")),
+        abi,
     )
     so, secs, cached = compile_object(text, addr, slp=len(plan.insns) <= SLP_MAX_INSNS)
     span = plan.insns[-1].addr + 4 - plan.insns[0].addr

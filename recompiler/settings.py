@@ -58,6 +58,13 @@ SETTINGS = [
         "a PLT stub of an IFUNC branches directly to its resolver's possible answers (off: through the runtime's lookup, as an unknown target)",
         parse_bool,
     ),
+    Setting(
+        "recompiler",
+        "go_liveness",
+        False,
+        "Go programs' call sites store and reload what liveness and the callees' summaries say, with Go's register sets (lift.liveness.GO; off: every register around every call). Not yet on by default: shfmt's syntax-error cases differ from qemu with it",
+        parse_bool,
+    ),
     Setting("recompiler", "comments", False, "put each instruction's disassembly in the generated C", parse_bool),
     Setting(
         "recompiler",

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from nxrecomp.common import settings
 from recompiler.decode import Insn, disasm
-from recompiler.lift import effects, flag_fuse, interproc, loop_edges, mem_regs
+from recompiler.lift import effects, flag_fuse, interproc, liveness, loop_edges, mem_regs
 from recompiler.lift.facts import FunctionFacts
 from recompiler.lift.result import Lifted
 from recompiler.lift import template as T
@@ -127,6 +127,12 @@ class FunctionPlan:
     noreturn_calls: set[int] = field(default_factory=set)  # BLs of analyse.noreturn_functions
     resume_points: list[int] = field(default_factory=list)  # filled by the emitter
     resume_twin: bool = False  # filled by the emitter: resume points enter rname(entry)
+    # the registers a caller may hand it as inputs, where known (a Go function with no
+    # arguments: analysis.go_args); None: any
+    input_regs: int | None = None
+    # what its returns hand a caller, where known (a function compiled from Go: its results,
+    # g, X29 and SP; analysis.go_args); None: what its calling convention says (Go: every register)
+    hands_back: int | None = None
 
 
 class TableDispatch:
@@ -328,6 +334,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         trace: bool = False,
         ret_flags: bool = False,
         elide_saves: bool = True,
+        abi: str = "aapcs64",
     ) -> None:
         self.trace = trace
         self.no_opt = no_opt(plan.entry)
@@ -338,6 +345,18 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         self.functions = functions  # every function entry of the program
         self.trust_abi = trust_abi
         self.elide_saves = elide_saves and trust_abi
+        # the register sets of the code's calling convention (``Program.abi``): Go's keeps no
+        # register across a call and its stack moves, so trust_abi and elide_saves are off for
+        # it, but its call sites still get lists from liveness and the callees' summaries
+        if abi not in ("aapcs64", "go"):
+            raise ValueError(f"calling convention {abi!r} is none the lifter knows (aapcs64, go)")
+        self.go = abi == "go" and bool(settings.get("recompiler", "go_liveness"))
+        self.abi_sets = liveness.GO if self.go else liveness.AAPCS64
+        # what a return reads for liveness (Go: what it may hand on, every register for the
+        # runtime's assembly and for code whose kind is not known)
+        self.ret_live = self.abi_sets.ret_live
+        if self.go:
+            self.ret_live = liveness.ALL if plan.hands_back is None else plan.hands_back
         # recompiler.signal_polls: a backward branch first reads the pending-signal flag
         # (NX_SIGPOLL, defined per function in _wrap)
         self.signal_polls = bool(settings.get("recompiler", "signal_polls"))
@@ -365,7 +384,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         self.loaded_sites: list[tuple[int, str, DirectTable]] = []
         # liveness at call sites and returns (AAPCS64 trust; trace builds store and reload all,
         # lockstep compares every register at every function entry)
-        self.live = trust_abi and not trace and "liveness" not in self.no_opt
+        self.live = (trust_abi or self.go) and not trace and "liveness" not in self.no_opt
         self.call_rets: list[int] = []  # call site k's return address
         self.call_targets: list[int | None] = []  # call site k's lifted callee, else None
         self.facts: interproc.FnLive | None = None  # what placing the call sites' lists needs

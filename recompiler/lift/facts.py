@@ -127,7 +127,7 @@ class FunctionFacts(FrameFacts):
         # does not return.  Were it to return, what runs there could rely only on what a return
         # hands on (results, callee-saved registers), as at any return point: not the argument
         # registers (every caller of Lua's luaD_throw kept X2-X8 live across its calls for them)
-        past_end = self._elide(L.EXIT_USES)
+        past_end = self._elide(self.abi_sets.exit_uses)
         _live_in, live_out = L.solve(cs, self.falls, past_end)
         for c, b in zip(cs, base_leaves):  # a direct callee's reads come from its summary
             if c.call is not None and self.call_targets[c.call] is not None:
@@ -194,29 +194,30 @@ class FunctionFacts(FrameFacts):
         # sites; ``summary_leaves``: the same without what a return or a direct tail call
         # hands on (their callers reload only what we may write; a tail callee's reads come
         # from its summary, ``tails``), for the registers live at the entry
-        summary_leaves = self._elide(L.INDIRECT_USES) if indirect else 0
+        summary_leaves = self._elide(self.abi_sets.indirect_uses) if indirect else 0
         if indirect and lr_jump:
             # a jump through the link register is a return (a tail call keeps LR for its
             # callee, so its target is never in X30): longjmp's ``br x30`` lands on a resume
             # point, which reads what any return to somewhere else reads.  As a tail call it
             # would make every caller of a function that may throw (Lua: nearly all) keep
             # X2-X8 and V0-V7 live across its calls.
-            summary_leaves = self._elide(L.EXIT_USES)
+            summary_leaves = self._elide(self.abi_sets.exit_uses)
         table = self.plan.jump_tables.get(addr)
         if indirect and table and all(a in self.addrs for a in table):
             # the fallback of a small table of this function's own labels: a miss, as below
-            summary_leaves = self._elide(L.EXIT_USES)
-        leaves = (L.RET_LIVE if rec.ret is not None else 0) | summary_leaves
+            summary_leaves = self._elide(self.abi_sets.exit_uses)
+        ret_live = self.ret_live
+        leaves = (ret_live if rec.ret is not None else 0) | summary_leaves
         own = leaves
         for _t in rec.tails:
-            leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
+            leaves |= self._elide(self.abi_sets.call_uses) | ret_live
         succs = list(rec.succs)
         for label in rec.tables:
             targets = self.shared_targets[label]
             succs += targets or []
             if targets is not None and not self.falls_back.get(label, True):
                 continue  # a complete table of this function's labels: no exit (its miss is fatal)
-            miss = self._elide(L.EXIT_USES) if targets is not None else L.ALL
+            miss = self._elide(self.abi_sets.exit_uses) if targets is not None else L.ALL
             cases = self._table_cases(label) if targets is None else None
             if cases is not None:
                 # cases in other functions (a tail call through the table, or an entry the
@@ -226,8 +227,8 @@ class FunctionFacts(FrameFacts):
                 # everything, every caller of memcpy read X19-X28 and D8-D15 through its
                 # summary, and sort's key compare stored six of them at each key extraction
                 succs += cases[0]
-                miss = self._elide(L.EXIT_USES)
-                leaves |= self._elide(L.CALL_USES) | L.RET_LIVE
+                miss = self._elide(self.abi_sets.exit_uses)
+                leaves |= self._elide(self.abi_sets.call_uses) | ret_live
                 self._table_tails += [(addr, t) for t in cases[1]]
             leaves |= miss
             own |= miss
@@ -247,6 +248,16 @@ class FunctionFacts(FrameFacts):
             opaque = True
             if self.elide_saves and rec.svc:
                 gen = L.SVC_USES
+            elif self.abi_sets.go and rec.svc:
+                # Go: a system call reads its number and arguments and SP; its write-back of the
+                # registers the function writes stores the values a leaf's locals hold (what it
+                # loaded, or wrote: every one valid).  Go makes system calls in leaves (the
+                # runtime's assembly: write1, futex, ...); after a call of its own a function's
+                # local may be stale where its callee changed the register and nothing here
+                # reads it, so there it also reads what a return hands on (GO_RET_HANDED).
+                # As everything (ALL) it made every caller of the runtime's system calls read
+                # X9-X27 through its summary, and store and reload them around its calls.
+                gen = L.SVC_USES | (self.ret_live if self.call_rets else 0)
             elif self.elide_saves and rec.fp_env:
                 # an FPSR/FPCR access stores every local only to order the FP arithmetic
                 # before it (fp_fpsr.py); a callee-saved register it has not written goes
@@ -255,7 +266,7 @@ class FunctionFacts(FrameFacts):
                 # printf's float formatting) read D8-D15, and their callers store them
                 gen = L.ALL & ~L.ELIDED_SAVES
         chunk = L.Chunk(
-            addr, gen, kill, succs, call=rec.call, leaves=leaves, writes=rec.writes, call_gen=self._elide(L.CALL_USES)
+            addr, gen, kill, succs, call=rec.call, leaves=leaves, writes=rec.writes, call_gen=self._elide(self.abi_sets.call_uses)
         )
         return chunk, summary_leaves, opaque, own
 
@@ -281,7 +292,8 @@ class FunctionFacts(FrameFacts):
             f.out_fixed.append(out)
             # the same without a return's results (c.leaves: its leaves without them, _liveness)
             ret = f.ret[i] >= 0 and out != L.ALL
-            f.out_noret.append(out & ~L.RET_LIVE | c.leaves & L.RET_LIVE if ret else out)
+            rl = self.ret_live
+            f.out_noret.append(out & ~rl | c.leaves & rl if ret else out)
 
     def _fn_live(
         self, cs: list, live_out: dict[int, int], base_in: dict[int, int], tails: list[tuple[int, int]], opaque: bool
@@ -298,9 +310,14 @@ class FunctionFacts(FrameFacts):
         # (a callee's read on a path that leaves it untouched, as setjmp's, still is: site_open)
         owned = self._owned()
         f = interproc.FnLive(self.plan.entry, base_in.get(self.plan.entry, L.ALL) & ~owned, 0, opaque, sorted(self.callees))
+        if self.plan.input_regs is not None:  # (a Go function with no arguments: analysis.go_args)
+            f.uses_cap = self.plan.input_regs
+            f.base_uses &= f.uses_cap
         f.site_target = list(self.call_targets)
         f.calls_unknown = any(t is None for t in self.call_targets)
-        f.unknown_uses = self._elide(L.CALL_USES)
+        f.unknown_uses = self._elide(self.abi_sets.call_uses)
+        f.go = self.abi_sets.go
+        f.hands = self.ret_live if f.go else L.ALL
         f.wt_sites, f.wt_unsafe = dict(self.wt_sites), self.wt_unsafe
         # a register kept in its NxCpu slot (mem_regs.py) is handed back by its restore
         f.save_drop = self._save_drop(cs, self.saves, live_out) & ~sum(1 << r for r in self.mem_regs)
@@ -436,7 +453,8 @@ class FunctionFacts(FrameFacts):
         """What writing the call sites' and returns' lists (``interproc.place``) needs of the
         function's locals goes in ``self.facts``."""
         f = self.facts
-        f.regs = [r for r in regs if r in CALLER_SAVED]
+        # (Go: a callee may change any register, SP and X29 included: every local may be reloaded)
+        f.regs = list(regs) if self.abi_sets.go else [r for r in regs if r in CALLER_SAVED]
         f.v_used, f.w_regs, f.w_sp, f.v_written = list(v_used), list(w_regs), w_sp, list(v_written)
         f.ret_extra = "FLAGS_STORE;" if self.ret_flags and self.flags_written else ""
         f.flags_local = uses_flags

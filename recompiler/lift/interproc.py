@@ -138,13 +138,21 @@ class FnLive:
     # the same without what a return hands back (the results, liveness.RET_LIVE): a return's
     # out_fixed is this | RET_LIVE, where its callers' reads (Summary.ret_uses) go instead
     out_noret: list[int] = field(default_factory=list)
+    # Go code (``liveness.GO``): no register is kept by a callee, SP and X29 included (``go_lists``)
+    go: bool = False
+    # what its USES may hold at most (``FunctionPlan.input_regs``: a Go function with no
+    # arguments is handed no argument register, whatever its callees read)
+    uses_cap: int = L.ALL
+    # Go: what its returns may hand a caller (``FunctionPlan.hands_back``), for its returns'
+    # liveness and store lists (``go_lists``)
+    hands: int = L.ALL
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     """USES and MODS of every function, iterated to the least fixed point over the call graph
     (recursion included: each function is revisited until its callees' summaries settle)."""
     by_entry = {f.entry: f for f in fns}
-    summ = {f.entry: Summary(f.base_uses, _own_mods(f), bool(f.base_uses & L.ELIDED_SAVES), f.flags_in, False) for f in fns}
+    summ = {f.entry: Summary(f.base_uses, _own_mods(f), _captures(f), f.flags_in, False) for f in fns}
     callers: dict[int, list[int]] = {}
     for f in fns:
         for g in f.callees:
@@ -161,8 +169,9 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
                 uses |= summ[g].uses & opened if g in summ else f.unknown_uses & opened
         mods = _own_mods(f)
         for g in f.callees:
-            mods |= summ[g].mods if g in summ else L.CALL_CLOBBERS
-        captures = bool(f.base_uses & L.ELIDED_SAVES) or any(summ[g].captures for g in f.tail_target if g in summ)
+            mods |= summ[g].mods if g in summ else _clobbers(f)
+        uses &= f.uses_cap
+        captures = _captures(f) or any(summ[g].captures for g in f.tail_target if g in summ)
         flags_in = f.flags_in or any(_tail_reads_flags(g, summ) for g, o in zip(f.tail_target, f.tail_flags_open) if o)
         s = summ[e]
         if uses != s.uses or mods != s.mods or captures != s.captures or flags_in != s.flags_in:
@@ -380,8 +389,20 @@ def _own_mods(f: FnLive) -> int:
     """MODS of ``f`` before its direct callees': every caller-saved register where it calls or
     jumps through a register, traps or makes a system call, else what its own C writes."""
     if f.opaque:
-        return L.CALL_CLOBBERS
-    return f.writes_all | (L.CALL_CLOBBERS if f.calls_unknown else 0)
+        return _clobbers(f)
+    return f.writes_all | (_clobbers(f) if f.calls_unknown else 0)
+
+
+def _clobbers(f: FnLive) -> int:
+    """What a callee that is not summarised may change: Go code keeps no register across a call
+    (its stack growth moves SP and X29 too)."""
+    return L.ALL if f.go else L.CALL_CLOBBERS
+
+
+def _captures(f: FnLive) -> bool:
+    """Whether ``f`` reads X19-X28/D8-D15 itself (``Summary.captures``: setjmp).  In Go code
+    they are no callee-saved registers and every function reads X28, the goroutine."""
+    return not f.go and bool(f.base_uses & L.ELIDED_SAVES)
 
 
 def _preds(f: FnLive) -> list[list[int]]:
@@ -429,7 +450,7 @@ def write_through(f: FnLive, summ: dict[int, Summary]) -> int:
     return out
 
 
-def site_liveness(f: FnLive, summ: dict[int, Summary]) -> list[int]:
+def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) -> list[int]:
     """The registers live after each call site of ``f``, solved again with each direct
     callee's summary (its USES) in place of the worst case an unknown callee may read
     (``liveness.CALL_USES``, all the lifter knew of it).  A caller-saved register the callee
@@ -438,10 +459,11 @@ def site_liveness(f: FnLive, summ: dict[int, Summary]) -> list[int]:
     call these stayed live up to the next one: SQLite's call sites reloaded 5.2 registers each,
     X1-X8 and V0-V3 that no later callee reads.  An indirect callee, a jump out, a table's miss
     and a return read what they read before.  ``f.site_live`` (the lifter's) where ``f`` has
-    no chunk data."""
+    no chunk data.  ``rets``: what a return and a direct tail call hand on, in place of the
+    callers' reads (Go code: ``go_lists``)."""
     n = len(f.gen)
     if n != len(f.succs) or n == 0:
-        return list(f.site_live)
+        return list(f.site_live) if rets is None or not f.go else [L.ALL] * len(f.site_live)
     unknown = f.unknown_uses
     call_gen = [0] * n
     out_fixed = list(f.out_fixed)
@@ -451,12 +473,20 @@ def site_liveness(f: FnLive, summ: dict[int, Summary]) -> list[int]:
             call_gen[i] = summ[g].uses if g is not None and g in summ else unknown
     # a return reads the results its callers read (Summary.ret_uses; all where one is unknown)
     ret_uses = summ[f.entry].ret_uses if f.entry in summ else L.RET_LIVE
-    if ret_uses != L.RET_LIVE and len(f.out_noret) == n:
+    if rets is not None:
+        ret_uses = rets
+    if (ret_uses != L.RET_LIVE or rets is not None) and len(f.out_noret) == n:
         for i, r in enumerate(f.ret):
             if r >= 0:
                 out_fixed[i] = f.out_noret[i] | ret_uses
+    # Go: a call passes X0, X1, X30, SP and X29 as C arguments, which its callee's returns
+    # may store as they came (go_lists): they must hold their values at every call
+    passed = ARGS if f.go else 0
+    for i, k in enumerate(f.site):
+        if k >= 0:
+            call_gen[i] |= passed
     for g, c in zip(f.tail_target, f.tail_chunk):
-        out_fixed[c] |= (summ[g].uses if g in summ else unknown) | ret_uses
+        out_fixed[c] |= (summ[g].uses if g in summ else unknown) | ret_uses | passed
     live_in = [0] * n
     live_out = [0] * n
     gen, kill, succs, site = f.gen, f.kill, f.succs, f.site
@@ -500,6 +530,11 @@ def clobbered(results_only: bool) -> int:
     return L.CALL_CLOBBERS & ~L.V_PRESERVED_LOW_MASK if results_only else L.CALL_CLOBBERS
 
 
+def _clob(f: FnLive, results_only: bool) -> int:
+    """``clobbered`` for ``f``'s code: every register for Go's (``go_lists``)."""
+    return L.ALL if f.go else clobbered(results_only)
+
+
 def site_lists(
     f: FnLive, summ: dict[int, Summary], results_only: bool = False, wt: int = 0
 ) -> tuple[list[int], list[int], list[int], list[int]]:
@@ -512,10 +547,15 @@ def site_lists(
     the registers written through (``write_through``), never dirty."""
     n = len(f.writes)
     preds = _preds(f)
-    clob = clobbered(results_only)
-    unknown = Summary(f.unknown_uses, L.CALL_CLOBBERS)
+    if f.go:
+        results_only = False
+    clob = _clob(f, results_only)
+    unknown = Summary(f.unknown_uses, _clobbers(f))
     callee = [summ.get(g, unknown) if g is not None else unknown for g in f.site_target]
     site_live = site_liveness(f, summ) if summ else f.site_live
+    store_live, not_reloaded, unsaved = site_live, X0 | X30, L.ELIDED_SAVES
+    if f.go:
+        site_live, store_live, not_reloaded, unsaved = go_lists(f, summ)
     # AAPCS64 trusted (results_only): of the caller-saved registers a callee changes, a caller
     # may read after the call only the results (RET_LIVE); the others it keeps in its C locals
     # across the call, neither stored before it nor reloaded after it.  A conforming caller
@@ -532,7 +572,7 @@ def site_lists(
     elided = [0] * n_sites
     # X0 after a call is the callee's result (NxRet.x0) and X30 its return address (the local
     # already holds it: a callee that came back here came back through it), never reloaded
-    reloads = [site_live[k] & callee[k].mods & clob & ~keep & ~X0 & ~X30 for k in range(n_sites)]
+    reloads = [site_live[k] & callee[k].mods & clob & ~keep & ~not_reloaded for k in range(n_sites)]
     # what a call passes in registers: X0, X1, X30, SP and X29, to any callee (an unknown one, BLR,
     # is entered with them by its inline cache or nx_call_ind; a host function bound there finds
     # them in NxCpu, where nx_call_ind stores them first).  Where the caller reloads X1 after an
@@ -554,9 +594,9 @@ def site_lists(
             k = f.site[i]
             if k >= 0:
                 c = callee[k]
-                st = (c.uses & ~ARGS | (site_live[k] & c.mods & clob & ~keep) & ~passed[k]) & d
+                st = (c.uses & ~ARGS | (store_live[k] & c.mods & clob & ~keep) & ~passed[k]) & d
                 stores[k] = st
-                elided[k] = site_live[k] & L.ELIDED_SAVES & d & ~st
+                elided[k] = site_live[k] & unsaved & d & ~st
                 # after the call: what was stored is in NxCpu; a caller-saved register the
                 # callee may change is either reloaded or dead (its NxCpu value is then as good
                 # as the local's); a callee-saved one the callee leaves in NxCpu as it found it,
@@ -614,6 +654,36 @@ def site_lists(
     return stores, reloads, ret_stores, elided, tail_stores
 
 
+def go_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int], int, int]:
+    """The liveness of Go code's call sites (``liveness.GO``), for ``site_lists``: (what is
+    live after each call site for its own code, what is live after it for its returns too,
+    the registers a call site never reloads, those a frame re-entered there from ``NxCpu``
+    must find there).
+
+    Go's ABIInternal keeps no register across a call: a callee may change any (MODS from its
+    summary, every register where it is unknown or opaque), and its stack growth (morestack
+    copies the goroutine's stack, then gogo resumes the function on the new one) moves SP and
+    X29, so they are reloaded like any other register the callee may change.  A call site
+    reloads what its own code reads after it (a return reads only X0, the C result); it stores
+    what the callee reads and, where the callee may change it, what the code after it reads or
+    a return may hand on unwritten (``liveness.GO_RET_HANDED``: the results, X28, X29, SP): a
+    callee that leaves such a register alone must find the caller's value in ``NxCpu``, where
+    the caller's return leaves it (it stores only what it changed since the call).  So after
+    ``bl g; ldr x0, [sp, #8]; ldp x29, x30, [sp, #-8]; ret`` nothing but SP is reloaded.
+
+    X30 is reloaded where the code after the call reads it (a morestack call's path back to
+    the entry, which saves it again): a call may come back by gogo's jump to its return address
+    with the LR gogo restored, which NxCpu holds; every return of Go code stores X30
+    (``_ret_mask``), so after a normal return NxCpu holds the return address too.  X0, X1, X30,
+    SP and X29 travel as C arguments, which the callee's returns may store as they came: they
+    are live at every call (``site_liveness``).  A frame re-entered from ``NxCpu`` at a call
+    site (a return to somewhere else: gogo, a goroutine switch) finds there every register
+    live after it that is not such an argument (RESUME_CHECK, ``unsaved``): every call that
+    may come back so reaches an indirect jump, whose MODS is every register."""
+    live = site_liveness(f, summ, f.hands)
+    return live, live, X0, L.ALL & ~ARGS
+
+
 def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -> int:
     """What a return may store: not X0 (the C result) nor X30 (a caller knows it: the address
     it was returned to), and X1 (passed in, so perhaps not in NxCpu) only where a call of
@@ -625,9 +695,13 @@ def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -
     caller-saved register the callee changed (AAPCS64 leaves them undefined), though the liveness
     pass sees reads of them: the argument registers a later unknown callee is assumed to read.
     glibc's strcmp stored X1-X10 at each return, for callers that never look at them.  A host
-    caller that inspects every register (the Unicorn harness's snippets) places without it."""
+    caller that inspects every register (the Unicorn harness's snippets) places without it.
+
+    Go code stores X30 too (``go_lists``: a caller may reload it) and is never ``results_only``."""
     mods = summ[f.entry].mods if f.entry in summ else UNKNOWN.mods
-    mask = ~X0 & ~X30 & (~X1 | (mods & X1))
+    mask = ~X0 & (~X30 | (X30 if f.go else 0)) & (~X1 | (mods & X1))
+    if f.go:
+        return mask & (f.hands | X30)
     if not results_only:
         return mask
     # and of the results only those some caller reads (result_uses: every caller known)
@@ -644,7 +718,7 @@ def quiet_returns(f: FnLive, wt: int = 0, results_only: bool = False) -> list[in
     what they changed, not what the function's other paths change."""
     n = len(f.writes)
     n_rets = max(f.ret, default=-1) + 1
-    clob = clobbered(results_only)
+    clob = _clob(f, results_only)
     out: list[int | None] = [None] * n_rets
     if f.entry_index < 0 or not any(f.event):
         return out
@@ -763,6 +837,12 @@ def _store_statements(f: FnLive, mask: int) -> list[str]:
     out = [f"s->x[{r}] = x{r};" for r in f.w_regs if mask & L.xbit(r)]
     if f.w_sp and mask & L.xbit(L.SP_BIT):
         out.append("s->sp = sp;")
+    elif f.go and mask & L.xbit(L.SP_BIT):
+        # Go: a caller reloads SP after a call whose callee may move it (any unknown one), so a
+        # return stores the SP it came in with too, where no call since may have stored another
+        # (its own SP local, if it has one, still holds it: go_lists).  (strhash tail-calls
+        # aeshashbody, which has no frame: its caller reloaded a stale SP.)
+        out.append(f"s->sp = {'sp' if f.sp_local else 'asp'};")
     return out + [vcopy(f"s->v[{r}]", f"v{r}") for r in f.v_written if mask & L.vbit(r)]
 
 
@@ -785,5 +865,7 @@ def vcopy(dst: str, src: str) -> str:
 
 def _reloads(f: FnLive, mask: int) -> str:
     out = [f"x{r} = s->x[{r}];" for r in f.regs if mask & L.xbit(r)]
-    out += [reload_v(r) for r in f.v_used if mask & L.vbit(r)]
+    if f.go and f.sp_local and mask & SP:  # (Go: a callee may move the stack)
+        out.append("sp = s->sp;")
+    out += [vcopy(f"v{r}", f"s->v[{r}]") if f.go else reload_v(r) for r in f.v_used if mask & L.vbit(r)]
     return f"do {{ {' '.join(out)} }} while (0)"

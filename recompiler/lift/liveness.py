@@ -75,6 +75,46 @@ V_PRESERVED_LOW_MASK = _mask(vs=V_PRESERVED_LOW)
 WT_CANDIDATES = _mask(xs=range(2, 19), vs=[*range(8), *range(16, 32)])
 
 
+@dataclass(frozen=True)
+class AbiSets:
+    """The register sets the liveness of one calling convention's code is made of (see the
+    AAPCS64 constants above, and ``GO`` below)."""
+
+    call_uses: int  # what an unknown callee may read (CALL_USES)
+    exit_uses: int  # what a return to somewhere else, a table's miss, the fall past a noreturn call read
+    indirect_uses: int  # what an indirect jump out may hand on (INDIRECT_USES)
+    ret_live: int  # what a return reads for the liveness of the function's own call sites (RET_LIVE)
+    call_clobbers: int  # what a callee that is not summarised may change (CALL_CLOBBERS)
+    # what a return may hand a caller that reads it after the call (Go only: its call sites
+    # store what may reach a return unwritten, but reload only what their own code reads)
+    ret_handed: int = 0
+    go: bool = False
+
+
+AAPCS64 = AbiSets(CALL_USES, EXIT_USES, INDIRECT_USES, RET_LIVE, CALL_CLOBBERS)
+# Go's ABIInternal (the Go source's cmd/compile/abi-internal.md, arm64): arguments and results in
+# R0-R15 and F0-F15, R26 the closure context, R28 the goroutine (g), R29 the frame pointer, SP;
+# no register is callee-saved (a callee may change any, and stack growth moves SP and X29), so
+# what a call changes comes from the callee's summary (interproc: MODS), ALL where unknown.
+# An unknown callee (a closure, an interface method, the runtime's fn of systemstack/mcall)
+# reads the arguments, R26, R28, SP, X29 and X30 (ABI0 code takes its arguments on the stack).
+# A return hands the results on, and g, X29 and SP (``ret_handed``); its own liveness reads
+# only X0, the C result: a register a return may hand on is stored before a call where the
+# callee may change it, not reloaded after it unless this function's own code reads it
+# (interproc.site_lists).  A return to somewhere else (gogo resuming a goroutine at a call's
+# return address: it sets SP, X29, X30, X0, X26 and X28), a table's miss (a label of the
+# function) and the fall past a noreturn call read that and what a return hands on
+# (``GO_EXIT_USES``); an indirect jump out may reach anything (asyncPreempt's jump back to the
+# instruction it interrupted, with every register restored): ALL.
+GO_CALL_USES = _mask(xs=[*range(16), 26, 28, 29, 30], vs=range(16), sp=True)
+GO_RET_HANDED = _mask(xs=[*range(16), 28, 29], vs=range(16), sp=True)
+GO_EXIT_USES = GO_RET_HANDED | _mask(xs=[26, 30])
+GO = AbiSets(GO_CALL_USES, GO_EXIT_USES, ALL, xbit(0), ALL, GO_RET_HANDED, True)
+# What a Go function with no arguments (analysis.go_args) may be handed: its closure context
+# (R26), the goroutine, the frame pointer, the link register and SP
+GO_NOARG_INPUTS = _mask(xs=[26, 28, 29, 30], sp=True)
+
+
 @dataclass
 class Chunk:
     """One instruction's C: what it reads before writing (gen), what it surely overwrites

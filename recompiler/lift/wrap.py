@@ -206,8 +206,10 @@ class FunctionWrapper:
         # An indirect jump out (BR to a register, a computed goto's miss) reaches a function
         # entry or a call's return address, where AAPCS64 leaves the flags undefined, so with
         # trust_abi it does not write them back: else every flag an interpreter loop computes
-        # stays live across its dispatch (Lua n-body 10-25 % faster).  Trace builds keep them.
-        store_indirect = [x for x in store if x != "FLAGS_STORE;" or not self.live]
+        # stays live across its dispatch (Lua n-body 10-25 % faster).  Trace builds keep them,
+        # and so does Go code: its runtime's asyncPreempt restores NZCV and jumps back to the
+        # instruction it interrupted
+        store_indirect = [x for x in store if x != "FLAGS_STORE;" or not self.live or self.go]
         reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi) and r not in _NOT_RELOADED]
         reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
         if not self.trust_abi and 30 in regs:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from recompiler.analysis import go_args
 from recompiler.analysis.gopclntab import PclntabError, pclntab_entries, pclntab_functions
 from tests.realprogs import results_table
 from tests.realprogs.test_debian_static import RESULTS, _bundle, _fetch, compare
@@ -120,6 +121,27 @@ def test_pclntab_matches_go_traceback(tmp_path) -> None:
         entry = int(pc, 16) - int(off, 16)
         assert entry in funcs[n], f"{n}: entries {sorted(map(hex, funcs[n]))}, the traceback says {entry:#x}"
     assert len(pclntab_entries(*_table(binary))) == sum(map(len, funcs.values()))
+
+
+def test_go_args_kinds() -> None:
+    """``analysis.go_args``: functions compiled from Go with no parameter (their ``_func.args``
+    0), against the Go 1.19 runtime's source: ``newstack()``, ``schedule()``, ``main()`` take
+    none; ``gopanic(e any)`` and ``throw(s string)`` take one; ``morestack``, ``memmove`` and
+    ``gcWriteBarrier`` are assembly (``funcFlag_ASM``), neither compiled nor capped."""
+    addr, data = _table(_shfmt())
+    by_name: dict[str, set[int]] = {}
+    for e, n in pclntab_functions(addr, data):
+        by_name.setdefault(n, set()).add(e)
+    argless, compiled = go_args.kinds(addr, data)
+    assert argless <= compiled
+    for n in ("runtime.newstack", "runtime.schedule", "runtime.main", "runtime.mallocgc"):
+        assert by_name[n] <= compiled, n
+    for n in ("runtime.newstack", "runtime.schedule", "runtime.main"):
+        assert by_name[n] <= argless, n
+    for n in ("runtime.gopanic", "runtime.throw", "runtime.mallocgc"):
+        assert not by_name[n] & argless, n
+    for n in ("runtime.morestack", "runtime.memmove", "runtime.gcWriteBarrier"):
+        assert not by_name[n] & compiled, n
 
 
 def test_pclntab_bad_header() -> None:

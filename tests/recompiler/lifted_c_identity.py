@@ -27,8 +27,9 @@ def snap(elf: str, out: str, dump: str = "") -> None:
 
     image = pipeline.link_program(elf, [])
     program = pipeline.analyse_image(image, set())
-    trust = bool(settings.get("recompiler", "trust_abi"))
-    elide = bool(settings.get("recompiler", "elide_saves"))
+    trust, elide = B.abi_settings(
+        program.abi, bool(settings.get("recompiler", "trust_abi")), bool(settings.get("recompiler", "elide_saves"))
+    )
     comments = bool(settings.get("recompiler", "comments"))
     trace = bool(settings.get("recompiler", "trace"))
     functions = set(program.functions)
@@ -39,7 +40,9 @@ def snap(elf: str, out: str, dump: str = "") -> None:
     results = []
     for k, plans in sorted(buckets.items()):
         for i, part in enumerate(B.split_bucket(plans, max_insns)):
-            results.append(B._lift_fresh((k, i), Path(f"shard_{k:05d}_{i}.c"), part, functions, trust, comments, trace, elide))
+            results.append(
+                B._lift_fresh((k, i), Path(f"shard_{k:05d}_{i}.c"), part, functions, trust, comments, trace, elide, program.abi)
+            )
     summ = interproc.summarize([f for x in results for f in x.facts])
     res = {}
     for x in results:
