@@ -70,9 +70,14 @@ def load_manifest(bundle: Path) -> dict:
 def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) -> int:
     bundle = Path(bundle).resolve()
     manifest = load_manifest(bundle)
-    why = launch.not_runnable(manifest["image"].get("static", True), manifest.get("program"))
+    why = launch.not_runnable(manifest["image"].get("static", True), manifest.get("program"), manifest.get("dynamic"))
     if why:
         raise NxError(why, path=str(bundle))
+    if manifest.get("dynamic") and not settings.get("cpu_host", "native_launcher"):
+        raise NxError(
+            "a dynamically linked program starts only with the native launcher (cpu_host.native_launcher on)",
+            path=str(bundle),
+        )
     image = LinkedImage.from_json(manifest["image"], bundle)  # checks image.bin against the manifest
     env = dict(env) if env is not None else dict(os.environ)
     # the runtime reads it from its environment, unset meaning auto (so that, by default, the

@@ -244,6 +244,19 @@ def link(
         raise NxError("nothing to link")
     mods = load_closure(modules, list(search_paths))
     main = mods[0]
+    if main.interp and (main.dynamic and main.dynamic.needed):
+        # the interpreter (glibc's ld.so) runs first and is lifted with the rest; libc.so needs it,
+        # so it is nearly always in the closure already
+        iname = Path(main.interp).name
+        if not any(m.name == iname or Path(m.path).name == iname for m in mods):
+            found = find_library(iname, list(search_paths))
+            if found is None:
+                raise NxError(
+                    f"the program's interpreter {main.interp} not found in {[str(s) for s in search_paths]}",
+                    path=main.path,
+                    field="PT_INTERP",
+                )
+            mods.append(load_elf(found))
     if main.type == "DYN" and main.dynamic and main.dynamic.soname and main.entry == 0:
         raise NxError("the first module is a shared library, not a program", path=main.path)
     bases = _layout(mods, base_for_pie, dso_base)
@@ -302,6 +315,12 @@ def link(
                     field="r_info",
                     offset=r.offset,
                 )
+            if t == R_AARCH64_JUMP_SLOT and not static:
+                # lazy binding: until ld.so binds it, the slot holds the file's value (the PLT's
+                # first entry, which calls ld.so's resolver) plus the load address
+                lazy = p.base + p.read64(place)
+                if in_text(lazy):
+                    func_hints.add(lazy)
             # symbol-based relocations
             if r.sym:
                 sym = m.dynsyms[r.sym] if r.sym < len(m.dynsyms) else None
