@@ -30,7 +30,12 @@ def image_memory(image: LinkedImage) -> Memory:
 
 
 def ifunc_slots(image: LinkedImage) -> dict[int, int]:
-    """The IFUNC slots analysis may resolve PLT stubs through (``recompiler.ifunc_stubs``)."""
+    """The IFUNC slots analysis may resolve PLT stubs through (``recompiler.ifunc_stubs``).  None
+    for a dynamically linked program: there ld.so binds JUMP_SLOTs lazily, so until the first
+    call a slot holds the address of the PLT's first entry (the way to ld.so's resolver), not
+    one of the resolver's answers; its stubs stay indirect branches."""
+    if not image.static:
+        return {}
     return image.ifunc_slots if settings.get("recompiler", "ifunc_stubs") else {}
 
 
