@@ -79,11 +79,57 @@ CASES: dict[str, list[tuple[str, list[str], bytes, dict]]] = {
     "printf": [("formats", ["printf", "%5d|%-6s|%x|%o|%e|%q\\n", "42", "ab", "255", "8", "3.25", "a b"], b"", {})],
     "nl": [("number", ["nl", "-ba", "w.txt"], b"", {"w.txt": WORDS})],
     "tac": [("reverse", ["tac", "w.txt"], b"", {"w.txt": WORDS})],
+    # grep (libpcre2), sed (libacl, libselinux), gawk (libmpfr, libgmp, libreadline, libsigsegv, libm)
+    "grep": [
+        ("basic", ["grep", "-n", "line 1[0-9]", "a.txt"], b"", {"a.txt": TEXT}),
+        ("extended-count", ["grep", "-E", "-c", "(apple|fig)$", "w.txt"], b"", {"w.txt": WORDS}),
+        ("perl-only", ["grep", "-P", "-o", "\\d{3}$"], TEXT.encode(), {}),
+        ("no-match", ["grep", "-q", "zebra", "w.txt"], b"", {"w.txt": WORDS}),
+    ],
+    "sed": [
+        ("substitute", ["sed", "-e", "s/line \\([0-9]*\\)/L<\\1>/", "-e", "/7/d", "a.txt"], b"", {"a.txt": TEXT}),
+        ("script", ["sed", "-n", "-E", "/^(a|f)/{s/(.)/[\\1]/g;p}"], WORDS.encode(), {}),
+    ],
+    "gawk": [
+        (
+            "sum",
+            ["gawk", '{ s += $3; n[$3 % 7]++ } END { printf "%d %.3f\\n", s, s / NR; for (k in n) c++; print c }', "a.txt"],
+            b"",
+            {"a.txt": TEXT},
+        ),
+        ("bignum", ["gawk", "-M", "BEGIN { print 2^200; print 3**-2 }"], b"", {}),
+        (
+            "functions",
+            [
+                "gawk",
+                'BEGIN { x = sprintf("%08.3e|%s|%c", 12345.678, toupper("abc"), 65); print x, length(x), substr(x, 3, 4), index(x, "|"); n = split("a:b:c", t, ":"); print n, t[3]; print sin(1), exp(2), int(-3.7) }',
+            ],
+            b"",
+            {},
+        ),
+    ],
+    # more libraries: jq (libjq, libonig), bc (libreadline, libtinfo)
+    "jq": [
+        (
+            "filter",
+            ["jq", "-c", "[.[] | select(.n > 1) | {k: .name, sq: (.n * .n)}] | sort_by(.sq)"],
+            b'[{"name":"a","n":3},{"name":"b","n":1},{"name":"c","n":2}]',
+            {},
+        ),
+        ("regex", ["jq", "-r", '.[] | test("^a.*e$") , (sub("(?<x>[aeiou])"; "<\\(.x)>"))'], b'["apple","fig","axe"]', {}),
+        ("error", ["jq", ".a.b"], b"[1]", {}),
+    ],
+    "bc": [("math", ["bc", "-l"], b"scale=30\n4*a(1)\n2^100\nsqrt(2)\ne(1)\n", {})],
 }
 CI = {("cat", "file"), ("cat", "missing"), ("tr", "upper"), ("sha256sum", "files"), ("expr", "arith")}
 PACKAGES = {name: ("coreutils", f"usr/bin/{name}", COREUTILS) for name in CASES}
 for _n in ("cat", "echo"):
     PACKAGES[_n] = ("coreutils", f"bin/{_n}", COREUTILS)
+PACKAGES["grep"] = ("grep", "bin/grep", ["grep", *LIBC, "libpcre2-8-0"])
+PACKAGES["sed"] = ("sed", "bin/sed", ["sed", *LIBC, "libacl1", "libselinux1", "libpcre2-8-0"])
+PACKAGES["gawk"] = ("gawk", "usr/bin/gawk", ["gawk", *LIBC, "libsigsegv2", "libreadline8", "libtinfo6", "libmpfr6", "libgmp10"])
+PACKAGES["jq"] = ("jq", "usr/bin/jq", ["jq", *LIBC, "libjq1", "libonig5"])
+PACKAGES["bc"] = ("bc", "usr/bin/bc", ["bc", *LIBC, "libreadline8", "libtinfo6"])
 
 
 def _fetch(package: str) -> Path:
@@ -172,3 +218,46 @@ def test_dynamic_program_matches_qemu(tmp_path_factory, tmp_path, name, argv, st
     assert (ours.returncode, ours.stderr) == (ref.returncode, ref.stderr), why
     assert ours.stdout == ref.stdout, f"{argv}: stdout ours {ours.stdout[-600:]!r}\nqemu {ref.stdout[-600:]!r}"
     row[1] += 1
+
+
+# ---- bad input: each a clear error naming the file ----------------------------------------
+
+
+def test_missing_library_names_it_and_the_module_that_needs_it() -> None:
+    from nxrecomp.common.errors import NxError
+    from recompiler.link import link_program
+
+    roots = [_fetch(p) for p in ("coreutils", "libc6")]
+    with pytest.raises(NxError) as e:
+        link_program(roots[0] / "usr/bin/expr", roots[1:])  # libgmp10 left out
+    msg = str(e.value)
+    assert "libgmp.so.10" in msg and "DT_NEEDED" in msg and "usr/bin/expr" in msg, msg
+
+
+def _broken_copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst, symlinks=True, ignore=shutil.ignore_patterns("src"))
+    return dst
+
+
+@pytest.mark.parametrize("damage", ["unlisted-library", "other-library-file", "no-sysroot"])
+def test_bad_sysroot_is_a_clear_error(tmp_path_factory, tmp_path, damage) -> None:
+    """The native launcher run straight (``nxrun``: ``nxrecomp exec`` would rewrite launch.txt)
+    on a copy of cat's bundle with one thing broken."""
+    _binary, b, _top = bundle("cat", tmp_path_factory)
+    c = _broken_copy(b, tmp_path / "b")
+    libc = c / "sysroot/lib/aarch64-linux-gnu/libc.so.6"
+    if damage == "unlisted-library":  # ld.so maps a library the personality was not told of
+        launch = c / "launch.txt"
+        launch.write_text("".join(x for x in launch.read_text().splitlines(True) if not x.startswith("lib ")))
+    elif damage == "other-library-file":
+        libc.write_bytes(libc.read_bytes()[:-4096])
+    else:
+        shutil.rmtree(c / "sysroot")
+    r = subprocess.run([str(c / "nxrun"), "cat", "/dev/null"], capture_output=True, text=True, timeout=120, env=ENV)
+    if damage == "unlisted-library":
+        assert r.returncode == 127, r.stderr
+        assert "mmap of executable code from" in r.stderr and str(libc) in r.stderr and "did not lift" in r.stderr, r.stderr
+    elif damage == "other-library-file":
+        assert r.returncode == 2 and f"{libc} is not the library the bundle lifted" in r.stderr, r.stderr
+    else:
+        assert r.returncode == 2 and f"{c / 'sysroot'} is not a folder" in r.stderr, r.stderr

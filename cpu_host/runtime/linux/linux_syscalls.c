@@ -493,7 +493,7 @@ static void dyn_fatal(const char *fmt, ...) {
 
 /* sys_mmap's placement of a lifted library: the address to ask for, else `addr` */
 static uint64_t library_placement(uint64_t addr, uint64_t len, long prot, long flags, long fd, uint64_t off) {
-    if (!D.nlib) return addr;
+    if (!D.root[0]) return addr;   /* a static program: the host places nothing */
     int anon = (flags & MAP_ANONYMOUS) != 0;
     int i = anon ? -1 : lib_of_fd(fd);
     if (!anon && (prot & PROT_EXEC) && i < 0) {
