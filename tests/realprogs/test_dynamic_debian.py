@@ -181,7 +181,7 @@ def table(request):
     results_table.write(request, RESULTS)
 
 
-def run_both(binary: Path, bundle_dir: Path, top: Path, tmp: Path, argv: list[str], stdin: bytes, files: dict):
+def run_both(binary: Path, bundle_dir: Path, top: Path, tmp: Path, argv: list[str], stdin: bytes, files: dict, extra=None):
     if not shutil.which("qemu-aarch64"):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
     runs = []
@@ -196,6 +196,8 @@ def run_both(binary: Path, bundle_dir: Path, top: Path, tmp: Path, argv: list[st
             else ["qemu-aarch64", "-L", str(top), "-0", argv[0], str(binary), *argv[1:]]
         )
         env = {**ENV, **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ and who == "ours" else {})}
+        if who == "ours":
+            env.update(extra or {})
         runs.append(subprocess.run(cmd, input=stdin, capture_output=True, cwd=d, env=env, timeout=600))
     return runs
 
@@ -218,6 +220,14 @@ def test_dynamic_program_matches_qemu(tmp_path_factory, tmp_path, name, argv, st
     assert (ours.returncode, ours.stderr) == (ref.returncode, ref.stderr), why
     assert ours.stdout == ref.stdout, f"{argv}: stdout ours {ours.stdout[-600:]!r}\nqemu {ref.stdout[-600:]!r}"
     row[1] += 1
+
+
+def test_python_runner_matches_qemu(tmp_path_factory, tmp_path) -> None:
+    """The Python runner (no native launcher) starts a dynamic program the same way."""
+    binary, b, top = bundle("cat", tmp_path_factory)
+    argv, stdin, files = ["cat", "-n", "a.txt", "-"], b"stdin line\n", {"a.txt": WORDS}
+    ours, ref = run_both(binary, b, top, tmp_path, argv, stdin, files, {"NXRECOMP_CPU_HOST_NATIVE_LAUNCHER": "0"})
+    assert (ours.returncode, ours.stderr, ours.stdout) == (ref.returncode, ref.stderr, ref.stdout), ours.stderr[-1500:]
 
 
 # ---- bad input: each a clear error naming the file ----------------------------------------
