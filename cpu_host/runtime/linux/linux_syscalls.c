@@ -511,10 +511,15 @@ static uint64_t library_placement(uint64_t addr, uint64_t len, long prot, long f
         return addr;
     }
     if (addr != 0) return addr;
-    if (i >= 0 && off == 0) { D.pending = -1; return D.lib[i].base; }
+    /* (a library already in place: the guest maps its file as data, wherever the host puts it) */
+    if (i >= 0 && off == 0 && !ranges_cover_locked(D.lib[i].base, D.lib[i].base + PAGE)) {
+        D.pending = -1;
+        return D.lib[i].base;
+    }
     if (anon && prot == PROT_NONE && D.pending >= 0) {
         LxLib *l = &D.lib[D.pending];
-        if (len >= l->span && len <= l->span + 2 * l->align) return l->base;
+        if (len >= l->span && len <= l->span + 2 * l->align && !ranges_cover_locked(l->base, l->base + PAGE))
+            return l->base;
     }
     return addr;
 }
