@@ -1,6 +1,9 @@
 """The host linker: lay out a program and its DT_NEEDED shared objects at fixed guest addresses,
 resolve symbols across them and apply their relocations, as the program's dynamic loader would
-have (that loader never runs: the lifted code starts with everything already bound).
+have.  The result is what analysis reads.  A dynamically linked program's own ld.so does run
+(``recompiler/dynamic.py``): it maps the libraries at these same bases and relocates them itself,
+on the files' bytes, so at run time memory holds what this linker predicted (less lazy JUMP_SLOTs
+until their first call, whose file value, the PLT's first entry, is a function hint here).
 
 Layout (all below 2^39, so every guest code address is a small host address):
 - a non-PIE executable stays where it was linked (Debian's busybox-static: 0x400000);
@@ -26,8 +29,8 @@ them): they are reported like any unknown relocation.
 IRELATIVE / IFUNC: for a dynamically linked program, every IRELATIVE relocation and every
 GLOB_DAT/JUMP_SLOT/ABS64 bound to an STT_GNU_IFUNC symbol is *recorded* in
 ``LinkedImage.ifunc_slots`` as slot -> resolver, and ``LinkedImage.irelative`` lists those a
-runtime would resolve before the program starts (resolver(hwcap, &arg) stored in the slot; no
-runtime does yet: dynamically linked programs refuse to start, nxrecomp/bundle/launch.py ``not_runnable``).  A
+runtime would resolve before the program starts (resolver(hwcap, &arg) stored in the slot: ld.so
+does it, running in the program).  A
 static executable (no PT_INTERP) applies its own IRELATIVE relocations at startup, so its
 ``irelative`` is empty; its slots are still recorded, for the analysis of PLT stubs.
 """
