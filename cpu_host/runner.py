@@ -32,6 +32,8 @@ CDEF = (
 int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);
 int nx_linux_set_brk(uint64_t start, uint64_t reserve);
 void nx_linux_set_exe(const char *path);
+int nx_linux_set_sysroot(const char *dir);
+int nx_linux_add_library(uint64_t base, uint64_t span, uint64_t align, uint64_t size, const char *path);
 void nx_linux_add_mapping(uint64_t addr, uint64_t len);
 void nx_linux_set_self_exec(const char *const *prefix, int n);
 void nx_linux_set_exit_hook(void (*hook)(int status));
@@ -70,7 +72,7 @@ def load_manifest(bundle: Path) -> dict:
 def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) -> int:
     bundle = Path(bundle).resolve()
     manifest = load_manifest(bundle)
-    why = launch.not_runnable(manifest["image"].get("static", True), manifest.get("program"))
+    why = launch.not_runnable(manifest["image"].get("static", True), manifest.get("program"), manifest.get("dynamic"))
     if why:
         raise NxError(why, path=str(bundle))
     image = LinkedImage.from_json(manifest["image"], bundle)  # checks image.bin against the manifest
@@ -94,7 +96,15 @@ def run(bundle: str | Path, argv: list[str], env: dict[str, str] | None = None) 
     # a lockstep trace needs the same AT_RANDOM bytes as the Unicorn run it is compared with
     random = bytes(16) if os.environ.get("NXRECOMP_TRACE_FILE") else None
     proc = setup_process(
-        image, [os.fsencode(a) for a in argv], envp, personality=lib, exe_path=manifest.get("program"), hwcap=HWCAP, random=random
+        image,
+        [os.fsencode(a) for a in argv],
+        envp,
+        personality=lib,
+        exe_path=manifest.get("program"),
+        hwcap=HWCAP,
+        random=random,
+        dynamic=manifest.get("dynamic"),
+        bundle=str(bundle),
     )
     # busybox's shell runs its own applets by execve("/proc/self/exe"): start this bundle again
     prefix = [sys.executable, "-m", "nxrecomp", "exec", str(bundle), "--"]

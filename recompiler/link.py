@@ -1,6 +1,9 @@
 """The host linker: lay out a program and its DT_NEEDED shared objects at fixed guest addresses,
 resolve symbols across them and apply their relocations, as the program's dynamic loader would
-have (that loader never runs: the lifted code starts with everything already bound).
+have.  The result is what analysis reads.  A dynamically linked program's own ld.so does run
+(``recompiler/dynamic.py``): it maps the libraries at these same bases and relocates them itself,
+on the files' bytes, so at run time memory holds what this linker predicted (less lazy JUMP_SLOTs
+until their first call, whose file value, the PLT's first entry, is a function hint here).
 
 Layout (all below 2^39, so every guest code address is a small host address):
 - a non-PIE executable stays where it was linked (Debian's busybox-static: 0x400000);
@@ -26,8 +29,8 @@ them): they are reported like any unknown relocation.
 IRELATIVE / IFUNC: for a dynamically linked program, every IRELATIVE relocation and every
 GLOB_DAT/JUMP_SLOT/ABS64 bound to an STT_GNU_IFUNC symbol is *recorded* in
 ``LinkedImage.ifunc_slots`` as slot -> resolver, and ``LinkedImage.irelative`` lists those a
-runtime would resolve before the program starts (resolver(hwcap, &arg) stored in the slot; no
-runtime does yet: dynamically linked programs refuse to start, nxrecomp/bundle/launch.py ``not_runnable``).  A
+runtime would resolve before the program starts (resolver(hwcap, &arg) stored in the slot: ld.so
+does it, running in the program).  A
 static executable (no PT_INTERP) applies its own IRELATIVE relocations at startup, so its
 ``irelative`` is empty; its slots are still recorded, for the analysis of PLT stubs.
 """
@@ -183,11 +186,21 @@ class _Placed:
         raise NxError(f"range {addr - self.base:#x}+{size:#x} is outside every PT_LOAD segment", path=self.mod.path)
 
 
+# Shared objects laid out first, in this order, whatever the program: glibc's, which nearly
+# every program needs, then sit at the same bases in every bundle, so their lifted C is the same
+# and the shard cache serves it to the next program (a second coreutils program compiles 5 of
+# its ~145 objects).  The lookup order (``mods``) is unchanged.
+_FIRST = ("libc.so.6", "ld-linux-aarch64.so.1", "libm.so.6")
+
+
 def _layout(mods: list[ElfModule], base_for_pie: int, dso_base: int) -> list[int]:
-    bases = []
+    bases = [0] * len(mods)
     taken: list[tuple[int, int, str]] = []
     nxt = dso_base
-    for i, m in enumerate(mods):
+    rank = {n: k for k, n in enumerate(_FIRST)}
+    order = [0, *sorted(range(1, len(mods)), key=lambda k: rank.get(mods[k].name, len(_FIRST)))]
+    for i in order:
+        m = mods[i]
         lo = min(s.vaddr for s in m.segments) // PAGE * PAGE
         hi = max(s.vaddr + s.memsz for s in m.segments)
         align = max([PAGE] + [s.align for s in m.segments])
@@ -204,7 +217,7 @@ def _layout(mods: list[ElfModule], base_for_pie: int, dso_base: int) -> list[int
             if base + lo < b and a < base + hi:
                 raise NxError(f"module [{base + lo:#x}, {base + hi:#x}) overlaps {other} [{a:#x}, {b:#x})", path=m.path)
         taken.append((base + lo, base + hi, m.name))
-        bases.append(base)
+        bases[i] = base
     return bases
 
 
@@ -244,6 +257,19 @@ def link(
         raise NxError("nothing to link")
     mods = load_closure(modules, list(search_paths))
     main = mods[0]
+    if main.interp and (main.dynamic and main.dynamic.needed):
+        # the interpreter (glibc's ld.so) runs first and is lifted with the rest; libc.so needs it,
+        # so it is nearly always in the closure already
+        iname = Path(main.interp).name
+        if not any(m.name == iname or Path(m.path).name == iname for m in mods):
+            found = find_library(iname, list(search_paths))
+            if found is None:
+                raise NxError(
+                    f"the program's interpreter {main.interp} not found in {[str(s) for s in search_paths]}",
+                    path=main.path,
+                    field="PT_INTERP",
+                )
+            mods.append(load_elf(found))
     if main.type == "DYN" and main.dynamic and main.dynamic.soname and main.entry == 0:
         raise NxError("the first module is a shared library, not a program", path=main.path)
     bases = _layout(mods, base_for_pie, dso_base)
@@ -302,6 +328,12 @@ def link(
                     field="r_info",
                     offset=r.offset,
                 )
+            if t == R_AARCH64_JUMP_SLOT and not static:
+                # lazy binding: until ld.so binds it, the slot holds the file's value (the PLT's
+                # first entry, which calls ld.so's resolver) plus the load address
+                lazy = p.base + p.read64(place)
+                if in_text(lazy):
+                    func_hints.add(lazy)
             # symbol-based relocations
             if r.sym:
                 sym = m.dynsyms[r.sym] if r.sym < len(m.dynsyms) else None

@@ -13,7 +13,7 @@ from nxrecomp.common import settings
 from nxrecomp.bundle import launch, manifest as bundle_manifest
 from nxrecomp.bundle.image import IMAGE_FILE, LinkedImage
 from nxrecomp.common.errors import NxError
-from recompiler import discovered
+from recompiler import discovered, dynamic
 from recompiler.analysis.callers import closed_entries
 from recompiler.analyse import Memory, Program, analyse
 from recompiler.build import build
@@ -30,7 +30,12 @@ def image_memory(image: LinkedImage) -> Memory:
 
 
 def ifunc_slots(image: LinkedImage) -> dict[int, int]:
-    """The IFUNC slots analysis may resolve PLT stubs through (``recompiler.ifunc_stubs``)."""
+    """The IFUNC slots analysis may resolve PLT stubs through (``recompiler.ifunc_stubs``).  None
+    for a dynamically linked program: there ld.so binds JUMP_SLOTs lazily, so until the first
+    call a slot holds the address of the PLT's first entry (the way to ld.so's resolver), not
+    one of the resolver's answers; its stubs stay indirect branches."""
+    if not image.static:
+        return {}
     return image.ifunc_slots if settings.get("recompiler", "ifunc_stubs") else {}
 
 
@@ -126,7 +131,8 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     t0 = time.monotonic()
     out = Path(out_dir)
     image = link_program(path, search_paths)  # bad input fails here, before anything is written
-    why = launch.not_runnable(image.static, str(path))
+    dyn = dynamic.plan(image, path, list(search_paths))  # ld.so's start: interpreter, libraries
+    why = launch.not_runnable(image.static, str(path), dyn)
     if why:  # said before the build, not after minutes of it
         log.warning("%s (the bundle is still built, for inspection; it refuses to start)", why)
     out.mkdir(parents=True, exist_ok=True)
@@ -148,6 +154,8 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
     if program.stats is not None:  # what analysis found (recompile --stats prints it)
         stats["analysis"] = program.stats.to_json()
     t_build = time.monotonic()
+    if dyn is not None:
+        dynamic.write_bundle_files(out, dyn, image)
     return write_manifest(
         out,
         bundle_manifest.LINUX,
@@ -158,6 +166,7 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
         program_path=path,
         program=str(Path(path).resolve()),
         abi=program.abi,  # the run-time lifter lifts with the build's assumptions
+        **({"dynamic": dyn} if dyn is not None else {}),
     )
 
 

@@ -39,8 +39,15 @@ int nx_run_on_thread(NxCpu *s, uint64_t host_stack_bytes);   /* dispatch.c */
 
 typedef struct { uint64_t start, end; int prot; } LRegion;
 typedef struct { uint64_t vaddr, off, len; } LData;
+#define MAX_LIBS 128
+typedef struct { uint64_t base, span, align, size; char path[PATH_MAX]; } LLib;
 typedef struct {
     uint64_t entry, phdr, phent, phnum, brk, brk_reserve, stack_top, stack_size, hwcap, hwcap2;
+    uint64_t at_entry, at_base;   /* a dynamically linked program: its entry, the interpreter's base */
+    char data_file[PATH_MAX];     /* where the data lines' bytes are (default image.bin) */
+    char sysroot[PATH_MAX];       /* a dynamically linked program's libraries (nx_linux_set_sysroot) */
+    LLib lib[MAX_LIBS];
+    int nlib;
     char exe[PATH_MAX];
     char lift_python[PATH_MAX], lift_path[PATH_MAX];   /* the run-time lifter's helper (lift_miss.c) */
     char lift_env[4][PATH_MAX];                         /* KEY=VALUE for it (nx_lift_add_env) */
@@ -102,6 +109,18 @@ static void parse_launch(const char *path, Launch *L) {
             if (L->nlift_env >= 4) fail("%s: line %d: more than 4 lift_env lines", path, lineno);
             if (n <= 9 || !strchr(line + 9, '=')) fail("%s: line %d: lift_env wants KEY=VALUE", path, lineno);
             snprintf(L->lift_env[L->nlift_env++], PATH_MAX, "%s", line + 9);
+        } else if (!strcmp(key, "data_file") || !strcmp(key, "sysroot")) {
+            size_t k = strlen(key) + 1;
+            if (n <= k || strchr(line + k, '/')) fail("%s: line %d: %s wants a name in the bundle", path, lineno, key);
+            snprintf(key[0] == 'd' ? L->data_file : L->sysroot, PATH_MAX, "%s", line + k);
+        } else if (!strcmp(key, "lib")) {
+            unsigned long long w;
+            int at = 0;
+            if (L->nlib >= MAX_LIBS) fail("%s: line %d: more than %d libraries", path, lineno, MAX_LIBS);
+            if (sscanf(line, "lib %llx %llx %llx %llx %n", &x, &y, &z, &w, &at) != 4 || !at || !line[at])
+                fail("%s: line %d: bad lib (lib BASE SPAN ALIGN SIZE PATH)", path, lineno);
+            L->lib[L->nlib] = (LLib){x, y, z, w, {0}};
+            snprintf(L->lib[L->nlib++].path, PATH_MAX, "%s", line + at);
         } else if (!strcmp(key, "refuse")) {
             /* a program this runtime cannot start (launcher/__init__.py not_runnable) */
             fail("%s", n > 7 ? line + 7 : "the bundle refuses to start");
@@ -127,6 +146,8 @@ static void parse_launch(const char *path, Launch *L) {
             else if (!strcmp(key, "stack_size")) L->stack_size = x;
             else if (!strcmp(key, "hwcap")) L->hwcap = x;
             else if (!strcmp(key, "hwcap2")) L->hwcap2 = x;
+            else if (!strcmp(key, "at_entry")) L->at_entry = x;
+            else if (!strcmp(key, "at_base")) L->at_base = x;
             else fail("%s: line %d: unknown key %s", path, lineno, key);
         }
     }
@@ -173,7 +194,7 @@ static uint64_t build_stack(const Launch *L, int argc, char **argv, char **envp,
     uint64_t random_at = PUSH(rnd, 16);
 #undef PUSH
     uint64_t aux[][2] = {{16, L->hwcap}, {6, 4096}, {17, 100}, {3, L->phdr}, {4, L->phent}, {5, L->phnum},
-                         {7, 0}, {8, 0}, {9, L->entry}, {11, getuid()}, {12, geteuid()}, {13, getgid()},
+                         {7, L->at_base}, {8, 0}, {9, L->at_entry ? L->at_entry : L->entry}, {11, getuid()}, {12, geteuid()}, {13, getgid()},
                          {14, getegid()}, {23, 0}, {25, random_at}, {26, L->hwcap2}, {31, execfn_at},
                          {15, platform_at}, {0, 0}};
     size_t naux = sizeof aux / sizeof aux[0];
@@ -212,7 +233,7 @@ int main(int argc, char **argv) {
     parse_launch(path, L);
 
     /* the image bytes: checked against the file's size before anything is copied */
-    snprintf(path, sizeof path, "%s/image.bin", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, L->data_file[0] ? L->data_file : "image.bin");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) fail("cannot open %s: %s", path, strerror(errno));
@@ -273,6 +294,21 @@ int main(int argc, char **argv) {
     int rc = p_nx_linux_set_brk(L->brk, L->brk_reserve);
     if (rc != 0) fail("cannot reserve the program break at %#llx: %s", (unsigned long long)L->brk, strerror(-rc));
     if (L->exe[0]) p_nx_linux_set_exe(L->exe);
+    if (L->sysroot[0]) {   /* a dynamically linked program: ld.so maps the libraries at their bases */
+        int (*set_sysroot)(const char *) = (int (*)(const char *))dlsym(so, "nx_linux_set_sysroot");
+        int (*add_library)(uint64_t, uint64_t, uint64_t, uint64_t, const char *) =
+            (int (*)(uint64_t, uint64_t, uint64_t, uint64_t, const char *))dlsym(so, "nx_linux_add_library");
+        if (!set_sysroot || !add_library) fail("game.so lacks nx_linux_set_sysroot (built by an older runtime)");
+        snprintf(path, sizeof path, "%s/%s", dir, L->sysroot);
+        if (set_sysroot(path) != 0) fail("the bundle's sysroot %s is not a folder", path);
+        for (int i = 0; i < L->nlib; i++) {
+            char lp[2 * PATH_MAX + 2];
+            snprintf(lp, sizeof lp, "%s%s", path, L->lib[i].path);
+            int e = add_library(L->lib[i].base, L->lib[i].span, L->lib[i].align, L->lib[i].size, lp);
+            if (e == -EBADF) fail("%s is not the library the bundle lifted (not %llu bytes)", lp, (unsigned long long)L->lib[i].size);
+            if (e != 0) fail("library %s: %s", lp, strerror(-e));
+        }
+    }
     /* busybox's shell runs its own applets by execve("/proc/self/exe"): start this launcher again */
     const char *prefix[1] = {self};
     p_nx_linux_set_self_exec(prefix, 1);

@@ -6,8 +6,10 @@ which memory is the guest's.  Used by the runner; tests use it with Unicorn as t
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from nxrecomp.bundle.memory_map import (
@@ -75,19 +77,32 @@ def setup_process(
     stack_size: int = STACK_SIZE,
     brk_reserve: int = BRK_RESERVE,
     random: bytes | None = None,
+    dynamic: dict | None = None,
+    bundle: str | None = None,
 ) -> GuestProcess:
     """Map ``image`` (a recompiler.link.LinkedImage) and its stack here.  ``personality`` is the
     loaded runtime (cffi lib with nx_linux_add_mapping / nx_linux_set_brk / nx_linux_set_exe);
-    without it, only the memory is prepared."""
+    without it, only the memory is prepared.  ``dynamic``: the manifest's entry of a dynamically
+    linked program (``recompiler/dynamic.py``) in the bundle folder ``bundle``: only the
+    executable and its interpreter are mapped, from start.bin's file bytes, and the guest starts
+    in the interpreter (AT_BASE its base, AT_ENTRY the program's entry)."""
     libc = _libc()
-    segs = segment_regions(image.segments)
+    mapped = [s for s in image.segments if not dynamic or s.module in dynamic["start_modules"]]
+    segs = segment_regions(mapped)
     stack = stack_region(stack_top, stack_size)
     brk = brk_region(image.brk_start, brk_reserve)
     check_disjoint(segs + [stack, brk])
     for r in segs + [stack]:
         map_fixed(libc, r)
-    for s in image.segments:
-        ctypes.memmove(s.vaddr, s.data, len(s.data))
+    if dynamic:
+        blob = (Path(bundle) / dynamic["start_file"]).read_bytes()
+        for vaddr, off, n in dynamic["start"]:
+            if off + n > len(blob):
+                raise NxError(f"range [{off:#x}, +{n:#x}) is past its end", path=str(Path(bundle) / dynamic["start_file"]))
+            ctypes.memmove(vaddr, blob[off : off + n], n)
+    else:
+        for s in image.segments:
+            ctypes.memmove(s.vaddr, s.data, len(s.data))
     # final protections: read-only text/rodata stays read-only (guest code is never executed
     # natively, so no page needs PROT_EXEC)
     for r in segs:
@@ -98,7 +113,13 @@ def setup_process(
         stack.end,
         argv,
         envp,
-        ProgramInfo(image.phdr, image.phent, image.phnum, image.entry),
+        ProgramInfo(
+            image.phdr,
+            image.phent,
+            image.phnum,
+            dynamic["entry"] if dynamic else image.entry,
+            dynamic["interp_base"] if dynamic else 0,
+        ),
         hwcap=hwcap,
         hwcap2=hwcap2,
         random=random,
@@ -113,7 +134,18 @@ def setup_process(
             raise NxError(f"cannot reserve the program break at {brk.start:#x}: {os.strerror(-rc)}", field="brk")
         if exe_path:
             personality.nx_linux_set_exe(os.fsencode(exe_path))
-    return GuestProcess(image.entry, sp, segs + [stack], brk)
+        if dynamic:
+            root = Path(bundle) / dynamic["sysroot"]
+            if personality.nx_linux_set_sysroot(os.fsencode(root)) != 0:
+                raise NxError("the bundle's sysroot is not a folder", path=str(root))
+            for lib in dynamic["libs"]:
+                f = os.fsencode(root) + os.fsencode(lib["path"])
+                e = personality.nx_linux_add_library(lib["base"], lib["span"], lib["align"], lib["size"], f)
+                if e == -errno.EBADF:
+                    raise NxError(f"not the library the bundle lifted (not {lib['size']} bytes)", path=os.fsdecode(f))
+                if e != 0:
+                    raise NxError(f"library: {os.strerror(-e)}", path=os.fsdecode(f))
+    return GuestProcess(dynamic["interp_entry"] if dynamic else image.entry, sp, segs + [stack], brk)
 
 
 def page_up(v: int) -> int:

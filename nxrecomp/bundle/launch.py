@@ -21,35 +21,45 @@ LAUNCH_FILE = "launch.txt"
 REPO_ROOT = Path(__file__).resolve().parents[2]  # PYTHONPATH of the run-time lifter's helper process
 
 
-def not_runnable(static: bool, program: str | None) -> str | None:
-    """Why a linked Linux program cannot run here, else None.  A dynamically linked program is
-    linked (its libraries laid out, relocated and lifted with it) but glibc's libc.so only works
-    after ld.so's own start-up (its ``_rtld_global`` tables, ``__libc_early_init``, the
-    libraries' constructors), which the host does not do: ``__libc_start_main`` would fault on
-    its first access to them.  The bundle then refuses to start with this sentence."""
-    if static:
+def not_runnable(static: bool, program: str | None, dynamic: dict | None = None) -> str | None:
+    """Why a linked Linux program cannot run here, else None.  A dynamically linked program runs
+    with glibc's ld.so in the loop (``recompiler/dynamic.py``), which needs the bundle's
+    ``dynamic`` entry (its interpreter, start bytes and libraries); a bundle without one (built
+    before ld.so ran here) refuses to start with this sentence."""
+    if static or dynamic:
         return None
     name = Path(program).name if program else "the program"
     return (
-        f"{name} is dynamically linked: its libc.so needs the start-up work of ld.so (rtld's tables, "
-        "__libc_early_init, the libraries' constructors), which nxrecomp does not do yet; "
-        "recompile a statically linked build (Debian: the *-static packages)"
+        f"{name} is dynamically linked and its bundle has no 'dynamic' entry (interpreter, libraries): "
+        "recompile it with nxrecomp recompile -L (the folders of its libraries' packages)"
     )
 
 
-def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int = 0, lift_python: str = sys.executable) -> str:
+def launch_file(
+    image_json: dict,
+    program: str | None,
+    hwcap: int,
+    hwcap2: int = 0,
+    lift_python: str = sys.executable,
+    dynamic: dict | None = None,
+) -> str:
     """``launch.txt`` from the manifest's ``image`` entry (segment bytes are ranges of image.bin);
     a program that cannot run gets a ``refuse`` line, which the launcher prints and exits on.
-    ``lift_python`` and this repository run the run-time lifter (``cpu_host/lift_on_miss.py``)."""
+    ``lift_python`` and this repository run the run-time lifter (``cpu_host/lift_on_miss.py``).
+    A dynamically linked program (the manifest's ``dynamic`` entry, ``recompiler/dynamic.py``):
+    only the executable and the interpreter are mapped, from start.bin's file bytes; the guest
+    starts at the interpreter's entry with AT_ENTRY the program's and AT_BASE the interpreter's
+    base; the ``lib`` lines tell the personality where ld.so's mappings of each library go."""
     for p in (lift_python, str(REPO_ROOT)):
         if "\n" in p:
             raise NxError("a path of the run-time lifter holds a newline", path=p)
     if "blob_file" not in image_json:
         raise NxError("the image's bytes are inline, not in image.bin", field="image.blob_file")
-    segs = [_Seg(s["vaddr"], s["memsz"], s["prot"]) for s in image_json["segments"]]
+    mapped = [s for s in image_json["segments"] if not dynamic or s.get("module") in dynamic["start_modules"]]
+    segs = [_Seg(s["vaddr"], s["memsz"], s["prot"]) for s in mapped]
     lines = [
         "nxlaunch 1",
-        f"entry {image_json['entry']:#x}",
+        f"entry {(dynamic['interp_entry'] if dynamic else image_json['entry']):#x}",
         f"phdr {image_json['phdr']:#x}",
         f"phent {image_json['phent']:#x}",
         f"phnum {image_json['phnum']:#x}",
@@ -70,11 +80,24 @@ def launch_file(image_json: dict, program: str | None, hwcap: int, hwcap2: int =
     lines += [f"lift_python {lift_python}", f"lift_path {REPO_ROOT}"]
     lines += [f"lift_env {kv}" for kv in lift_env()]
     lines += [f"region {r.start:#x} {r.end:#x} {r.prot}" for r in segment_regions(segs)]
-    for s in image_json["segments"]:
-        off, n = s["data"]
-        if n:
-            lines.append(f"data {s['vaddr']:x} {off:x} {n:x}")
-    why = not_runnable(image_json.get("static", True), program)
+    if dynamic:
+        lines += [
+            f"at_entry {dynamic['entry']:#x}",
+            f"at_base {dynamic['interp_base']:#x}",
+            f"data_file {dynamic['start_file']}",
+            f"sysroot {dynamic['sysroot']}",
+        ]
+        lines += [f"data {v:x} {off:x} {n:x}" for v, off, n in dynamic["start"]]
+        for lib in dynamic["libs"]:
+            if "\n" in lib["path"] or not lib["path"].startswith("/"):
+                raise NxError("a library's path is not absolute or holds a newline", path=lib["path"])
+            lines.append(f"lib {lib['base']:x} {lib['span']:x} {lib['align']:x} {lib['size']:x} {lib['path']}")
+    else:
+        for s in image_json["segments"]:
+            off, n = s["data"]
+            if n:
+                lines.append(f"data {s['vaddr']:x} {off:x} {n:x}")
+    why = not_runnable(image_json.get("static", True), program, dynamic)
     if why:
         lines.append(f"refuse {why}")
     return "\n".join(lines) + "\n"
@@ -107,7 +130,9 @@ class _Seg:
 def write(bundle: str | Path, manifest: dict, hwcap: int, hwcap2: int = 0) -> Path:
     """Make ``bundle/launch.txt`` current for ``manifest`` (rewritten only when it changed)."""
     path = Path(bundle) / LAUNCH_FILE
-    write_if_changed(path, launch_file(manifest["image"], manifest.get("program"), hwcap, hwcap2).encode())
+    write_if_changed(
+        path, launch_file(manifest["image"], manifest.get("program"), hwcap, hwcap2, dynamic=manifest.get("dynamic")).encode()
+    )
     return path
 
 

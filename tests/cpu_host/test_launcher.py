@@ -100,9 +100,10 @@ def test_exec_refreshes_a_stale_launch_file(busybox, bundle, tmp_path, work):
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["nxrun", "python-runner"])
-def test_dynamic_program_refuses_to_start(bundle, tmp_path, native, monkeypatch):
-    """A dynamically linked program's bundle (its libc.so would fault on ld.so's missing
-    start-up) refuses to start with one line naming it, through the launcher and the runner."""
+def test_dynamic_program_without_plan_refuses_to_start(bundle, tmp_path, native, monkeypatch):
+    """A dynamically linked program's bundle with no ``dynamic`` entry (no interpreter or
+    libraries recorded: built before ld.so ran here) refuses to start with one line naming it
+    and the remedy, through the launcher and the runner."""
     import json
 
     from cpu_host import launcher
@@ -119,5 +120,5 @@ def test_dynamic_program_refuses_to_start(bundle, tmp_path, native, monkeypatch)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "busybox is dynamically linked" in lines[0] and "statically linked" in lines[0], r.stderr
+    assert len(lines) == 1 and "busybox is dynamically linked" in lines[0] and "recompile it with" in lines[0], r.stderr
     assert str(b) in lines[0]

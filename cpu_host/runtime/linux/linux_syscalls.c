@@ -411,6 +411,119 @@ static int is_self_exe(const char *p) {
     return strcmp(p, mine) == 0;
 }
 
+/* -- a dynamically linked program: the sysroot and the libraries the bundle lifted --
+ *
+ * glibc's ld.so runs as the program's interpreter and opens and maps its libraries itself.
+ * Paths: an absolute path that names a file under the bundle's sysroot opens that file (as
+ * qemu-aarch64 -L does), else the host's.  Placement: every library the bundle lifted was
+ * laid out at a fixed base by the recompiler's linker (recompiler/link.py), and the lifted
+ * code exists only there, so ld.so's first mapping of such a file lands at that base: the
+ * file mmap itself (mmap(NULL, len, prot, MAP_PRIVATE, fd, 0)) or, for a library whose
+ * p_align is above the page size, the PROT_NONE anonymous reservation glibc makes just before
+ * mapping the file MAP_FIXED inside it (elf/dl-map-segments.h).  A library is known by the
+ * (device, inode) of its file in the sysroot, checked against the size the manifest recorded.
+ * Executable code of any other file is a fatal error naming the file: nothing of it was
+ * lifted. */
+#define MAX_LIBS 128
+typedef struct { uint64_t base, span, align; dev_t dev; ino_t ino; char path[512]; } LxLib;
+static struct {
+    char root[2048];
+    LxLib lib[MAX_LIBS];
+    int nlib;
+    int pending;   /* the library openat opened last, not yet mapped: -1 none */
+} D = { .pending = -1 };
+
+int nx_linux_set_sysroot(const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return -ENOTDIR;
+    snprintf(D.root, sizeof D.root, "%s", dir);
+    size_t n = strlen(D.root);
+    while (n > 1 && D.root[n - 1] == '/') D.root[--n] = 0;
+    return 0;
+}
+
+int nx_linux_add_library(uint64_t base, uint64_t span, uint64_t align, uint64_t size, const char *path) {
+    if (D.nlib >= MAX_LIBS) return -E2BIG;
+    struct stat st;
+    if (stat(path, &st) != 0) return -errno;
+    if ((uint64_t)st.st_size != size) return -EBADF;   /* not the file the bundle lifted */
+    LxLib *l = &D.lib[D.nlib++];
+    *l = (LxLib){base, span, align ? align : PAGE, st.st_dev, st.st_ino, {0}};
+    snprintf(l->path, sizeof l->path, "%s", path);
+    return 0;
+}
+
+/* p, or the same path under the sysroot where a file of that name is there */
+static const char *sysroot_path(const char *p, char *buf, size_t cap) {
+    if (!D.root[0] || !p || p[0] != '/') return p;
+    if ((size_t)snprintf(buf, cap, "%s%s", D.root, p) >= cap) return p;
+    if (hsys6(SYS_faccessat, AT_FDCWD, (long)buf, F_OK, 0, 0, 0) == 0) return buf;
+    return p;
+}
+
+static int lib_of_fd(long fd) {
+    struct stat st;
+    if (fd < 0 || hsys6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) != 0) return -1;
+    for (int i = 0; i < D.nlib; i++)
+        if (D.lib[i].dev == st.st_dev && D.lib[i].ino == st.st_ino) return i;
+    return -1;
+}
+
+static void fd_name(long fd, char *buf, size_t cap) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%ld", fd);
+    long n = hsys6(SYS_readlink, (long)link, (long)buf, (long)cap - 1, 0, 0, 0);
+    if (n < 0) snprintf(buf, cap, "file descriptor %ld", fd);
+    else buf[n] = 0;
+}
+
+static void dyn_fatal(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void dyn_fatal(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("nxrecomp: fatal: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    if (P.exit_hook) P.exit_hook(127);
+    hsys6(SYS_exit_group, 127, 0, 0, 0, 0, 0);
+    for (;;) {}
+}
+
+/* sys_mmap's placement of a lifted library: the address to ask for, else `addr` */
+static uint64_t library_placement(uint64_t addr, uint64_t len, long prot, long flags, long fd, uint64_t off) {
+    if (!D.root[0]) return addr;   /* a static program: the host places nothing */
+    int anon = (flags & MAP_ANONYMOUS) != 0;
+    int i = anon ? -1 : lib_of_fd(fd);
+    if (!anon && (prot & PROT_EXEC) && i < 0) {
+        char name[512];
+        fd_name(fd, name, sizeof name);
+        dyn_fatal("mmap of executable code from %s, a library the bundle did not lift (not in the "
+                  "program's DT_NEEDED closure at recompile time; dlopen of it is not supported): "
+                  "recompile with its package's folder in -L", name);
+    }
+    if (flags & MAP_FIXED) {
+        if (i >= 0 && (addr < D.lib[i].base || addr + len > D.lib[i].base + D.lib[i].span + PAGE))
+            dyn_fatal("%s mapped at %#llx, outside its planned place [%#llx, %#llx)", D.lib[i].path,
+                      (unsigned long long)addr, (unsigned long long)D.lib[i].base,
+                      (unsigned long long)(D.lib[i].base + D.lib[i].span));
+        return addr;
+    }
+    if (addr != 0) return addr;
+    /* (a library already in place: the guest maps its file as data, wherever the host puts it) */
+    if (i >= 0 && off == 0 && !ranges_cover_locked(D.lib[i].base, D.lib[i].base + PAGE)) {
+        D.pending = -1;
+        return D.lib[i].base;
+    }
+    if (anon && prot == PROT_NONE && D.pending >= 0) {
+        LxLib *l = &D.lib[D.pending];
+        if (len >= l->span && len <= l->span + 2 * l->align && !ranges_cover_locked(l->base, l->base + PAGE))
+            return l->base;
+    }
+    return addr;
+}
+
 /* -- signals --
  *
  * Guest handlers run as the kernel runs them (arm64 signal frame; facts: the kernel's
@@ -1162,13 +1275,19 @@ static long sys_mmap(NxCpu *s) {
     long prot = (long)s->x[2], flags = (long)s->x[3];
     if (len == 0) return -EINVAL;
     pthread_mutex_lock(&P.lock);
+    uint64_t want = library_placement(addr, len, prot, flags, (long)s->x[4], s->x[5]);
+    int lib_placed = want != addr;
+    if (lib_placed) {
+        addr = want;
+        flags |= MAP_FIXED_NOREPLACE;
+    }
     if (flags & MAP_FIXED) {
         uint64_t lo = addr & ~(PAGE - 1), hi = page_up(addr + len);
         if (!ranges_cover_locked(lo, hi)) {   /* over unknown memory only if nothing is there */
             flags = (flags & ~MAP_FIXED) | MAP_FIXED_NOREPLACE;
         }
     }
-    int det = !(flags & MAP_FIXED) && addr == 0 && deterministic();
+    int det = !(flags & MAP_FIXED) && !lib_placed && addr == 0 && deterministic();
     if (det) {
         addr = P.det_mmap;
         flags |= MAP_FIXED_NOREPLACE;
@@ -1179,6 +1298,9 @@ static long sys_mmap(NxCpu *s) {
         r = hsys6(SYS_mmap, 0, (long)len, prot, flags, (long)s->x[4], (long)s->x[5]);
     }
     if (det && r >= 0) deterministic_placed(r, len);
+    if (lib_placed && (r < 0 || (uint64_t)r != addr))
+        dyn_fatal("cannot map a library at its planned base %#llx (%#llx bytes): %s", (unsigned long long)addr,
+                  (unsigned long long)len, r < 0 ? strerror((int)-r) : "placed elsewhere");
     if (r == -EEXIST) r = -ENOMEM;
     if (r >= 0 && (flags & MAP_FIXED_NOREPLACE) && (uint64_t)r != addr && (s->x[3] & MAP_FIXED)) {
         hsys6(SYS_munmap, r, (long)len, 0, 0, 0, 0);
@@ -1277,8 +1399,17 @@ static long sys_readlinkat(NxCpu *s) {
 
 static long sys_openat(NxCpu *s) {
     const char *p = (const char *)s->x[1];
+    char buf[4096];
     if (is_self_exe(p)) p = P.exe;
-    return hsys6(SYS_openat, (long)s->x[0], (long)p, flags_to_host(s->x[2]), (long)s->x[3], 0, 0);
+    else p = sysroot_path(p, buf, sizeof buf);
+    long r = hsys6(SYS_openat, (long)s->x[0], (long)p, flags_to_host(s->x[2]), (long)s->x[3], 0, 0);
+    if (r >= 0 && D.nlib) {
+        int i = lib_of_fd(r);
+        pthread_mutex_lock(&P.lock);
+        if (i >= 0) D.pending = i;
+        pthread_mutex_unlock(&P.lock);
+    }
+    return r;
 }
 
 static long sys_fcntl(NxCpu *s) {
@@ -1473,9 +1604,9 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     FWD(unlinkat, unlinkat) FWD(renameat, renameat) FWD(renameat2, renameat2) FWD(fchmodat, fchmodat)
     FWD(fchmod, fchmod) FWD(fchownat, fchownat) FWD(fchown, fchown) FWD(utimensat, utimensat)
     FWD(ftruncate, ftruncate) FWD(truncate, truncate) FWD(fsync, fsync) FWD(fdatasync, fdatasync)
-    FWD(sync, sync) FWD(syncfs, syncfs) FWD(faccessat, faccessat) FWD(faccessat2, faccessat2)
+    FWD(sync, sync) FWD(syncfs, syncfs) 
     FWD(symlinkat, symlinkat) FWD(linkat, linkat) FWD(mknodat, mknodat) FWD(getdents64, getdents64)
-    FWD(statx, statx) FWD(statfs, statfs) FWD(fstatfs, fstatfs) FWD(flock, flock)
+    FWD(statfs, statfs) FWD(fstatfs, fstatfs) FWD(flock, flock)
     FWD(fallocate, fallocate) FWD(fadvise64, fadvise64) FWD(sendfile, sendfile) FWD(splice, splice)
     FWD(tee, tee) FWD(copy_file_range, copy_file_range) FWD(close_range, close_range)
     FWD(memfd_create, memfd_create)
@@ -1532,6 +1663,13 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     case A64_epoll_pwait: r = sys_epoll_pwait(s); break;
     case A64_wait4: r = sys_wait4(s); break;
     case A64_openat: r = sys_openat(s); break;
+    case A64_faccessat: case A64_faccessat2: case A64_statx: {   /* path in x1: through the sysroot */
+        char buf[4096];
+        const char *p = sysroot_path((const char *)s->x[1], buf, sizeof buf);
+        long host = nr == A64_faccessat ? SYS_faccessat : nr == A64_statx ? SYS_statx : 439 /* faccessat2 */;
+        r = hsys6(host, (long)s->x[0], (long)p, (long)s->x[2], (long)s->x[3], (long)s->x[4], 0);
+        break;
+    }
     case A64_pipe2: r = hsys6(SYS_pipe2, (long)s->x[0], flags_to_host(s->x[1]), 0, 0, 0, 0); break;
     case A64_fcntl: r = sys_fcntl(s); break;
     case A64_ioctl: r = sys_ioctl(s); break;
@@ -1545,7 +1683,9 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     case A64_newfstatat: {
         struct stat st;
         const char *p = (const char *)s->x[1];
+        char buf[4096];
         if (is_self_exe(p)) p = P.exe;
+        else p = sysroot_path(p, buf, sizeof buf);
         r = hsys6(SYS_newfstatat, (long)s->x[0], (long)p, (long)&st, (long)s->x[3], 0, 0);
         if (r == 0) stat_to_guest(&st, s->x[2]);
         break;

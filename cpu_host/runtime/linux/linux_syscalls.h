@@ -36,6 +36,15 @@ void nx_linux_set_exit_hook(void (*hook)(int status));
  * the rest dropped (quiet by default, so guest output stays byte-identical to qemu). */
 void nx_linux_set_log_hook(void (*hook)(int level, const char *msg));
 
+/* A dynamically linked program (glibc's ld.so runs as its interpreter): absolute paths the guest
+ * opens or stats resolve under `dir` first (as qemu-aarch64 -L does); 0 or -ENOTDIR. */
+int nx_linux_set_sysroot(const char *dir);
+
+/* A library the bundle lifted at [base, base + span) (its PT_LOADs' span; `align` its largest
+ * p_align): ld.so's first mapping of the file at `path` (checked to be `size` bytes) is placed
+ * at `base`.  0, or -errno (-EBADF: the file is not `size` bytes). */
+int nx_linux_add_library(uint64_t base, uint64_t span, uint64_t align, uint64_t size, const char *path);
+
 /* Name of AArch64 system call n ("read"), or NULL. */
 const char *nx_linux_syscall_name(uint32_t n);
 
