@@ -231,7 +231,16 @@ class FunctionWrapper:
         if flags_at_calls:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
+        # at a C++ landing pad (emitter.call): the caller-saved registers as the unwinder
+        # installed them (X0 and X30 come with the return); the callee-saved ones stay
+        lp = [f"x{r} = s->x[{r}];" for r in regs if r in CALLER_SAVED and r not in _NOT_RELOADED]
+        lp += [interproc.reload_v(r) for r in v_used]
+        if uses_flags:
+            lp.append("FLAGS_LOAD;")
+        if self.events:
+            lp.append("_c = 1;")  # (as after the call: it stored this function's values)
         return {
+            "RELOAD_LP": lp,
             "STORE_ALL": store,
             "STORE_CALL": store_call,
             "RELOAD_CALL": reload,
@@ -326,14 +335,14 @@ class FunctionWrapper:
         return (
             f"{attrs}NxRet {fn}{SIG} {{\n"
             f"#define NX_CATCH {catch}\n"
-            + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V"))
+            + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V", "RELOAD_LP"))
             + sigpoll
             + frame_macros
             + macro("STORE_INDIRECT")
             + f"  {' '.join(d for d in decl if d)}\n"
             f"{trace if self.trace else entry_log}\n{entry_check}"
             f"{first_jump}{body}\n"
-            f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
+            f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef RELOAD_LP\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
             f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}"
             f"{'#undef NX_RF' + chr(10) if 'NX_RF' in frame_macros else ''}"
             f"{'#undef NX_TTAIL' + chr(10) if 'NX_TTAIL' in frame_macros else ''}"
