@@ -274,8 +274,7 @@ def read_lsda(read: Callable[[int, int], bytes | None], lsda: int, func: int) ->
     encoding and the table's length in bytes; then records of (start, length, landing pad:
     offsets from the function's start and the base; action: uleb128).  ``read(addr, n)`` reads
     the image (None outside it)."""
-    head = read(lsda, 16)
-    if head is None:
+    if read(lsda, 1) is None:
         raise LsdaError(f"LSDA at {lsda:#x} (function {func:#x}): outside the image")
     # the header is at most 1 + 8 + 1 + 10 + 1 + 10 bytes; read a window, then the table
     data = _window(read, lsda, 64)
