@@ -215,6 +215,8 @@ PROGRAMS.update(
             "jsontestrunner", "jsoncpp", (*_JSONCPP_LIB, "sdist:src/jsontestrunner/main.cpp"), _JSONCPP_INC, cxx=True
         ),
         "xmltest": Program("xmltest", "tinyxml2", ("sdist:tinyxml2.cpp", "sdist:xmltest.cpp"), (".",), cxx=True),
+        # our own exception probe (src/eh_probe.cpp: throw across frames, rethrow, catch(...))
+        "eh_probe": Program("eh_probe", None, ("src:eh_probe.cpp",), cxx=True),
     }
 )
 OPTS = ("0", "2", "3")  # the C++ programs' optimisation levels (``build``'s ``opt``)
