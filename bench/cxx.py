@@ -5,10 +5,10 @@ musl, libc++) vs qemu-aarch64 on the aarch64 build, in one run.
     .venv/bin/python bench/cxx.py [--scale 1.0] [--reps 3] [--no-qemu] [--opt 2|0|3|all] [--cpu]
 
 Workloads:
-- ``jsontestrunner``: a generated JSON document (``--scale`` 1: ~4 MB of nested objects, arrays,
+- ``jsontestrunner``: a generated JSON document (``--scale`` 1: ~8 MB of nested objects, arrays,
   numbers, strings with escapes) parsed, printed as JsonCpp's value tree, written back with
   ``StyledWriter``, parsed again and printed again (what the runner does with each test input);
-- ``xmltest``: a generated XML document (~8 MB of nested elements, attributes, text, comments)
+- ``xmltest``: a generated XML document (~24 MB of nested elements, attributes, text, comments)
   loaded by TinyXML-2 and freed (``xmltest FILE``; its printed clock values are not compared);
 - ``jsoncpp_test``: JsonCpp's whole unit-test suite (121 tests; throws and catches).
 
@@ -75,7 +75,7 @@ def prepare(tmp: Path, scale: float) -> None:
         )
     (tmp / "big.json").write_text(json.dumps({"items": items, "count": n}, indent=1, ensure_ascii=False))
     parts = ['<?xml version="1.0"?>\n<root>\n']
-    for i in range(max(1, int(40_000 * scale))):
+    for i in range(max(1, int(100_000 * scale))):
         w = _word(rng)
         elems = "".join(f'<e k="{j}">{_word(rng)}</e>' for j in range(rng.randint(1, 6)))
         parts.append(
