@@ -329,20 +329,26 @@ class FunctionWrapper:
         # the body is in address order; the entry may lie above code it branches back to
         first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry else f"  goto L_{self.plan.entry:x};\n"
 
+        lp = bool(self.plan.landing_pads)
+
         def macro(name: str) -> str:
             return f"#define {name} do {{ {' '.join(lists[name])} }} while (0)\n"
 
         return (
             f"{attrs}NxRet {fn}{SIG} {{\n"
             f"#define NX_CATCH {catch}\n"
-            + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V", "RELOAD_LP"))
+            + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V"))
+            # (only where a call goes on at a landing pad: every other function's C stays as it
+            # was, and so its objects' cache keys)
+            + (macro("RELOAD_LP") if lp else "")
             + sigpoll
             + frame_macros
             + macro("STORE_INDIRECT")
             + f"  {' '.join(d for d in decl if d)}\n"
             f"{trace if self.trace else entry_log}\n{entry_check}"
             f"{first_jump}{body}\n"
-            f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef RELOAD_LP\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
+            f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
+            f"{'#undef RELOAD_LP' + chr(10) if lp else ''}"
             f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}"
             f"{'#undef NX_RF' + chr(10) if 'NX_RF' in frame_macros else ''}"
             f"{'#undef NX_TTAIL' + chr(10) if 'NX_TTAIL' in frame_macros else ''}"
