@@ -22,7 +22,7 @@ from recompiler.analysis import pointers, stats
 from recompiler.analysis.live_frames import join_live_frames
 from recompiler.analysis.entry_states import pass_entry_states
 from recompiler.analysis.bodies import Analyser
-from recompiler.analysis.eh_frame import eh_frame_starts
+from recompiler.analysis.eh_frame import eh_frame_starts, landing_pads
 from recompiler.analysis import go_args
 from recompiler.analysis.gopclntab import goroutine_returns, pclntab_entries
 from recompiler.analysis.entries import merge_fallen_into, sweep_calls
@@ -91,6 +91,7 @@ def analyse(
             seeds.add(e)
             an.source.setdefault(e, "pclntab")
     an.entries = {e for e in seeds if e % 4 == 0 and mem.is_code(e)}
+    an.call_sites = landing_pads(eh_frames, mem.read)
     sweep_calls(an)
     funcs: dict[int, FunctionPlan] = {}
     unresolved: list[int] = []
@@ -146,7 +147,8 @@ def analyse(
         for e in argless & funcs.keys():
             funcs[e].input_regs = GO_NOARG_INPUTS
     program = Program(funcs, entry, sorted(set(unresolved)), abi="go" if go_pclntabs else "aapcs64")
-    program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br, joined)
+    pads = {lp for _s, _e, lp in an.call_sites}
+    program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br, joined, pads)
     return program
 
 

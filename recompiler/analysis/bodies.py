@@ -16,6 +16,7 @@ from recompiler.decode import Insn, decode
 from recompiler.lift.control import branch_target
 from recompiler.lift.emitter import DirectTable, FunctionPlan
 
+_CALLS = ("BL", "BLR")
 MAX_ROUNDS = 32  # value analysis reruns per function as its jump tables grow its body
 
 
@@ -44,6 +45,16 @@ class Analyser:
         # the functions found never to return (``analysis.noreturn``), once every body is known:
         # the value analysis of a body analysed again ends its paths at their calls
         self.noreturn: set[int] = set()
+        # C++ call-site ranges with a landing pad (start, end, pad), sorted
+        # (``eh_frame.landing_pads``): a call in a range also goes on at its pad (``_walk``)
+        self.call_sites: list[tuple[int, int, int]] = []
+
+    def landing_pad(self, addr: int) -> int | None:
+        """The landing pad a throw out of the call at ``addr`` resumes at, if any."""
+        k = bisect.bisect_right(self.call_sites, (addr, 1 << 64, 0)) - 1
+        if k >= 0 and self.call_sites[k][0] <= addr < self.call_sites[k][1]:
+            return self.call_sites[k][2]
+        return None
 
     def insn(self, addr: int) -> Insn | None:
         i = self._cache.get(addr)
@@ -137,7 +148,12 @@ class Analyser:
                     tables[a], kinds[a] = main, "shared"
         body = [seen[k] for k in sorted(seen)]
         self.table_kinds[entry] = kinds
-        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct, complete_tables=complete)
+        pads = (
+            {a: lp for a, i in seen.items() if i.name in _CALLS and (lp := self.landing_pad(a)) in seen}
+            if self.call_sites
+            else {}
+        )
+        return FunctionPlan(entry, body, jump_tables=tables, direct_tables=direct, complete_tables=complete, landing_pads=pads)
 
     def values(self, entry: int, seen: dict[int, Insn], tables: dict[int, list[int]], partial: bool = False) -> FunctionValues:
         """The value analysis of the body ``seen`` with its table edges and its seed: the last
@@ -173,7 +189,10 @@ class Analyser:
         to its caller: gpgv's ``_int_malloc`` handed its arena pointer back in X28 that way
         (tests/recompiler/test_branch_into_weak_entry.py).  A label function (itself weak) keeps
         such jumps as tail calls, as it keeps its table targets.  The entries of ``joined[entry]``
-        (jumped to with this function's frame live: ``analysis.live_frames``) are walked into too."""
+        (jumped to with this function's frame live: ``analysis.live_frames``) are walked into too.
+        A call inside a C++ call-site range with a landing pad (``call_sites``) goes on at that pad
+        too: the unwinder resumes there, in this function's frame, when the callee throws; a weak
+        entry there (a data word naming it) is a label of this function as a branched one is."""
         joined = self.joined.get(entry, ())
         while work:
             a = work.pop()
@@ -191,6 +210,11 @@ class Analyser:
                         branched.add(t)
                     if t not in self.entries or t in inner or t in branched or t in joined:
                         work.append(t)
+                if n in _CALLS and self.call_sites and (lp := self.landing_pad(a)) is not None and lp not in seen:
+                    if lp in self.weak:
+                        branched.add(lp)
+                    if self.mem.is_code(lp) and (lp not in self.entries or lp in branched):
+                        work.append(lp)
                 if n in ENDS or i.form is None or (i.group == "BCOND" and i.f["cond"] >> 1 == 7):
                     break
                 a += 4

@@ -37,6 +37,11 @@ class AnalysisStats:
     label_live_jumps: int = 0
     live_frame_where: list[tuple[int, int]] = field(default_factory=list)
     unresolved_br: list[int] = field(default_factory=list)
+    # C++ exception tables (analysis.eh_frame.landing_pads): distinct landing pads the LSDAs
+    # name, those that became labels of a lifted body, and the calls that go on at one
+    landing_pads: int = 0
+    landing_pads_lifted: int = 0
+    landing_pad_calls: int = 0
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -70,20 +75,31 @@ class AnalysisStats:
                 f"live-frame jumps {self.live_frame_jumps} ({self.live_frame_regs} with callee-saved registers not restored; "
                 f"joined {self.live_frame_joined} targets, +{self.live_frame_insns} instructions{': ' if lf else ''}{lf}); "
                 f"label functions' {self.label_live_jumps} kept",
+                f"landing pads     {self.landing_pads_lifted} of {self.landing_pads} in lifted bodies "
+                f"({self.landing_pad_calls} calls go on at one)",
                 f"unresolved BR    {len(self.unresolved_br)}: {un}",
             ]
         )
 
 
 def collect(
-    funcs: dict, sources: dict[int, str], kinds: dict[int, dict[int, str]], unresolved: list[int], joined=None
+    funcs: dict,
+    sources: dict[int, str],
+    kinds: dict[int, dict[int, str]],
+    unresolved: list[int],
+    joined=None,
+    pads: set[int] = frozenset(),
 ) -> AnalysisStats:
-    """``joined``: what ``live_frames.join_live_frames`` did."""
+    """``joined``: what ``live_frames.join_live_frames`` did; ``pads``: every landing pad the
+    program's LSDAs name."""
     s = AnalysisStats()
     if joined is not None:
         s.live_frame_jumps, s.live_frame_joined, s.live_frame_insns = joined.jumps, joined.joined, joined.insns
         s.live_frame_regs = joined.with_regs
         s.label_live_jumps, s.live_frame_where = joined.label_jumps, list(joined.where)
+    s.landing_pads = len(pads)
+    s.landing_pads_lifted = len({lp for p in funcs.values() for lp in p.landing_pads.values()})
+    s.landing_pad_calls = sum(len(p.landing_pads) for p in funcs.values())
     s.functions = len(funcs)
     s.instructions = sum(len(p.insns) for p in funcs.values())
     s.entries_by_source = dict(Counter(sources.get(e, "other") for e in funcs))

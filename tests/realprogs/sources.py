@@ -15,7 +15,12 @@ against a pinned SHA-256 digest.  Each bundles an upstream C tree unchanged:
 - Debian 13's source package ``quickjs`` 2025.04.26-1: QuickJS (``qjs``, its libc, and its
   own ``tests/*.js`` and ``tests/microbench.js``).  ``qjs`` embeds the REPL as bytecode,
   which upstream's Makefile makes with ``qjsc``; the same is done here with ``qjsc`` built
-  for the host (program ``qjsc``, x86-64 only).
+  for the host (program ``qjsc``, x86-64 only);
+- C++ (tests/realprogs/test_cxx.py): Debian 13's source packages ``libjsoncpp`` 1.9.6-3
+  (JsonCpp: its unit-test runner ``jsoncpp_test`` with its own test framework, and
+  ``jsontestrunner`` over the ``test/data`` and ``test/jsonchecker`` files) and ``tinyxml2``
+  11.0.0+dfsg-1 (TinyXML-2 and its ``xmltest.cpp`` over its ``resources/``).  Built with zig's
+  clang++ (libc++, libc++abi, libunwind: exceptions, RTTI) at -O0, -O2 and -O3 (``opt``).
 
 The command-line programs for xxHash and zstd are small drivers of our own over those libraries
 (``src/xxhsum_driver.c``, ``src/zstd_driver.c``); ``src/crypto_driver.c`` is our own AES/SHA
@@ -95,6 +100,22 @@ DEBSRC = {
         "ec81da5b3249ed648dbc7df4a1654988910e66a118d9b71cb63534216efcfbbe",
         "quickjs-2025.04.26",
     ),
+    "jsoncpp": DebSource(
+        "libjsoncpp",
+        "1.9.6-3",
+        "trixie",
+        "libjsoncpp_1.9.6.orig.tar.gz",
+        "f93b6dd7ce796b13d02c108bc9f79812245a82e577581c4c9aabe57075c90ea2",
+        "jsoncpp-1.9.6",
+    ),
+    "tinyxml2": DebSource(
+        "tinyxml2",
+        "11.0.0+dfsg-1",
+        "trixie",
+        "tinyxml2_11.0.0+dfsg.orig.tar.xz",
+        "1346241d0891464c44ce6838527bdc616f96da308d128d6e9a6ec6987db2ac8a",
+        "leethomason-tinyxml2-9148bdf",
+    ),
 }
 
 
@@ -109,6 +130,7 @@ class Program:
     cflags_aarch64: tuple[str, ...] = field(default=())
     cflags: tuple[str, ...] = ()  # both architectures
     libs: tuple[str, ...] = ()
+    cxx: bool = False  # C++: zig c++ (libc++, libc++abi, libunwind), sources "/*.cpp" globs too
 
 
 _LUA = "third-party/lua54"
@@ -171,6 +193,33 @@ PROGRAMS = {
         "qjsc", "quickjs", ("sdist:qjsc.c", *_QJS_LIB), (".",), _QJS_DEFS, cflags=("-fwrapv",), libs=("-lm", "-lpthread")
     ),
 }
+_JSONCPP_LIB = ("sdist:src/lib_json/*.cpp",)
+_JSONCPP_INC = ("include", "src/lib_json")
+PROGRAMS.update(
+    {
+        # CMake's jsoncpp_test: the library and src/test_lib_json (its own test framework,
+        # jsontest.cpp; fuzz.cpp is one of its tests)
+        "jsoncpp_test": Program(
+            "jsoncpp_test",
+            "jsoncpp",
+            (
+                *_JSONCPP_LIB,
+                "sdist:src/test_lib_json/jsontest.cpp",
+                "sdist:src/test_lib_json/fuzz.cpp",
+                "sdist:src/test_lib_json/main.cpp",
+            ),
+            _JSONCPP_INC,
+            cxx=True,
+        ),
+        "jsontestrunner": Program(
+            "jsontestrunner", "jsoncpp", (*_JSONCPP_LIB, "sdist:src/jsontestrunner/main.cpp"), _JSONCPP_INC, cxx=True
+        ),
+        "xmltest": Program("xmltest", "tinyxml2", ("sdist:tinyxml2.cpp", "sdist:xmltest.cpp"), (".",), cxx=True),
+        # our own exception probe (src/eh_probe.cpp: throw across frames, rethrow, catch(...))
+        "eh_probe": Program("eh_probe", None, ("src:eh_probe.cpp",), cxx=True),
+    }
+)
+OPTS = ("0", "2", "3")  # the C++ programs' optimisation levels (``build``'s ``opt``)
 _LUA_EXCLUDE = {"ltests.c", "onelua.c", "luac.c"}
 TARGETS = {"aarch64": "aarch64-linux-musl", "x86_64": "x86_64-linux-musl"}
 
@@ -292,7 +341,9 @@ def _download_debsrc(sd: DebSource, root: Path) -> Path:
     tmp.mkdir()
     for cmd in (["update"], ["source", "--download-only", f"{sd.package}={sd.version}"]):
         r = subprocess.run(["apt-get", *opts, *cmd], cwd=tmp, capture_output=True, text=True, timeout=900)
-        if r.returncode != 0:
+        # (a mirror that serves the upstream tarball but not the .dsc or the Debian diff, which
+        # are not used: the tarball is what is checked against its digest)
+        if r.returncode != 0 and not (cmd[0] == "source" and (tmp / sd.orig).exists()):
             shutil.rmtree(tmp, ignore_errors=True)
             raise RegistryUnreachable(
                 f"apt-get {cmd[0]} for the source package {sd.package}={sd.version} "
@@ -346,8 +397,9 @@ def _source_files(p: Program, tree: Path | None) -> list[Path]:
             out.append(SRC / rel)
         elif kind == "gen":
             out.append(_generated(p.name, tree) / rel)
-        elif rel.endswith("/*.c"):
-            out += sorted(f for f in (tree / rel[:-4]).glob("*.c") if f.name not in _LUA_EXCLUDE)
+        elif rel.endswith(("/*.c", "/*.cpp")):
+            folder, ext = rel.rsplit("/", 1)
+            out += sorted(f for f in (tree / folder).glob(ext) if f.name not in _LUA_EXCLUDE)
         else:
             out.append(tree / rel)
     return out
@@ -358,10 +410,11 @@ def _zig_version() -> str:
     return r.stdout.strip()
 
 
-def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
+def build(name: str, arch: str = "aarch64", cpu: str | None = None, opt: str = "2") -> Path:
     """The static program ``name`` for ``arch`` (``aarch64`` or ``x86_64``), built once per
     content hash of its sources, headers, flags and compiler; ``cpu`` (zig's name, e.g.
-    ``x86_64_v3``) instead of the architecture's baseline."""
+    ``x86_64_v3``) instead of the architecture's baseline; ``opt`` the optimisation level
+    (``-O<opt>``)."""
     p = PROGRAMS[name]
     tree = fetch(p.sdist) if p.sdist else None
     files = _source_files(p, tree)
@@ -370,7 +423,7 @@ def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
         "-target",
         TARGETS[arch],
         "-static",
-        "-O2",
+        f"-O{opt}",
         "-g0",
         *[f"-D{d}" for d in p.defines],
         *p.cflags,
@@ -380,11 +433,14 @@ def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
     h = hashlib.sha256()
     # (libs only where a program has some: the hashes of the programs that predate them stay)
     h.update(repr((flags, _zig_version(), *([p.libs] if p.libs else []))).encode())
-    headers = sorted({f for d in {*incs, *(f.parent for f in files)} for f in d.glob("*.h")})
+    if p.cxx:  # (C++ headers sit in folders below the include folders: include/json/*.h)
+        headers = sorted({f for d in {*incs, *(f.parent for f in files)} for x in ("*.h", "*.hpp", "*.inl") for f in d.rglob(x)})
+    else:
+        headers = sorted({f for d in {*incs, *(f.parent for f in files)} for f in d.glob("*.h")})
     for f in files + headers:
         h.update(f.name.encode())
         h.update(f.read_bytes())
-    flavour = f"{arch}-{cpu}" if cpu else arch
+    flavour = (f"{arch}-{cpu}" if cpu else arch) + (f"-O{opt}" if opt != "2" else "")
     out = cache_root() / "bin" / f"{name}-{flavour}-{h.hexdigest()[:16]}"
     if out.exists():
         return out
@@ -397,7 +453,7 @@ def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
             sys.executable,
             "-m",
             "ziglang",
-            "cc",
+            "c++" if p.cxx else "cc",
             *flags,
             *[f"-I{i}" for i in incs],
             *map(str, files),
@@ -417,6 +473,11 @@ def build(name: str, arch: str = "aarch64", cpu: str | None = None) -> Path:
 
 if __name__ == "__main__":  # print the paths of the built programs (developer convenience)
     for n in sys.argv[1:] or PROGRAMS:
+        if PROGRAMS[n].cxx:
+            for a in ("aarch64", "x86_64"):
+                for o in OPTS:
+                    print(n, a, f"-O{o}", build(n, a, opt=o))
+            continue
         for a in ("aarch64", "x86_64"):
             if (n != "crypto" or a == "aarch64") and (n != "qjsc" or a == "x86_64"):
                 print(n, a, build(n, a))
