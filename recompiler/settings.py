@@ -61,8 +61,8 @@ SETTINGS = [
     Setting(
         "recompiler",
         "go_liveness",
-        False,
-        "Go programs' call sites store and reload what liveness and the callees' summaries say, with Go's register sets (lift.liveness.GO; off: every register around every call). Not yet on by default: shfmt's syntax-error cases differ from qemu with it",
+        True,
+        "Go programs' call sites store and reload what liveness and the callees' summaries say, with Go's register sets (lift.liveness.GO; off: every register around every call, NZCV included)",
         parse_bool,
     ),
     Setting("recompiler", "comments", False, "put each instruction's disassembly in the generated C", parse_bool),

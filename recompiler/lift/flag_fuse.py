@@ -19,7 +19,7 @@ flags dead, and so must the last consumer's every way out (one bit of liveness o
 records: a read is a declared read of a flag or an exit that may hand them on after the
 instruction — a direct tail call, a table's dispatch, a jump out, a system call, an FPSR/FPCR
 access, a trap, a return that writes them back for a test; a write is an instruction that sets
-all four, or a call: AAPCS64 leaves them undefined after it); a consumer that sets them itself
+all four, or a call: AAPCS64 leaves them undefined after it, though not in Go code: ``_kills``); a consumer that sets them itself
 (``CCMP``) ends the run.  Conditions with no plain C form (``VS``/``VC`` after an add or
 subtract) keep the flags.
 
@@ -170,6 +170,19 @@ def _exit_reads(rec, ret_flags: bool) -> bool:
     )
 
 
+def _kills(em) -> list[bool]:
+    """Whether each record surely ends what NZCV held before it: a setter, or a call in
+    AAPCS64 code (it leaves them undefined).  In Go code a call keeps them where the callee
+    does not write them: the Go compiler keeps flags live across its calls of ``duffcopy`` and
+    ``duffzero`` (its arm64 ops for them declare no flag clobber; every other call does), and
+    the C locals of the flags outlive the call (Go call sites neither store nor reload them:
+    ``interproc.go_lists``).  shfmt's formatBytes compared an error's itab, called duffcopy
+    three times, then branched on Z: the compare was fused into its first B.NE, and the last
+    read Z that nothing had set (a ParseError printed as an empty LangError)."""
+    go = bool(getattr(em, "go", False))
+    return [r.flags_set or (r.call is not None and not go) for r in em.records]
+
+
 def _live_in(em, exit_reads: list[bool]) -> tuple[list[bool], list[list[int]]]:
     """Whether NZCV are live before each record, and each record's successors in the function
     (-1: somewhere outside, which may read them)."""
@@ -188,7 +201,7 @@ def _live_in(em, exit_reads: list[bool]) -> tuple[list[bool], list[list[int]]]:
     # the function, hands on its own)
     # (backwards from the reads, once: a record is live if it reads them, or does not set them
     # and one of its successors is live, or it leaves for somewhere outside)
-    kill = [r.flags_set or r.call is not None for r in recs]
+    kill = _kills(em)
     preds: list[list[int]] = [[] for _ in recs]
     work = []
     for k, r in enumerate(recs):
@@ -271,7 +284,7 @@ def _carried(em, exit_reads: list[bool], succs: list[list[int]], done: set[int])
     for a in outside:
         if a in index:
             entered[index[a]] = True
-    kill = [r.flags_set or r.call is not None for r in recs]
+    kill = _kills(em)
     # reaching definitions of NZCV: each record's own (a setter's index, UNK for a call or a
     # setter not carried), at its entry the union of its predecessors' (UNK at an entry)
     r_in: list[frozenset] = [frozenset()] * n
