@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator
 
 from nxrecomp.common.errors import NxError
 
@@ -25,11 +25,26 @@ def eh_frame_starts(addr: int, data: bytes) -> list[int]:
     """pc_begin of every FDE in an .eh_frame section (pointer encoding from each CIE)."""
     out: list[int] = []
     cie_enc: dict[int, int] = {}
+    for off, body, end, cie_id in _records(data):
+        if cie_id == 0:
+            cie_enc[off] = _cie_fde_encoding(data, body + 4, end)
+        else:
+            enc = cie_enc.get(body - cie_id, 0x1B)
+            p = body + 4
+            v = _read_enc(data, p, enc, addr + p)
+            if v is not None and v:
+                out.append(v)
+    return out
+
+
+def _records(data: bytes) -> Iterator[tuple[int, int, int, int]]:
+    """(offset, body, end, CIE id) of each CIE/FDE record of an ``.eh_frame`` section, up to its
+    zero terminator or the first record that runs past the section (32- and 64-bit lengths)."""
     off = 0
     while off + 8 <= len(data):
         (length,) = struct.unpack_from("<I", data, off)
         if length == 0:
-            break
+            return
         hdr = 4
         if length == 0xFFFFFFFF:
             (length,) = struct.unpack_from("<Q", data, off + 4)
@@ -37,19 +52,10 @@ def eh_frame_starts(addr: int, data: bytes) -> list[int]:
         body = off + hdr
         end = body + length
         if end > len(data):
-            break
+            return
         (cie_id,) = struct.unpack_from("<I", data, body)
-        if cie_id == 0:
-            cie_enc[off] = _cie_fde_encoding(data, body + 4, end)
-        else:
-            cie_off = body - cie_id
-            enc = cie_enc.get(cie_off, 0x1B)
-            p = body + 4
-            v = _read_enc(data, p, enc, addr + p)
-            if v is not None and v:
-                out.append(v)
+        yield off, body, end, cie_id
         off = end
-    return out
 
 
 def _uleb(data: bytes, p: int) -> tuple[int, int]:
@@ -140,20 +146,7 @@ def fdes(addr: int, data: bytes) -> list[Fde]:
     augmentation string has 'L', in the encoding that follows the 'L' there)."""
     out: list[Fde] = []
     cies: dict[int, _Cie] = {}
-    off = 0
-    while off + 8 <= len(data):
-        (length,) = struct.unpack_from("<I", data, off)
-        if length == 0:
-            break
-        hdr = 4
-        if length == 0xFFFFFFFF:
-            (length,) = struct.unpack_from("<Q", data, off + 4)
-            hdr = 12
-        body = off + hdr
-        end = body + length
-        if end > len(data):
-            break
-        (cie_id,) = struct.unpack_from("<I", data, body)
+    for off, body, end, cie_id in _records(data):
         if cie_id == 0:
             cies[off] = _parse_cie(data, body + 4, end, addr)
         else:
@@ -171,7 +164,6 @@ def fdes(addr: int, data: bytes) -> list[Fde]:
                     lsda = v or None
             if start:
                 out.append(Fde(start, size, lsda))
-        off = end
     return out
 
 
