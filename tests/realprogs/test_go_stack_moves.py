@@ -1,17 +1,19 @@
-"""A Go program whose goroutines' stacks move while other goroutines run, recompiled, against
-qemu-aarch64 over many runs (issue 29).
+"""A Go program whose goroutines end, and whose stacks move, while other goroutines run,
+recompiled, against qemu-aarch64 over many runs (issue 29).
 
-Go's stack growth (``morestack`` -> ``newstack`` -> ``copystack``) and a GC's shrink of a
-parked goroutine's stack copy its frames to another stack; goroutine switches (``gogo``) are
-returns to somewhere else, which a host frame of another goroutine, or of the same goroutine
-before its stack moved, may take over where the return address is the same (every ``go f()``
-comes back to ``goexit+4``).  The runtime wrote back the SP it had passed where a function it
-entered came back to the X30 it passed (``nx_enter``): a stack the goroutine no longer ran on
-(bullseye fzf's reader goroutine: "runtime: newstack sp=... stack=[...]", in about half of its
-runs).  The program is built here with the apt-installed Go 1.19 (``golang-1.19-go``): eight
-workers of one function recurse deeply (their stacks grow), park on channels while the main
-goroutine runs the GC (their stacks shrink), and end, 60 goroutines a round, while a goroutine
-that calls through a function value in a loop is preempted by signal (SIGURG)."""
+A goroutine switch (``gogo``) is a return to somewhere else, and a goroutine's start is a jump to
+its function with X30 = ``goexit+4`` inside whatever host frames the switch ran in.  A goroutine
+whose return came up to the run loop left X30 = ``goexit+4``, so the run loop entered ``goexit+4``
+with X30 = ``goexit+4``; its ``goexit1`` -> ``schedule`` started the next goroutine, whose return
+to ``goexit+4`` came up to that ``nx_enter`` frame, which took it for its own normal return and
+wrote back the SP it had passed: the dead goroutine's (bullseye fzf's ``--filter``: "runtime:
+newstack sp=... stack=[...]", split stack overflow, in about half of its runs; where the stale SP
+lies above the new goroutine's stack nothing checks it, and ``goexit1`` writes into a stack some
+other goroutine may own).  The program is built here with the apt-installed Go 1.19
+(``golang-1.19-go``): each round 64 goroutines of one function that never block recurse deeply
+(their stacks grow and move) and end, eight workers recurse and park on channels, a goroutine
+loops running the GC (its signals, SIGURG, stop running goroutines; it shrinks parked ones'
+stacks), and one calls through a function value in a loop."""
 
 from __future__ import annotations
 
@@ -74,6 +76,11 @@ func main() {
 		}
 		atomic.StoreUint64(&spun, x|1)
 	}()
+	go func() { // the GC stops running goroutines by signal, and shrinks parked ones' stacks
+		for atomic.LoadInt32(&stop) == 0 {
+			runtime.GC()
+		}
+	}()
 	total := uint64(0)
 	for r := 0; r < rounds; r++ {
 		var wg sync.WaitGroup
@@ -84,6 +91,14 @@ func main() {
 			wg.Add(1)
 			go worker(w, ins[w], out, &wg)
 		}
+		res := make(chan uint64, 64)
+		for g := 0; g < 64; g++ { // short-lived goroutines of one function: all come back to goexit
+			go func(g int) {
+				var f frame
+				f.a[1] = uint64(g)
+				res <- deep(20+(g*53+r*7)%400, f)
+			}(g)
+		}
 		for k := 0; k < 6; k++ {
 			for w := 0; w < workers; w++ {
 				ins[w] <- 50 + (r*131+w*37+k*101)%700 // deep: the stack grows (and moves)
@@ -91,7 +106,9 @@ func main() {
 			for w := 0; w < workers; w++ {
 				total += <-out
 			}
-			runtime.GC() // parked goroutines' stacks shrink (and move)
+		}
+		for g := 0; g < 64; g++ {
+			total += <-res
 		}
 		for w := 0; w < workers; w++ {
 			close(ins[w])
