@@ -120,7 +120,7 @@ func main() {
 }
 """
 
-RUNS = 12
+RUNS = 20
 ENV = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "HOME": "/nonexistent", "GOMAXPROCS": "4"}
 
 
@@ -146,7 +146,9 @@ def stackmove(tmp_path_factory) -> tuple[Path, Path]:
         "GOOS": "linux",
         "GOARCH": "arm64",
     }
-    r = subprocess.run([_go(), "build", "-o", "stackmove", "."], cwd=src, env=env, capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [_go(), "build", "-trimpath", "-o", "stackmove", "."], cwd=src, env=env, capture_output=True, text=True, timeout=900
+    )
     assert r.returncode == 0, r.stderr
     binary = src / "stackmove"
     return binary, _bundle(binary, "go-stackmove", tmp_path_factory)
