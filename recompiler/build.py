@@ -560,7 +560,7 @@ def build(
             if stale.name not in keep:
                 stale.unlink()
         table_path = src_dir / "table.c"
-        _write_if_changed(table_path, _table_source(results, program.entry, loaded))
+        _write_if_changed(table_path, _table_source(results, program.entry, loaded, frames_returned=not trust))
         # the table is data: ~0.6 s of CPU per MB, a fifth of a shard's rate
         return [*units, _Unit(-table_path.stat().st_size / 5, str(table_path), flags)]
 
@@ -638,7 +638,12 @@ def _included(header: Path, seen: set[Path] | None = None) -> list[Path]:
     return out
 
 
-def _table_source(results: list[ShardResult], entry: int, loaded: bool = False) -> str:
+def _table_source(results: list[ShardResult], entry: int, loaded: bool = False, frames_returned: bool = False) -> str:
+    """The entry table (``nx_entries``), or a run-time lift's rows (``loaded``).  ``frames_returned``
+    (``trust_abi`` off: every call reloads SP and X29 from ``NxCpu``, every return stores them):
+    ``nx_returns_store_frame`` tells the runtime not to write back the SP and X29 it passed where
+    a function came back to the X30 it passed (nxrt.h ``nx_enter``): with goroutine switches that
+    return may be another goroutine's, or come from a stack that has since moved."""
     rows: dict[int, tuple[str, int]] = {}
     for r in results:
         for addr, name, kind in r.entries:
@@ -660,4 +665,6 @@ def _table_source(results: list[ShardResult], entry: int, loaded: bool = False) 
     lines.append("};")
     lines.append(f"const uint64_t nx_entry_count = {len(rows)};")
     lines.append(f"const uint64_t nx_program_entry = {entry:#x}ull;")
+    if frames_returned:
+        lines.append("const uint64_t nx_returns_store_frame = 1;")
     return "\n".join(lines) + "\n"

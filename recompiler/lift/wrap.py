@@ -96,7 +96,7 @@ class FunctionWrapper:
             # a function lifted alone (lift on miss): no whole-program facts say where its tail
             # exits go, and the functions they reach may leave SP and X29 out of their returns
             # (interproc.frame_stores), so its tail exits write them back as a twin's do
-            body, tails = _TAIL_EXIT.sub(r"NX_TTAIL(\1, \2, \3, \4, \5, \6);", body), _TWIN_TAIL
+            body, tails = self._ttail(body), self._ttail_macro()
         else:
             tails = ""
         if not twin:
@@ -124,10 +124,21 @@ class FunctionWrapper:
                 lists,
                 decl,
                 catch,
-                _TAIL_EXIT.sub(r"NX_TTAIL(\1, \2, \3, \4, \5, \6);", body),
-                "#define NX_RF(...) __VA_ARGS__\n" + _TWIN_TAIL,
+                self._ttail(body),
+                "#define NX_RF(...) __VA_ARGS__\n" + self._ttail_macro(),
             )
         )
+
+    def _ttail(self, body: str) -> str:
+        """``body`` with its tail exits as ``NX_TTAIL`` calls, where a callee's normal return may
+        leave SP and X29 out of ``NxCpu``.  Without ``trust_abi`` (Go) every return stores them and
+        every call reloads them, so the tail exits stay tail calls: a write-back of the SP passed
+        would be wrong where a goroutine switch hands the frame below to another goroutine (or to
+        one whose stack moved) that returns to the same X30 (``build._table_source``)."""
+        return _TAIL_EXIT.sub(r"NX_TTAIL(\1, \2, \3, \4, \5, \6);", body) if self.trust_abi else body
+
+    def _ttail_macro(self) -> str:
+        return _TWIN_TAIL if self.trust_abi else ""
 
     def _locals(self, body: str) -> Locals:
         # The X registers and SP the body names and writes, from its records' declared effects

@@ -137,11 +137,11 @@ def test_fzf_go115_matches_qemu(fzf, tmp_path, argv) -> None:
     compare("fzf", binary, bundle, tmp_path, ["fzf", *argv])
 
 
-# Known to fail about every second run (session 32): the reader goroutine, whose stack grew while
-# reading, comes back to goexit+4 with an SP below its current stack (that of a stack it ran on
-# before: "runtime: newstack sp=0x4000030fd0 stack=[0x4000054000, 0x4000055000]", exit 2, in 5
-# of 10 runs of --filter=an; the same with goexit+4 lifted at run time).  Not the write-back of
-# the SP a resume twin's tail exit passed (NX_TTAIL): fzf built without it failed as often.
+# Failed about every second run before session 32's go-stack: a goroutine's return to goexit+4 came
+# up to the run loop's nx_enter of goexit+4 itself (entered with X30 = goexit+4 after the previous
+# goroutine's return), which wrote back the SP it had passed, that dead goroutine's ("runtime:
+# newstack sp=0x4000030fd0 stack=[0x4000054000, 0x4000055000]", split stack overflow).  A Go build
+# has no such write-back now (build._table_source nx_returns_store_frame; test_go_stack_moves.py).
 @pytest.mark.heavy
 @pytest.mark.parametrize(
     "argv", [["--filter=an"], ["-e", "--no-sort", "--filter=ap"], ["--filter=zzz"]], ids=lambda a: " ".join(a)

@@ -247,7 +247,7 @@ void nx_call_indirect(NxCpu *s) {
     const NxEntry *e = entry_row(s->pc);   /* (a resume point's twin is no function: no fix-up) */
     int at_entry = !e || e->kind == NX_ENTRY_FUNC;
     NxRet r = nx_call_ind(s, s->x[0], s->x[1], lr, sp, fp);
-    if (at_entry && r.pc == lr) {   /* a normal return: SP and X29 as passed (nx_enter) */
+    if (at_entry && r.pc == lr && nx_frame_writeback()) {   /* a normal return: SP and X29 as passed (nx_enter) */
         s->sp = sp;
         s->x[29] = fp;
     }

@@ -54,6 +54,16 @@ typedef struct NxRet { uint64_t pc, x0; } NxRet;
 typedef NxRet (*NxFn)(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30, uint64_t asp, uint64_t a29);
 typedef void (*NxHostFn)(NxCpu *s);
 
+/* Defined (1) by the generated table of a build whose every call reloads SP and X29 from NxCpu
+ * and whose every return stores them (recompiler trust_abi off: Go programs).  There the
+ * runtime's write-back below is not needed, and wrong where a host frame below a goroutine
+ * switch is taken over: a return to the X30 it passed may be another goroutine's return to the
+ * same address (every `go f()` comes back to goexit+4), or the same goroutine's after its stack
+ * moved (stack growth or a GC's shrink copies the frames); the SP passed is then a stack it no
+ * longer runs on (fzf: "runtime: newstack sp=... stack=[...]", goexit1's split stack overflow). */
+extern const uint64_t nx_returns_store_frame __attribute__((weak));
+static inline int nx_frame_writeback(void) { return !&nx_returns_store_frame || !nx_returns_store_frame; }
+
 /* Call lifted function f from host code with every register in NxCpu, and leave them there.
  * A function entered at its own entry (s->resume 0) that comes back to the X30 it was given
  * returned normally, with the SP and X29 it was given (AAPCS64): lifted returns that surely do
@@ -62,7 +72,7 @@ static inline void nx_enter(NxCpu *s, NxFn f) {
     uint64_t lr = s->x[30], sp = s->sp, fp = s->x[29];
     int at_entry = !s->resume;
     NxRet r = f(s, s->x[0], s->x[1], lr, sp, fp);
-    if (at_entry && r.pc == lr) {
+    if (at_entry && r.pc == lr && nx_frame_writeback()) {
         s->sp = sp;
         s->x[29] = fp;
     }
