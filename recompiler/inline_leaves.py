@@ -155,9 +155,12 @@ def copy_into_callers(shards: list[Shard]) -> list[str]:
 
 
 MAX_SITES = 2  # direct call sites of a function inlined into its only caller (code growth)
+# Lines of C (about one guest instruction each) that marked callees may add to one function,
+# their own marked callees' copies counted: see single_callers.
+MAX_GROWTH = 2048
 
 
-def single_callers(shards: list[Shard], texts: list[str]) -> list[str]:
+def single_callers(shards: list[Shard], texts: list[str], max_growth: int = MAX_GROWTH) -> list[str]:
     """``texts`` (the shards' final C) with each function that one other function of the same
     shard alone calls, at no more than ``MAX_SITES`` sites and never in a tail call, marked
     ``always_inline``: clang then inlines it there (its out-of-line definition stays, for the
@@ -165,7 +168,16 @@ def single_callers(shards: list[Shard], texts: list[str]) -> list[str]:
     function go away.  busybox sort's compare_keys calls get_key twice per compare, 25 host
     instructions of call overhead each.  Not a function with a jump table (a computed goto: clang
     cannot inline it).  Semantics do not change: an inlined call still checks the pc it returns
-    to, and a return to somewhere else still goes up through the caller."""
+    to, and a return to somewhere else still goes up through the caller.
+
+    Bounded by what the copies add: a function's expanded size is its own lines plus, for each
+    marked callee, the callee's expanded size once per call site, and a callee is marked only
+    while its caller grows by at most ``max_growth`` lines (smallest callees first).  Each
+    marked callee is copied at every site, in the caller's ``F_`` and its cold ``R_`` twin alike,
+    so a chain of functions each calling the next at two sites grows exponentially:
+    in libgmp's shard of ``__gmpn_mul``, eight functions each called twice by the next (and
+    nothing else) made a 10,000-line shard hold a 199,000-instruction LLVM function that took
+    clang an hour."""
     where: dict[int, int] = {}
     sites: dict[int, list[int]] = {}
     tails: set[int] = set()
@@ -176,20 +188,48 @@ def single_callers(shards: list[Shard], texts: list[str]) -> list[str]:
                 if g is not None:
                     sites.setdefault(g, []).append(f.entry)
             tails.update(f.tail_target)
-    marked: list[set[int]] = [set() for _ in shards]
+    lines: dict[int, int] = {}  # a function's own lines, where it may be inlined at all
+    for text in texts:
+        for m in _DEF.finditer(text):
+            body = m.group(0)
+            if "JT_" not in body and "goto *" not in body:
+                lines[int(m.group(1), 16)] = code_lines(body)
+    wanted: dict[int, list[tuple[int, int]]] = {}  # caller -> [(callee, sites)]
     for g, callers in sites.items():
         c = set(callers)
-        if len(c) != 1 or len(callers) > MAX_SITES or g in tails or g not in where:
+        if len(c) != 1 or len(callers) > MAX_SITES or g in tails or g not in where or g not in lines:
             continue
         (f,) = c
         if f != g and where.get(f) == where[g]:
-            marked[where[g]].add(g)
+            wanted.setdefault(f, []).append((g, len(callers)))
+    size: dict[int, int] = {}  # expanded size of each function with its marked callees copied in
+    chosen: set[int] = set()
+    for root in sorted(wanted):  # callees before callers (each callee has one caller: a forest)
+        stack, seen = [(root, False)], {root}
+        while stack:
+            f, done = stack.pop()
+            if f in size:
+                continue
+            if not done:
+                stack.append((f, True))
+                # (a callee already on the path: a cycle of only callers, never inlined into itself)
+                stack += [(g, False) for g, _ in wanted.get(f, []) if g not in seen and not seen.add(g)]
+                continue
+            grown = 0
+            for cost, g in sorted((size[g] * n, g) for g, n in wanted.get(f, []) if g in size and g not in chosen):
+                if grown + cost <= max_growth:
+                    grown += cost
+                    chosen.add(g)
+            size[f] = lines.get(f, 0) + grown
+    marked: list[set[int]] = [set() for _ in shards]
+    for g in chosen:
+        marked[where[g]].add(g)
     out = []
     for text, mark in zip(texts, marked):
 
         def one(m: re.Match) -> str:
             body = m.group(0)
-            if int(m.group(1), 16) not in mark or "JT_" in body or "goto *" in body:
+            if int(m.group(1), 16) not in mark:
                 return body
             return "__attribute__((always_inline)) " + body
 

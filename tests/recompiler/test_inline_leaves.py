@@ -254,3 +254,34 @@ def test_a_copy_returns_its_pc_apart_so_the_callers_check_folds_on_its_fast_path
     checks = [i for i, ln in enumerate(code) if ln.startswith("cmp") and f"${0x1004}" in ln]
     assert checks, body  # the tail callee's return is checked
     assert all("call" in code[i - 1] and "F_500" in code[i - 1] for i in checks), body
+
+
+def test_a_chain_of_single_callers_is_inlined_only_while_the_copies_stay_bounded() -> None:
+    """single_callers on libgmp's shape: eight functions of one shard, each the only caller of the
+    next, at two sites.  Marking every one (the rule before the bound) copies the deepest one
+    2**7 times into the first: clang spent an hour on such a 2,000-line shard (a 199,000
+    instruction function).  Each function's size with its marked callees copied in (counted
+    here from the marks in the output, once per call site) stays within its own lines plus
+    MAX_GROWTH, and the bound still marks the callees that fit (the deepest ones)."""
+    work = "".join(f"  x0 = x0 * {2 * n + 3} + s->x[{n % 29}];\n" for n in range(300))
+    chain = [0x1000 * (k + 1) for k in range(8)]
+    texts, facts = [], []
+    for k, e in enumerate(chain):
+        nxt = chain[k + 1] if k + 1 < len(chain) else None
+        calls = _call(nxt, e + 4) + _call(nxt, e + 8) if nxt else ""
+        texts.append(_fn(e, LOCALS + calls + work + BACK))
+        facts.append(_live(e, callees=[nxt, nxt] if nxt else []))
+    shard = inline_leaves.Shard('#include "lifted.h"\n' + "".join(texts), facts)
+    unbounded = inline_leaves.single_callers([shard], [shard.text], max_growth=1 << 40)[0]
+    assert all(f"always_inline)) NxRet F_{e:x}" in unbounded for e in chain[1:])
+    out = inline_leaves.single_callers([shard], [shard.text])[0]
+    marked = {e for e in chain if f"__attribute__((always_inline)) NxRet F_{e:x}{SIG}" in out}
+    own = {e: inline_leaves.code_lines(_fn(e, LOCALS + work + BACK)) for e in chain}
+    size = {}
+    for k in reversed(range(len(chain))):
+        e = chain[k]
+        nxt = chain[k + 1] if k + 1 < len(chain) else None
+        size[e] = own[e] + (2 * size[nxt] if nxt in marked else 0)
+        assert size[e] <= own[e] + inline_leaves.MAX_GROWTH, (hex(e), size[e])
+    assert chain[-1] in marked and chain[-2] in marked, sorted(map(hex, marked))
+    assert max(size.values()) < 4 * inline_leaves.MAX_GROWTH
