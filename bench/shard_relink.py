@@ -41,7 +41,8 @@ def flag_sets() -> list[list[str]]:
         flags += B.DEBUG_FLAGS
     k = flags.index(B.TAIL_DUP_FLAGS[1])
     huge = [*flags[: k - 1], *flags[k - 1 + len(B.TAIL_DUP_FLAGS) :]]
-    return [flags, [*flags, "-fno-slp-vectorize"], [*huge, "-fno-slp-vectorize"], huge]
+    slp = [flags, [*flags, "-fno-slp-vectorize"], [*huge, "-fno-slp-vectorize"], huge]
+    return [*slp, [*slp[1], *B.DISPATCH_RA_FLAGS], [*slp[2], *B.DISPATCH_RA_FLAGS]]
 
 
 def cached_object(c: Path, flags: list[str], cc_id: str, headers: list[str]) -> Path:
