@@ -41,7 +41,11 @@ def flag_sets() -> list[list[str]]:
         flags += B.DEBUG_FLAGS
     k = flags.index(B.TAIL_DUP_FLAGS[1])
     huge = [*flags[: k - 1], *flags[k - 1 + len(B.TAIL_DUP_FLAGS) :]]
-    return [flags, [*flags, "-fno-slp-vectorize"], [*huge, "-fno-slp-vectorize"], huge]
+    noslp, huge_noslp = [*flags, "-fno-slp-vectorize"], [*huge, "-fno-slp-vectorize"]
+    # a dispatch loop's shard (build.DISPATCH_RA_FLAGS) before the same C without them: both
+    # objects are cached where a bundle of an older lifter had the same shard
+    ra = B.DISPATCH_RA_FLAGS
+    return [flags, [*noslp, *ra], noslp, [*huge_noslp, *ra], huge_noslp, huge]
 
 
 def cached_object(c: Path, flags: list[str], cc_id: str, headers: list[str]) -> Path:

@@ -70,17 +70,10 @@ def shard_of(src: Path, fn: str) -> Path:
 
 
 def flag_variants() -> list[list[str]]:
-    from recompiler import build, cc
+    """The flag sets the build compiles a shard with (``bench.shard_relink.flag_sets``)."""
+    from bench.shard_relink import flag_sets
 
-    base = [build.FLAGS[0], *build.FLAGS[1:], "-fvisibility=hidden"]
-    arch = cc.arch_flags()
-    tail = build.TAIL_DUP_FLAGS
-    return [
-        ["-O2", *base, *arch, "-fno-slp-vectorize"],  # huge: no tail-dup limits, no SLP
-        ["-O2", *base, *tail, *arch, "-fno-slp-vectorize"],  # a dispatch loop's shard
-        ["-O2", *base, *tail, *arch],  # an ordinary shard
-        ["-O2", *base, *arch],
-    ]
+    return flag_sets()
 
 
 def compile_lines(shard: Path, fn: str, want: list[tuple[int, str, str, int]], obj: Path | None) -> list:

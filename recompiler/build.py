@@ -92,6 +92,15 @@ GAME_SO_FLAG = "-DNX_GAME_SO"
 # what turns the NEON handlers' unrolled lane loops back into SSE (zstd decompress 0.49x ->
 # 0.81x native with it).
 SLP_MAX_INSNS = 4096
+# A shard holding an interpreter's dispatch loop (``_dispatch_loop``): clang's greedy register
+# allocator gives up evicting from a register once 10 live ranges interfere with the one it
+# places there (an LLVM bound on compile time, -regalloc-eviction-max-interference-cutoff), and
+# in a dispatch loop of hundreds of handlers nearly every register has more, so a value it could
+# have moved out of a cold handler's way is split and spilled instead.  Unbounded: QuickJS's
+# JS_CallInternal 934.7 -> 923.1 M instructions (host-stack traffic 102.5 -> 98.1 M), its shard's
+# compile time unchanged; Lua's luaV_execute and zstd's switch shards compile to the same code,
+# SQLite's workload takes the same CPU time; ordinary shards gain nothing (docs/PERFORMANCE.md).
+DISPATCH_RA_FLAGS = ["-mllvm", "-regalloc-eviction-max-interference-cutoff=100000"]
 LINK_FLAGS = ["-Wl,-Bsymbolic"]
 DEBUG_FLAGS = ["-gdwarf-4", "-g2"]  # recompiler.debug_info
 
@@ -513,6 +522,7 @@ def build(
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
         flags += DEBUG_FLAGS
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS or _dispatch_loop(p) for p in lift[1])}
+    dispatch = {lift[0] for lift in lifts if any(_dispatch_loop(p) for p in lift[1])}
     runtime_c = ([] if loaded else runtime_sources(personality)) + list(extra_c or [])
     units = [_Unit(-compile_cost([p.stat().st_size]), str(p), ["-O2", *FLAGS, *arch]) for p in runtime_c]
     results: list[ShardResult] = []
@@ -551,7 +561,11 @@ def build(
             _Unit(
                 -x.cost,
                 x.c_path,
-                [*(huge_flags if x.index in huge else flags), *(["-fno-slp-vectorize"] if x.index in giants else [])],
+                [
+                    *(huge_flags if x.index in huge else flags),
+                    *(["-fno-slp-vectorize"] if x.index in giants else []),
+                    *(DISPATCH_RA_FLAGS if x.index in dispatch else []),
+                ],
             )
             for x in results
         ]
