@@ -14,7 +14,8 @@ by 10 % between runs; a device machine's 16 cores sit idle.  ``stage`` gathers, 
 the lifted bundle (``nxrecomp recompile`` with this tree's lifter, cached per program and lifter
 in ``<cache_dir>/quiet_stage/bundles``: nxrun, game.so, image.bin, launch.txt, all it needs), the
 native amd64 build of the same source with the same clang and flags (``tests/realprogs/sources.py``;
-busybox: Debian 12's amd64 ``busybox-static``), the aarch64 program itself (qemu's input) and the
+busybox: Debian 12's amd64 ``busybox-static``; shfmt, a Go program: Debian 12's amd64 ``shfmt``, the
+same 3.6.0 source and Go 1.19 as the arm64 one), the aarch64 program itself (qemu's input) and the
 workload inputs, made by the benchmarks of record (``bench/corpus.py``, ``bench/realprogs.py``,
 ``bench/busybox.py``, ``bench/callgrind_ir.py``: their workload lists and input makers are
 imported, not copied).  Debian 12's static ``qemu-aarch64`` (package ``qemu-user-static``, the
@@ -69,9 +70,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = ("qjs", "sqlite3", "busybox", "brotli", "lua", "zstd", "xxhsum")
+PROGRAMS = ("qjs", "sqlite3", "busybox", "brotli", "lua", "zstd", "xxhsum", "shfmt")
 TEXT_MB = 16  # corpus.py's big.txt at scale 1 (travels); zstd's 48 MB input (realprogs.py's size) is 3 copies of it
 BB_MB = 64  # busybox inputs (bench/busybox.py's default)
+# shfmt's input: the shell scripts of this machine that session 31's dev-VM figure formatted
+# (/usr/bin/*.sh and /etc/init.d/*, sorted by name), repeated; made here, they travel
+SH_GLOBS = ("/usr/bin/*.sh", "/etc/init.d/*")
+SH_COPIES = 128
 RANDOM_MB = 192  # xxhsum's random input (bench/realprogs.py's size), made on the device
 BROTLI_ROWS = ("brotli -q 5", "brotli -d")  # of bench/corpus.py's Brotli workloads (-q 9 / -q 11 with --all-brotli)
 LIFT_OFF = {"NXRECOMP_CPU_HOST_LIFT_ON_MISS": "0"}
@@ -127,6 +132,11 @@ def program_files(name: str) -> tuple[Path, Path]:
         from nxrecomp.common import debian
 
         return debian.busybox("arm64"), debian.busybox("amd64")
+    if name == "shfmt":  # (Go, static: Debian 12's arm64 and amd64 builds of shfmt 3.6.0)
+        from nxrecomp.common import debian
+
+        arm, nat = (debian.fetch("shfmt", a) / "usr" / "bin" / "shfmt" for a in ("arm64", "amd64"))
+        return arm, nat
     from tests.realprogs import sources
 
     return sources.build(name, "aarch64"), sources.build(name, "x86_64")
@@ -209,6 +219,17 @@ def plan_rows(only: list[str], all_brotli: bool) -> tuple[list[dict], list[dict]
             rows.append(
                 {"label": f"busybox {label} ({BB_MB} MB)", "prog": "busybox", "argv0": argv[0], "args": argv[1:], "cwd": "bb"}
             )
+    if "shfmt" in only:
+        rows.append(
+            {
+                "label": f"shfmt ({SH_COPIES} x scripts)",
+                "prog": "shfmt",
+                "argv0": "shfmt",
+                "args": [],
+                "stdin": "sh.sh",
+                "cwd": "t",
+            }
+        )
     prep = []
     if "zstd" in only:
         prep.append({"cwd": "t", "cmd": ["cat", "big.txt", "big.txt", "big.txt"], "stdout": "zin.txt"})
@@ -230,6 +251,7 @@ SMOKE = {
     "lua": {"argv0": "lua", "args": ["-e", "print(6 * 7, _VERSION)"]},
     "zstd": {"argv0": "zstd", "args": ["-3"], "stdin": "texts.txt"},
     "xxhsum": {"argv0": "xxhsum", "args": ["texts.txt"]},
+    "shfmt": {"argv0": "shfmt", "args": ["-i", "2"], "stdin": "sh1.sh"},
 }
 
 
@@ -258,6 +280,17 @@ def make_inputs(work: Path, only: list[str]) -> None:
     if "lua" in only:
         for f in LUA.glob("*.lua"):
             shutil.copyfile(f, t / f.name)
+    if "shfmt" in only:
+        import glob
+
+        files = [Path(f) for g in SH_GLOBS for f in sorted(glob.glob(g)) if Path(f).is_file()]
+        if not files:
+            raise SystemExit(f"shfmt: no shell scripts on this machine matched {', '.join(SH_GLOBS)}")
+        one = b"".join(f.read_bytes() for f in files)
+        (t / "sh1.sh").write_bytes(one)
+        (t / "sh.sh").write_bytes(one * SH_COPIES)
+        lines = one.count(b"\n")
+        print(f"shfmt input: {len(files)} scripts, {lines} lines, x {SH_COPIES}", flush=True)
     if "busybox" in only:
         (work / "bb").mkdir()
         bb_inputs(work / "bb", BB_MB)
