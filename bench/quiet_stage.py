@@ -15,10 +15,11 @@ the lifted bundle (``nxrecomp recompile`` with this tree's lifter, cached per pr
 in ``<cache_dir>/quiet_stage/bundles``: nxrun, game.so, image.bin, launch.txt, all it needs), the
 native amd64 build of the same source with the same clang and flags (``tests/realprogs/sources.py``;
 busybox: Debian 12's amd64 ``busybox-static``; shfmt, a Go program: Debian 12's amd64 ``shfmt``, the
-same 3.6.0 source and Go 1.19 as the arm64 one), the aarch64 program itself (qemu's input) and the
-workload inputs, made by the benchmarks of record (``bench/corpus.py``, ``bench/realprogs.py``,
-``bench/busybox.py``, ``bench/callgrind_ir.py``: their workload lists and input makers are
-imported, not copied).  Debian 12's static ``qemu-aarch64`` (package ``qemu-user-static``, the
+same 3.6.0 source and Go 1.19 as the arm64 one; the C++ programs ``jsontestrunner`` (JsonCpp) and
+``xmltest`` (TinyXML-2): zig's clang++ -O2, libc++, static musl, as ``bench/cxx.py`` builds them),
+the aarch64 program itself (qemu's input) and the workload inputs, made by the benchmarks of record
+(``bench/corpus.py``, ``bench/realprogs.py``, ``bench/busybox.py``, ``bench/callgrind_ir.py``,
+``bench/cxx.py``: their workload lists and input makers are imported, not copied).  Debian 12's static ``qemu-aarch64`` (package ``qemu-user-static``, the
 same 7.2 as the dev VM's qemu-user) goes with them.  Everything is packed into xz archives
 (QuickJS's game.so is 24 MB, 5 MB packed); ``stage`` stops if the folder would pass ``--limit-mb``
 (the device tool carries 64 MiB with the repository): stage twice with ``--only`` into two folders
@@ -26,7 +27,11 @@ then.  Inputs whose bytes need not travel are made there: random files from ``/d
 zstd's and Brotli's compressed inputs by the native program (as bench/realprogs.py and
 bench/corpus.py make them here), zstd's 48 MB input from three copies of the 16 MB text and
 Brotli's 64 MB -d input from four (zstd -3's window is 2 MB, Brotli -q 5's 4 MB, so no match
-reaches another copy: the reason bench/corpus.py makes fresh text instead of repeating a corpus).
+reaches another copy: the reason bench/corpus.py makes fresh text instead of repeating a corpus);
+bench/cxx.py's 32 MB of JSON and XML by its own generator, whose source travels as
+``cxx_inputs.py`` (the device checks the files' sha256 against the staging's).  Outputs compared:
+stdout and exit status, plus the files jsontestrunner writes beside its input (``.actual``,
+``.rewrite``, ``.actual-rewrite``); xmltest's printed clock values are masked.
 
 ``device`` (stdlib only; this same file, copied into the folder) unpacks into ``/tmp/quiet``,
 points each bundle's ``exe`` at the carried aarch64 program, turns lift-on-miss off (a missed
@@ -58,6 +63,7 @@ import json
 import math
 import os
 import queue
+import re
 import shutil
 import statistics
 import subprocess
@@ -70,7 +76,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = ("qjs", "sqlite3", "busybox", "brotli", "lua", "zstd", "xxhsum", "shfmt")
+PROGRAMS = ("qjs", "sqlite3", "busybox", "brotli", "lua", "zstd", "xxhsum", "shfmt", "jsontestrunner", "xmltest")
+CXX = ("jsontestrunner", "xmltest")  # bench/cxx.py's programs (C++: JsonCpp, TinyXML-2)
 TEXT_MB = 16  # corpus.py's big.txt at scale 1 (travels); zstd's 48 MB input (realprogs.py's size) is 3 copies of it
 BB_MB = 64  # busybox inputs (bench/busybox.py's default)
 # shfmt's input: the shell scripts of this machine that session 31's dev-VM figure formatted
@@ -78,6 +85,10 @@ BB_MB = 64  # busybox inputs (bench/busybox.py's default)
 SH_GLOBS = ("/usr/bin/*.sh", "/etc/init.d/*")
 SH_COPIES = 128
 RANDOM_MB = 192  # xxhsum's random input (bench/realprogs.py's size), made on the device
+CXX_SCALE = 1.0  # bench/cxx.py's big.json (8 MB) and big.xml (24 MB): made on the device by its generator
+CXX_GEN = "cxx_inputs.py"  # (that generator's source, carried: 6.5 MB of xz saved)
+XMLTEST_TIMES = r"(time=)\d+"  # xmltest FILE prints its clock() differences (bench/cxx.py's CLOCKS)
+JSON_OUTS = ("{}.actual", "{}.rewrite", "{}.actual-rewrite")  # what jsontestrunner writes beside its input
 BROTLI_ROWS = ("brotli -q 5", "brotli -d")  # of bench/corpus.py's Brotli workloads (-q 9 / -q 11 with --all-brotli)
 LIFT_OFF = {"NXRECOMP_CPU_HOST_LIFT_ON_MISS": "0"}
 DEVICE_SH = """#!/bin/bash
@@ -230,7 +241,21 @@ def plan_rows(only: list[str], all_brotli: bool) -> tuple[list[dict], list[dict]
                 "cwd": "t",
             }
         )
+    if "jsontestrunner" in only or "xmltest" in only:
+        from bench.cxx import workloads as cxx_workloads
+
+        for label, prog, argv in cxx_workloads():
+            if prog not in only:
+                continue
+            row = {"label": label, "prog": prog, "argv0": prog, "args": argv, "cwd": "t"}
+            if prog == "jsontestrunner":
+                row["files"] = [f.format(Path(argv[-1]).stem) for f in JSON_OUTS]
+            else:
+                row["mask"] = XMLTEST_TIMES
+            rows.append(row)
     prep = []
+    if "jsontestrunner" in only or "xmltest" in only:
+        prep.append({"cwd": "t", "py": CXX_GEN, "args": [str(CXX_SCALE)], "sha256": cxx_digests()})
     if "zstd" in only:
         prep.append({"cwd": "t", "cmd": ["cat", "big.txt", "big.txt", "big.txt"], "stdout": "zin.txt"})
         prep.append({"cwd": "t", "cmd": ["{native:zstd}", "-3"], "stdin": "zin.txt", "stdout": "zin.txt.zst"})
@@ -252,7 +277,39 @@ SMOKE = {
     "zstd": {"argv0": "zstd", "args": ["-3"], "stdin": "texts.txt"},
     "xxhsum": {"argv0": "xxhsum", "args": ["texts.txt"]},
     "shfmt": {"argv0": "shfmt", "args": ["-i", "2"], "stdin": "sh1.sh"},
+    "jsontestrunner": {
+        "argv0": "jsontestrunner",
+        "args": ["--json-writer", "StyledWriter", "small.json"],
+        "files": [f.format("small") for f in JSON_OUTS],
+    },
+    "xmltest": {"argv0": "xmltest", "args": ["small.xml"], "mask": XMLTEST_TIMES},
 }
+
+
+def cxx_generator() -> str:
+    """bench/cxx.py's input maker as a stdlib-only script (its source, not a copy): run there as
+    ``python3 cxx_inputs.py DIR SCALE``."""
+    _repo_imports()
+    import inspect
+
+    from bench import cxx
+
+    return (
+        '"""bench/cxx.py\'s inputs (big.json, big.xml), written by bench/quiet_stage.py from its source."""\n\n'
+        "import json\nimport random\nimport sys\nfrom pathlib import Path\n\n\n"
+        + inspect.getsource(cxx._word)
+        + "\n\n"
+        + inspect.getsource(cxx.prepare)
+        + "\n\nif __name__ == '__main__':\n    prepare(Path(sys.argv[1]), float(sys.argv[2]))\n"
+    )
+
+
+def cxx_digests() -> dict[str, str]:
+    """sha256 of the generator's files here (the device checks its own against them)."""
+    with tempfile.TemporaryDirectory(prefix="quiet-cxx-") as d:
+        (Path(d) / CXX_GEN).write_text(cxx_generator())
+        subprocess.run([sys.executable, CXX_GEN, ".", str(CXX_SCALE)], cwd=d, check=True)
+        return {n: hashlib.sha256((Path(d) / n).read_bytes()).hexdigest() for n in ("big.json", "big.xml")}
 
 
 def make_inputs(work: Path, only: list[str]) -> None:
@@ -291,6 +348,10 @@ def make_inputs(work: Path, only: list[str]) -> None:
         (t / "sh.sh").write_bytes(one * SH_COPIES)
         lines = one.count(b"\n")
         print(f"shfmt input: {len(files)} scripts, {lines} lines, x {SH_COPIES}", flush=True)
+    if "jsontestrunner" in only:  # (the start check's input: one of JsonCpp's own test files)
+        shutil.copyfile(sources.fetch("jsoncpp") / "test" / "data" / "test_complex_01.json", t / "small.json")
+    if "xmltest" in only:
+        shutil.copyfile(sources.fetch("tinyxml2") / "resources" / "dream.xml", t / "small.xml")
     if "busybox" in only:
         (work / "bb").mkdir()
         bb_inputs(work / "bb", BB_MB)
@@ -342,6 +403,8 @@ def cmd_stage(a: argparse.Namespace) -> None:
     }
     (carry / "plan.json").write_text(json.dumps(plan, indent=1))
     shutil.copyfile(__file__, carry / "quiet_stage.py")
+    if any(st.get("py") == CXX_GEN for st in prep):
+        (carry / CXX_GEN).write_text(cxx_generator())
     (carry / "device.sh").write_text(DEVICE_SH)
     (carry / "device.sh").chmod(0o755)
     total = sum(f.stat().st_size for f in carry.iterdir())
@@ -390,9 +453,15 @@ class Runner:
             w["qemu"] = [self.qemu, "-0", argv0, str(b / "bin" / f"{prog}-arm"), *args]
         return w
 
-    def run_once(self, cmd: list[str], cwd: str, stdin: str | None, core: int | None) -> dict:
-        """One run: wall seconds, user+sys CPU seconds, exit status, stdout's digest, stderr's tail."""
+    def run_once(
+        self, cmd: list[str], cwd: str, stdin: str | None, core: int | None, files: tuple = (), mask: str | None = None
+    ) -> dict:
+        """One run: wall seconds, user+sys CPU seconds, exit status, stderr's tail and one digest of
+        stdout (``mask``: a regex whose matches keep only group 1, e.g. printed clock values) and
+        of the ``files`` the program writes (removed before the run, so none is a former run's)."""
         wd = self.base / "work" / cwd
+        for f in files:
+            (wd / f).unlink(missing_ok=True)
         pin = None
         if core is not None and shutil.which("taskset"):
             cmd = ["taskset", "-c", str(core), *cmd]
@@ -412,8 +481,18 @@ class Runner:
                 fin.close()
             out.seek(0)
             h = hashlib.sha256()
+            if mask:
+                h.update(re.sub(mask.encode(), rb"\1N", out.read()))
             while chunk := out.read(1 << 20):
                 h.update(chunk)
+            for f in files:
+                h.update(f"\0{f}\0".encode())
+                if (wd / f).exists():
+                    with open(wd / f, "rb") as fo:
+                        while chunk := fo.read(1 << 20):
+                            h.update(chunk)
+                else:
+                    h.update(b"(missing)")
             err.seek(0)
             etail = err.read()[-600:].decode(errors="replace")
         return {
@@ -474,8 +553,17 @@ def cmd_device(a: argparse.Namespace) -> None:
     run = Runner(base, plan, a.timeout)
     only = [p for p in (a.only or "").split(",") if p]
     for st in plan["prep"]:
-        cmd = [str(base / "bin" / f"{c[8:-1]}-native") if c.startswith("{native:") else c for c in st["cmd"]]
         wd = base / "work" / st["cwd"]
+        if "py" in st:  # a carried input maker; its files must be the staging's (same generator, seed)
+            subprocess.run([sys.executable, str(carry / st["py"]), str(wd), *st["args"]], check=True)
+            for n, want in st.get("sha256", {}).items():
+                got = hashlib.sha256((wd / n).read_bytes()).hexdigest()
+                if got != want:
+                    log(
+                        f"NOTE: {n} made here differs from the staging's ({got[:12]} vs {want[:12]}; python {sys.version.split()[0]})"
+                    )
+            continue
+        cmd = [str(base / "bin" / f"{c[8:-1]}-native") if c.startswith("{native:") else c for c in st["cmd"]]
         with open(wd / st["stdout"], "wb") as fo:
             fin = open(wd / st["stdin"], "rb") if st.get("stdin") else subprocess.DEVNULL
             subprocess.run(cmd, cwd=wd, stdin=fin, stdout=fo, stderr=subprocess.DEVNULL, check=True)
@@ -496,7 +584,10 @@ def cmd_device(a: argparse.Namespace) -> None:
     for prog, sm in plan["smoke"].items():
         if only and prog not in only:
             continue
-        res = {w: run.run_once(c, "t", sm.get("stdin"), None) for w, c in run.ways(prog, sm["argv0"], sm["args"]).items()}
+        res = {
+            w: run.run_once(c, "t", sm.get("stdin"), None, tuple(sm.get("files", ())), sm.get("mask"))
+            for w, c in run.ways(prog, sm["argv0"], sm["args"]).items()
+        }
         sig = {w: (r["rc"], r["out"]) for w, r in res.items()}
         if any(r["rc"] for r in res.values()) or len(set(sig.values())) > 1:
             smoke_bad[prog] = {w: {"rc": r["rc"], "out": r["out"], "err": r["err"][-300:]} for w, r in res.items()}
@@ -523,7 +614,9 @@ def cmd_device(a: argparse.Namespace) -> None:
                 for w, cmd in ways.items():
                     if w == "qemu" and i >= qemu_reps:
                         continue
-                    runs[w].append(run.run_once(cmd, row["cwd"], row.get("stdin"), core))
+                    runs[w].append(
+                        run.run_once(cmd, row["cwd"], row.get("stdin"), core, tuple(row.get("files", ())), row.get("mask"))
+                    )
             with lock:
                 results[row["label"]] = {"row": row, "core": core, "runs": runs}
         finally:
