@@ -78,7 +78,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PROGRAMS = ("qjs", "sqlite3", "busybox", "brotli", "lua", "zstd", "xxhsum", "shfmt", "jsontestrunner", "xmltest")
 CXX = ("jsontestrunner", "xmltest")  # bench/cxx.py's programs (C++: JsonCpp, TinyXML-2)
-TEXT_MB = 16  # corpus.py's big.txt at scale 1 (travels); zstd's 48 MB input (realprogs.py's size) is 3 copies of it
+TEXT_MB = 16  # corpus.py's big.txt at scale 1 (made there by the carried generator); zstd's 48 MB input (realprogs.py's size) is 3 copies of it
 BB_MB = 64  # busybox inputs (bench/busybox.py's default)
 # shfmt's input: the shell scripts of this machine that session 31's dev-VM figure formatted
 # (/usr/bin/*.sh and /etc/init.d/*, sorted by name), repeated; made here, they travel
@@ -86,7 +86,7 @@ SH_GLOBS = ("/usr/bin/*.sh", "/etc/init.d/*")
 SH_COPIES = 128
 RANDOM_MB = 192  # xxhsum's random input (bench/realprogs.py's size), made on the device
 CXX_SCALE = 1.0  # bench/cxx.py's big.json (8 MB) and big.xml (24 MB): made on the device by its generator
-CXX_GEN = "cxx_inputs.py"  # (that generator's source, carried: 6.5 MB of xz saved)
+GEN = "gen_inputs.py"  # the input makers of record (their source) that travel: 11 MB of xz less
 XMLTEST_TIMES = r"(time=)\d+"  # xmltest FILE prints its clock() differences (bench/cxx.py's CLOCKS)
 JSON_OUTS = ("{}.actual", "{}.rewrite", "{}.actual-rewrite")  # what jsontestrunner writes beside its input
 BROTLI_ROWS = ("brotli -q 5", "brotli -d")  # of bench/corpus.py's Brotli workloads (-q 9 / -q 11 with --all-brotli)
@@ -254,8 +254,11 @@ def plan_rows(only: list[str], all_brotli: bool) -> tuple[list[dict], list[dict]
                 row["mask"] = XMLTEST_TIMES
             rows.append(row)
     prep = []
+    if {"brotli", "zstd"} & set(only):
+        text = ["text", "big.txt", str(TEXT_MB << 20), "1"]
+        prep.append({"cwd": "t", "py": GEN, "args": text, "sha256": gen_digests(*text)})
     if "jsontestrunner" in only or "xmltest" in only:
-        prep.append({"cwd": "t", "py": CXX_GEN, "args": [str(CXX_SCALE)], "sha256": cxx_digests()})
+        prep.append({"cwd": "t", "py": GEN, "args": ["cxx", ".", str(CXX_SCALE)], "sha256": gen_digests("cxx", str(CXX_SCALE))})
     if "zstd" in only:
         prep.append({"cwd": "t", "cmd": ["cat", "big.txt", "big.txt", "big.txt"], "stdout": "zin.txt"})
         prep.append({"cwd": "t", "cmd": ["{native:zstd}", "-3"], "stdin": "zin.txt", "stdout": "zin.txt.zst"})
@@ -286,34 +289,47 @@ SMOKE = {
 }
 
 
-def cxx_generator() -> str:
-    """bench/cxx.py's input maker as a stdlib-only script (its source, not a copy): run there as
-    ``python3 cxx_inputs.py DIR SCALE``."""
+def generator() -> str:
+    """The input makers of record as one stdlib-only script (their source, not a copy), run there as
+    ``python3 gen_inputs.py text FILE BYTES SEED`` (tests' ``text_data``: bench/corpus.py's and
+    bench/realprogs.py's text) or ``python3 gen_inputs.py cxx DIR SCALE`` (bench/cxx.py's inputs)."""
     _repo_imports()
     import inspect
 
     from bench import cxx
+    from tests.realprogs import test_xxhash_zstd
 
     return (
-        '"""bench/cxx.py\'s inputs (big.json, big.xml), written by bench/quiet_stage.py from its source."""\n\n'
+        '"""Inputs of record, written by bench/quiet_stage.py from their makers\' source."""\n\n'
         "import json\nimport random\nimport sys\nfrom pathlib import Path\n\n\n"
+        + inspect.getsource(test_xxhash_zstd.text_data)
+        + "\n\n"
         + inspect.getsource(cxx._word)
         + "\n\n"
         + inspect.getsource(cxx.prepare)
-        + "\n\nif __name__ == '__main__':\n    prepare(Path(sys.argv[1]), float(sys.argv[2]))\n"
+        + "\n\nif __name__ == '__main__':\n"
+        "    if sys.argv[1] == 'text':\n"
+        "        Path(sys.argv[2]).write_bytes(text_data(int(sys.argv[3]), int(sys.argv[4])))\n"
+        "    elif sys.argv[1] == 'cxx':\n"
+        "        prepare(Path(sys.argv[2]), float(sys.argv[3]))\n"
+        "    else:\n"
+        "        sys.exit(f'gen_inputs.py: unknown input kind {sys.argv[1]!r} (text, cxx)')\n"
     )
 
 
-def cxx_digests() -> dict[str, str]:
-    """sha256 of the generator's files here (the device checks its own against them)."""
-    with tempfile.TemporaryDirectory(prefix="quiet-cxx-") as d:
-        (Path(d) / CXX_GEN).write_text(cxx_generator())
-        subprocess.run([sys.executable, CXX_GEN, ".", str(CXX_SCALE)], cwd=d, check=True)
-        return {n: hashlib.sha256((Path(d) / n).read_bytes()).hexdigest() for n in ("big.json", "big.xml")}
+GEN_FILES = {"text": lambda args: [args[0]], "cxx": lambda args: ["big.json", "big.xml"]}
+
+
+def gen_digests(kind: str, *args: str) -> dict[str, str]:
+    """sha256 of the files the generator writes here (the device checks its own against them)."""
+    with tempfile.TemporaryDirectory(prefix="quiet-gen-") as d:
+        (Path(d) / GEN).write_text(generator())
+        subprocess.run([sys.executable, GEN, kind, *args], cwd=d, check=True)
+        return {n: hashlib.sha256((Path(d) / n).read_bytes()).hexdigest() for n in GEN_FILES[kind](args)}
 
 
 def make_inputs(work: Path, only: list[str]) -> None:
-    """The inputs that travel: text (16 MB of text_data), Brotli's corpus texts, the SQL script,
+    """The inputs that travel: Brotli's corpus texts, the SQL script,
     the QuickJS scripts, the Lua scripts (folder t) and busybox's files (folder bb)."""
     _repo_imports()
     from bench.busybox import make_inputs as bb_inputs
@@ -321,12 +337,9 @@ def make_inputs(work: Path, only: list[str]) -> None:
     from bench.corpus import TEXTS
     from bench.realprogs import LUA
     from tests.realprogs import corpus_cases, sources
-    from tests.realprogs.test_xxhash_zstd import text_data
 
     t = work / "t"
     t.mkdir(parents=True)
-    if {"brotli", "zstd"} & set(only):
-        (t / "big.txt").write_bytes(text_data(TEXT_MB << 20, 1))
     data = sources.fetch("brotli") / "tests" / "testdata"
     (t / "texts.txt").write_bytes(b"".join((data / n).read_bytes() for n in TEXTS))
     if "sqlite3" in only:
@@ -403,8 +416,8 @@ def cmd_stage(a: argparse.Namespace) -> None:
     }
     (carry / "plan.json").write_text(json.dumps(plan, indent=1))
     shutil.copyfile(__file__, carry / "quiet_stage.py")
-    if any(st.get("py") == CXX_GEN for st in prep):
-        (carry / CXX_GEN).write_text(cxx_generator())
+    if any(st.get("py") == GEN for st in prep):
+        (carry / GEN).write_text(generator())
     (carry / "device.sh").write_text(DEVICE_SH)
     (carry / "device.sh").chmod(0o755)
     total = sum(f.stat().st_size for f in carry.iterdir())
@@ -555,7 +568,7 @@ def cmd_device(a: argparse.Namespace) -> None:
     for st in plan["prep"]:
         wd = base / "work" / st["cwd"]
         if "py" in st:  # a carried input maker; its files must be the staging's (same generator, seed)
-            subprocess.run([sys.executable, str(carry / st["py"]), str(wd), *st["args"]], check=True)
+            subprocess.run([sys.executable, str(carry / st["py"]), *st["args"]], cwd=wd, check=True)
             for n, want in st.get("sha256", {}).items():
                 got = hashlib.sha256((wd / n).read_bytes()).hexdigest()
                 if got != want:

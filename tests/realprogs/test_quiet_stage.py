@@ -38,19 +38,25 @@ def test_microbench_score_is_microbench_total(tmp_path):
     assert round(microbench_score(times, ref)) == int(total[-1][-1]), r.stdout
 
 
-def test_carried_cxx_generator_makes_bench_cxx_inputs(tmp_path):
-    """The generator that travels (bench/cxx.py's own source, run by a bare ``python3`` as on the
-    device) writes the bytes bench/cxx.py's ``prepare`` writes."""
+def test_carried_generator_makes_the_inputs_of_record(tmp_path):
+    """The generator that travels (the makers' own source, run by a bare ``python3`` as on the
+    device) writes the bytes bench/cxx.py's ``prepare`` and the tests' ``text_data`` write."""
     from bench import cxx
-    from bench.quiet_stage import CXX_GEN, cxx_generator
+    from bench.quiet_stage import GEN, generator
+    from tests.realprogs.test_xxhash_zstd import text_data
 
     py3 = shutil.which("python3")
     if py3 is None:
         pytest.skip("LOUD SKIP: no python3 on PATH (the device's interpreter)")
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    (tmp_path / CXX_GEN).write_text(cxx_generator())
-    subprocess.run([py3, str(tmp_path / CXX_GEN), str(tmp_path / "a"), "0.02"], check=True, timeout=120, env={})
+    (tmp_path / GEN).write_text(generator())
+    gen = [py3, str(tmp_path / GEN)]
+    subprocess.run([*gen, "cxx", str(tmp_path / "a"), "0.02"], check=True, timeout=120, env={})
+    subprocess.run([*gen, "text", "a/text.txt", "300000", "5"], cwd=tmp_path, check=True, timeout=120, env={})
+    assert (tmp_path / "a" / "text.txt").read_bytes() == text_data(300_000, 5)
+    bad = subprocess.run([*gen, "nope"], capture_output=True, text=True, timeout=60, env={})
+    assert bad.returncode and "unknown input kind 'nope'" in bad.stderr
     cxx.prepare(tmp_path / "b", 0.02)
     for n in ("big.json", "big.xml"):
         a, b = (tmp_path / "a" / n).read_bytes(), (tmp_path / "b" / n).read_bytes()
