@@ -518,6 +518,29 @@ class Runner:
         }
 
 
+def cpu_stat() -> list[int]:
+    """/proc/stat's all-CPU jiffies: user nice system idle iowait irq softirq steal ([] elsewhere)."""
+    try:
+        return [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return []
+
+
+def host_quiet(before: list[int], after: list[int], loads: list[float]) -> dict:
+    """How quiet the host was during the jobs: the share of CPU time the hypervisor gave to others
+    (steal), the share this machine was busy, and the 1-minute load average's range."""
+    if len(before) < 8 or len(after) < 8:
+        return {"loads": loads}
+    d = [b - a for a, b in zip(before, after)]
+    total = sum(d) or 1
+    return {
+        "steal_pct": 100 * d[7] / total,
+        "busy_pct": 100 * (total - d[3] - d[4]) / total,
+        "load_min": min(loads, default=float("nan")),
+        "load_max": max(loads, default=float("nan")),
+    }
+
+
 def _rounds(ratios: list[float]) -> str:
     """median (least-most) of per-round ratios: a drift of the machine during the job shows here."""
     if not ratios:
@@ -658,17 +681,36 @@ def cmd_device(a: argparse.Namespace) -> None:
         if row.get("kind") == "microbench":
             jobs += [(microbench_job, (row, w)) for w in run.ways(row["prog"], row["argv0"], [])]
     jobs += [(timed_job, (row,)) for row in rows if row.get("kind") != "microbench"]
+    stat0, loads, done = cpu_stat(), [os.getloadavg()[0]], threading.Event()
+
+    def sample_load() -> None:
+        while not done.wait(5.0):
+            loads.append(os.getloadavg()[0])
+
+    sampler = threading.Thread(target=sample_load, daemon=True)
+    sampler.start()
     with ThreadPoolExecutor(max_workers=len(cores)) as ex:
         futs = [ex.submit(fn, *args) for fn, args in jobs]
         for f in futs:
             f.result()
+    done.set()
+    quiet = host_quiet(stat0, cpu_stat(), loads)
     log(f"all jobs done in {time.perf_counter() - t0:.1f} s")
+    if "steal_pct" in quiet:
+        log(
+            f"host during the jobs: steal {quiet['steal_pct']:.2f} % of CPU time (given to other guests), busy "
+            f"{quiet['busy_pct']:.1f} % ({len(cores)} jobs' cores of {os.cpu_count()}), 1-minute load "
+            f"{quiet['load_min']:.2f}-{quiet['load_max']:.2f}"
+        )
     table = report(plan, rows, results, smoke_bad, model)
     for ln in table:
         log(ln)
     (out / "quiet_table.txt").write_text("\n".join(log_lines) + "\n\n" + lscpu)
     (out / "quiet_results.json").write_text(
-        json.dumps({"plan": plan, "model": model, "lscpu": lscpu, "results": results, "smoke_bad": smoke_bad}, indent=1)
+        json.dumps(
+            {"plan": plan, "model": model, "lscpu": lscpu, "results": results, "smoke_bad": smoke_bad, "host": quiet},
+            indent=1,
+        )
     )
 
 
