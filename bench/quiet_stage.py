@@ -258,7 +258,8 @@ def plan_rows(only: list[str], all_brotli: bool) -> tuple[list[dict], list[dict]
         text = ["text", "big.txt", str(TEXT_MB << 20), "1"]
         prep.append({"cwd": "t", "py": GEN, "args": text, "sha256": gen_digests(*text)})
     if "jsontestrunner" in only or "xmltest" in only:
-        prep.append({"cwd": "t", "py": GEN, "args": ["cxx", ".", str(CXX_SCALE)], "sha256": gen_digests("cxx", str(CXX_SCALE))})
+        cxx = ["cxx", ".", str(CXX_SCALE)]
+        prep.append({"cwd": "t", "py": GEN, "args": cxx, "sha256": gen_digests(*cxx)})
     if "zstd" in only:
         prep.append({"cwd": "t", "cmd": ["cat", "big.txt", "big.txt", "big.txt"], "stdout": "zin.txt"})
         prep.append({"cwd": "t", "cmd": ["{native:zstd}", "-3"], "stdin": "zin.txt", "stdout": "zin.txt.zst"})
@@ -362,7 +363,7 @@ def make_inputs(work: Path, only: list[str]) -> None:
         lines = one.count(b"\n")
         print(f"shfmt input: {len(files)} scripts, {lines} lines, x {SH_COPIES}", flush=True)
     if "jsontestrunner" in only:  # (the start check's input: one of JsonCpp's own test files)
-        shutil.copyfile(sources.fetch("jsoncpp") / "test" / "data" / "test_complex_01.json", t / "small.json")
+        shutil.copyfile(sources.fetch("jsoncpp") / "test" / "data" / "legacy_test_complex_01.json", t / "small.json")
     if "xmltest" in only:
         shutil.copyfile(sources.fetch("tinyxml2") / "resources" / "dream.xml", t / "small.xml")
     if "busybox" in only:
