@@ -154,22 +154,27 @@ def program_files(name: str) -> tuple[Path, Path]:
 
 
 def bundle_for(name: str, arm: Path) -> Path:
-    """The lifted bundle of ``arm``, from the cache or built now (bench/corpus.py's recompile)."""
+    """The lifted bundle of ``arm``, from the cache or built now (bench/corpus.py's recompile); two
+    stagings at once (a lock per bundle): one builds, the other waits and takes it."""
+    import fcntl
+
     _repo_imports()
     from bench.corpus import recompile_bundle
 
     key = f"{name}-{hashlib.sha256(arm.read_bytes()).hexdigest()[:12]}-{lifter_id()}"
     out = _cache() / "bundles" / key
-    if not (out / "launch.txt").exists():
-        tmp = out.with_name(key + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        t = time.perf_counter()
-        print(f"recompile {name} ({arm.name}) ...", flush=True)
-        recompile_bundle(arm, tmp)
-        shutil.rmtree(out, ignore_errors=True)
-        os.replace(tmp, out)
-        print(f"recompile {name}: {time.perf_counter() - t:.0f} s", flush=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_name(key + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "launch.txt").exists():
+            tmp = out.with_name(key + ".tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            t = time.perf_counter()
+            print(f"recompile {name} ({arm.name}) ...", flush=True)
+            recompile_bundle(arm, tmp)
+            shutil.rmtree(out, ignore_errors=True)
+            os.replace(tmp, out)
+            print(f"recompile {name}: {time.perf_counter() - t:.0f} s", flush=True)
     return out
 
 

@@ -84,3 +84,35 @@ def test_run_digest_masks_clocks_and_reads_written_files(tmp_path):
     assert other["out"] != one["out"]
     assert silent["out"] != one["out"] and stale_gone
     assert unmasked[0] != unmasked[1]  # (the pids differ: the mask is what made the first two agree)
+
+
+def test_two_stagings_build_a_bundle_once(tmp_path, monkeypatch):
+    """Two stagings wanting the same bundle at once: one recompiles, the other waits and takes
+    its result (before the lock, each removed the other's half-built folder)."""
+    import threading
+    import time
+
+    from bench import corpus, quiet_stage
+
+    calls = []
+
+    def fake_recompile(arm, out):
+        calls.append(arm)
+        out.mkdir()
+        time.sleep(0.5)
+        (out / "launch.txt").write_text("nxlaunch 1\n")
+
+    monkeypatch.setattr(corpus, "recompile_bundle", fake_recompile)
+    monkeypatch.setattr(quiet_stage, "_cache", lambda: tmp_path)
+    monkeypatch.setattr(quiet_stage, "lifter_id", lambda: "L")
+    arm = tmp_path / "prog"
+    arm.write_bytes(b"\x7fELF")
+    got = []
+    ts = [threading.Thread(target=lambda: got.append(quiet_stage.bundle_for("p", arm))) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(calls) == 1
+    assert len(got) == 2 and got[0] == got[1] and (got[0] / "launch.txt").exists()
+    assert not list(tmp_path.glob("bundles/*.tmp"))
