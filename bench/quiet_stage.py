@@ -14,10 +14,12 @@ by 10 % between runs; a device machine's 16 cores sit idle.  ``stage`` gathers, 
 the lifted bundle (``nxrecomp recompile`` with this tree's lifter, cached per program and lifter
 in ``<cache_dir>/quiet_stage/bundles``: nxrun, game.so, image.bin, launch.txt, all it needs), the
 native amd64 build of the same source with the same clang and flags (``tests/realprogs/sources.py``;
-busybox: Debian 12's amd64 ``busybox-static``), the aarch64 program itself (qemu's input) and the
-workload inputs, made by the benchmarks of record (``bench/corpus.py``, ``bench/realprogs.py``,
-``bench/busybox.py``, ``bench/callgrind_ir.py``: their workload lists and input makers are
-imported, not copied).  Debian 12's static ``qemu-aarch64`` (package ``qemu-user-static``, the
+busybox: Debian 12's amd64 ``busybox-static``; shfmt, a Go program: Debian 12's amd64 ``shfmt``, the
+same 3.6.0 source and Go 1.19 as the arm64 one; the C++ programs ``jsontestrunner`` (JsonCpp) and
+``xmltest`` (TinyXML-2): zig's clang++ -O2, libc++, static musl, as ``bench/cxx.py`` builds them),
+the aarch64 program itself (qemu's input) and the workload inputs, made by the benchmarks of record
+(``bench/corpus.py``, ``bench/realprogs.py``, ``bench/busybox.py``, ``bench/callgrind_ir.py``,
+``bench/cxx.py``: their workload lists and input makers are imported, not copied).  Debian 12's static ``qemu-aarch64`` (package ``qemu-user-static``, the
 same 7.2 as the dev VM's qemu-user) goes with them.  Everything is packed into xz archives
 (QuickJS's game.so is 24 MB, 5 MB packed); ``stage`` stops if the folder would pass ``--limit-mb``
 (the device tool carries 64 MiB with the repository): stage twice with ``--only`` into two folders
@@ -25,7 +27,11 @@ then.  Inputs whose bytes need not travel are made there: random files from ``/d
 zstd's and Brotli's compressed inputs by the native program (as bench/realprogs.py and
 bench/corpus.py make them here), zstd's 48 MB input from three copies of the 16 MB text and
 Brotli's 64 MB -d input from four (zstd -3's window is 2 MB, Brotli -q 5's 4 MB, so no match
-reaches another copy: the reason bench/corpus.py makes fresh text instead of repeating a corpus).
+reaches another copy: the reason bench/corpus.py makes fresh text instead of repeating a corpus);
+bench/cxx.py's 32 MB of JSON and XML by its own generator, whose source travels as
+``cxx_inputs.py`` (the device checks the files' sha256 against the staging's).  Outputs compared:
+stdout and exit status, plus the files jsontestrunner writes beside its input (``.actual``,
+``.rewrite``, ``.actual-rewrite``); xmltest's printed clock values are masked.
 
 ``device`` (stdlib only; this same file, copied into the folder) unpacks into ``/tmp/quiet``,
 points each bundle's ``exe`` at the carried aarch64 program, turns lift-on-miss off (a missed
@@ -57,6 +63,7 @@ import json
 import math
 import os
 import queue
+import re
 import shutil
 import statistics
 import subprocess
@@ -69,10 +76,19 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGRAMS = ("qjs", "sqlite3", "busybox", "brotli", "lua", "zstd", "xxhsum")
-TEXT_MB = 16  # corpus.py's big.txt at scale 1 (travels); zstd's 48 MB input (realprogs.py's size) is 3 copies of it
+PROGRAMS = ("qjs", "sqlite3", "busybox", "brotli", "lua", "zstd", "xxhsum", "shfmt", "jsontestrunner", "xmltest")
+CXX = ("jsontestrunner", "xmltest")  # bench/cxx.py's programs (C++: JsonCpp, TinyXML-2)
+TEXT_MB = 16  # corpus.py's big.txt at scale 1 (made there by the carried generator); zstd's 48 MB input (realprogs.py's size) is 3 copies of it
 BB_MB = 64  # busybox inputs (bench/busybox.py's default)
+# shfmt's input: the shell scripts of this machine that session 31's dev-VM figure formatted
+# (/usr/bin/*.sh and /etc/init.d/*, sorted by name), repeated; made here, they travel
+SH_GLOBS = ("/usr/bin/*.sh", "/etc/init.d/*")
+SH_COPIES = 128
 RANDOM_MB = 192  # xxhsum's random input (bench/realprogs.py's size), made on the device
+CXX_SCALE = 1.0  # bench/cxx.py's big.json (8 MB) and big.xml (24 MB): made on the device by its generator
+GEN = "gen_inputs.py"  # the input makers of record (their source) that travel: 11 MB of xz less
+XMLTEST_TIMES = r"(time=)\d+"  # xmltest FILE prints its clock() differences (bench/cxx.py's CLOCKS)
+JSON_OUTS = ("{}.actual", "{}.rewrite", "{}.actual-rewrite")  # what jsontestrunner writes beside its input
 BROTLI_ROWS = ("brotli -q 5", "brotli -d")  # of bench/corpus.py's Brotli workloads (-q 9 / -q 11 with --all-brotli)
 LIFT_OFF = {"NXRECOMP_CPU_HOST_LIFT_ON_MISS": "0"}
 DEVICE_SH = """#!/bin/bash
@@ -127,28 +143,38 @@ def program_files(name: str) -> tuple[Path, Path]:
         from nxrecomp.common import debian
 
         return debian.busybox("arm64"), debian.busybox("amd64")
+    if name == "shfmt":  # (Go, static: Debian 12's arm64 and amd64 builds of shfmt 3.6.0)
+        from nxrecomp.common import debian
+
+        arm, nat = (debian.fetch("shfmt", a) / "usr" / "bin" / "shfmt" for a in ("arm64", "amd64"))
+        return arm, nat
     from tests.realprogs import sources
 
     return sources.build(name, "aarch64"), sources.build(name, "x86_64")
 
 
 def bundle_for(name: str, arm: Path) -> Path:
-    """The lifted bundle of ``arm``, from the cache or built now (bench/corpus.py's recompile)."""
+    """The lifted bundle of ``arm``, from the cache or built now (bench/corpus.py's recompile); two
+    stagings at once (a lock per bundle): one builds, the other waits and takes it."""
+    import fcntl
+
     _repo_imports()
     from bench.corpus import recompile_bundle
 
     key = f"{name}-{hashlib.sha256(arm.read_bytes()).hexdigest()[:12]}-{lifter_id()}"
     out = _cache() / "bundles" / key
-    if not (out / "launch.txt").exists():
-        tmp = out.with_name(key + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.parent.mkdir(parents=True, exist_ok=True)
-        t = time.perf_counter()
-        print(f"recompile {name} ({arm.name}) ...", flush=True)
-        recompile_bundle(arm, tmp)
-        shutil.rmtree(out, ignore_errors=True)
-        os.replace(tmp, out)
-        print(f"recompile {name}: {time.perf_counter() - t:.0f} s", flush=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.with_name(key + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "launch.txt").exists():
+            tmp = out.with_name(key + ".tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            t = time.perf_counter()
+            print(f"recompile {name} ({arm.name}) ...", flush=True)
+            recompile_bundle(arm, tmp)
+            shutil.rmtree(out, ignore_errors=True)
+            os.replace(tmp, out)
+            print(f"recompile {name}: {time.perf_counter() - t:.0f} s", flush=True)
     return out
 
 
@@ -209,7 +235,36 @@ def plan_rows(only: list[str], all_brotli: bool) -> tuple[list[dict], list[dict]
             rows.append(
                 {"label": f"busybox {label} ({BB_MB} MB)", "prog": "busybox", "argv0": argv[0], "args": argv[1:], "cwd": "bb"}
             )
+    if "shfmt" in only:
+        rows.append(
+            {
+                "label": f"shfmt ({SH_COPIES} x scripts)",
+                "prog": "shfmt",
+                "argv0": "shfmt",
+                "args": [],
+                "stdin": "sh.sh",
+                "cwd": "t",
+            }
+        )
+    if "jsontestrunner" in only or "xmltest" in only:
+        from bench.cxx import workloads as cxx_workloads
+
+        for label, prog, argv in cxx_workloads():
+            if prog not in only:
+                continue
+            row = {"label": label, "prog": prog, "argv0": prog, "args": argv, "cwd": "t"}
+            if prog == "jsontestrunner":
+                row["files"] = [f.format(Path(argv[-1]).stem) for f in JSON_OUTS]
+            else:
+                row["mask"] = XMLTEST_TIMES
+            rows.append(row)
     prep = []
+    if {"brotli", "zstd"} & set(only):
+        text = ["text", "big.txt", str(TEXT_MB << 20), "1"]
+        prep.append({"cwd": "t", "py": GEN, "args": text, "sha256": gen_digests(*text)})
+    if "jsontestrunner" in only or "xmltest" in only:
+        cxx = ["cxx", ".", str(CXX_SCALE)]
+        prep.append({"cwd": "t", "py": GEN, "args": cxx, "sha256": gen_digests(*cxx)})
     if "zstd" in only:
         prep.append({"cwd": "t", "cmd": ["cat", "big.txt", "big.txt", "big.txt"], "stdout": "zin.txt"})
         prep.append({"cwd": "t", "cmd": ["{native:zstd}", "-3"], "stdin": "zin.txt", "stdout": "zin.txt.zst"})
@@ -230,11 +285,57 @@ SMOKE = {
     "lua": {"argv0": "lua", "args": ["-e", "print(6 * 7, _VERSION)"]},
     "zstd": {"argv0": "zstd", "args": ["-3"], "stdin": "texts.txt"},
     "xxhsum": {"argv0": "xxhsum", "args": ["texts.txt"]},
+    "shfmt": {"argv0": "shfmt", "args": ["-i", "2"], "stdin": "sh1.sh"},
+    "jsontestrunner": {
+        "argv0": "jsontestrunner",
+        "args": ["--json-writer", "StyledWriter", "small.json"],
+        "files": [f.format("small") for f in JSON_OUTS],
+    },
+    "xmltest": {"argv0": "xmltest", "args": ["small.xml"], "mask": XMLTEST_TIMES},
 }
 
 
+def generator() -> str:
+    """The input makers of record as one stdlib-only script (their source, not a copy), run there as
+    ``python3 gen_inputs.py text FILE BYTES SEED`` (tests' ``text_data``: bench/corpus.py's and
+    bench/realprogs.py's text) or ``python3 gen_inputs.py cxx DIR SCALE`` (bench/cxx.py's inputs)."""
+    _repo_imports()
+    import inspect
+
+    from bench import cxx
+    from tests.realprogs import test_xxhash_zstd
+
+    return (
+        '"""Inputs of record, written by bench/quiet_stage.py from their makers\' source."""\n\n'
+        "import json\nimport random\nimport sys\nfrom pathlib import Path\n\n\n"
+        + inspect.getsource(test_xxhash_zstd.text_data)
+        + "\n\n"
+        + inspect.getsource(cxx._word)
+        + "\n\n"
+        + inspect.getsource(cxx.prepare)
+        + "\n\nif __name__ == '__main__':\n"
+        "    if sys.argv[1] == 'text':\n"
+        "        Path(sys.argv[2]).write_bytes(text_data(int(sys.argv[3]), int(sys.argv[4])))\n"
+        "    elif sys.argv[1] == 'cxx':\n"
+        "        prepare(Path(sys.argv[2]), float(sys.argv[3]))\n"
+        "    else:\n"
+        "        sys.exit(f'gen_inputs.py: unknown input kind {sys.argv[1]!r} (text, cxx)')\n"
+    )
+
+
+GEN_FILES = {"text": lambda args: [args[0]], "cxx": lambda args: ["big.json", "big.xml"]}
+
+
+def gen_digests(kind: str, *args: str) -> dict[str, str]:
+    """sha256 of the files the generator writes here (the device checks its own against them)."""
+    with tempfile.TemporaryDirectory(prefix="quiet-gen-") as d:
+        (Path(d) / GEN).write_text(generator())
+        subprocess.run([sys.executable, GEN, kind, *args], cwd=d, check=True)
+        return {n: hashlib.sha256((Path(d) / n).read_bytes()).hexdigest() for n in GEN_FILES[kind](args)}
+
+
 def make_inputs(work: Path, only: list[str]) -> None:
-    """The inputs that travel: text (16 MB of text_data), Brotli's corpus texts, the SQL script,
+    """The inputs that travel: Brotli's corpus texts, the SQL script,
     the QuickJS scripts, the Lua scripts (folder t) and busybox's files (folder bb)."""
     _repo_imports()
     from bench.busybox import make_inputs as bb_inputs
@@ -242,12 +343,9 @@ def make_inputs(work: Path, only: list[str]) -> None:
     from bench.corpus import TEXTS
     from bench.realprogs import LUA
     from tests.realprogs import corpus_cases, sources
-    from tests.realprogs.test_xxhash_zstd import text_data
 
     t = work / "t"
     t.mkdir(parents=True)
-    if {"brotli", "zstd"} & set(only):
-        (t / "big.txt").write_bytes(text_data(TEXT_MB << 20, 1))
     data = sources.fetch("brotli") / "tests" / "testdata"
     (t / "texts.txt").write_bytes(b"".join((data / n).read_bytes() for n in TEXTS))
     if "sqlite3" in only:
@@ -258,6 +356,21 @@ def make_inputs(work: Path, only: list[str]) -> None:
     if "lua" in only:
         for f in LUA.glob("*.lua"):
             shutil.copyfile(f, t / f.name)
+    if "shfmt" in only:
+        import glob
+
+        files = [Path(f) for g in SH_GLOBS for f in sorted(glob.glob(g)) if Path(f).is_file()]
+        if not files:
+            raise SystemExit(f"shfmt: no shell scripts on this machine matched {', '.join(SH_GLOBS)}")
+        one = b"".join(f.read_bytes() for f in files)
+        (t / "sh1.sh").write_bytes(one)
+        (t / "sh.sh").write_bytes(one * SH_COPIES)
+        lines = one.count(b"\n")
+        print(f"shfmt input: {len(files)} scripts, {lines} lines, x {SH_COPIES}", flush=True)
+    if "jsontestrunner" in only:  # (the start check's input: one of JsonCpp's own test files)
+        shutil.copyfile(sources.fetch("jsoncpp") / "test" / "data" / "legacy_test_complex_01.json", t / "small.json")
+    if "xmltest" in only:
+        shutil.copyfile(sources.fetch("tinyxml2") / "resources" / "dream.xml", t / "small.xml")
     if "busybox" in only:
         (work / "bb").mkdir()
         bb_inputs(work / "bb", BB_MB)
@@ -309,6 +422,8 @@ def cmd_stage(a: argparse.Namespace) -> None:
     }
     (carry / "plan.json").write_text(json.dumps(plan, indent=1))
     shutil.copyfile(__file__, carry / "quiet_stage.py")
+    if any(st.get("py") == GEN for st in prep):
+        (carry / GEN).write_text(generator())
     (carry / "device.sh").write_text(DEVICE_SH)
     (carry / "device.sh").chmod(0o755)
     total = sum(f.stat().st_size for f in carry.iterdir())
@@ -357,9 +472,15 @@ class Runner:
             w["qemu"] = [self.qemu, "-0", argv0, str(b / "bin" / f"{prog}-arm"), *args]
         return w
 
-    def run_once(self, cmd: list[str], cwd: str, stdin: str | None, core: int | None) -> dict:
-        """One run: wall seconds, user+sys CPU seconds, exit status, stdout's digest, stderr's tail."""
+    def run_once(
+        self, cmd: list[str], cwd: str, stdin: str | None, core: int | None, files: tuple = (), mask: str | None = None
+    ) -> dict:
+        """One run: wall seconds, user+sys CPU seconds, exit status, stderr's tail and one digest of
+        stdout (``mask``: a regex whose matches keep only group 1, e.g. printed clock values) and
+        of the ``files`` the program writes (removed before the run, so none is a former run's)."""
         wd = self.base / "work" / cwd
+        for f in files:
+            (wd / f).unlink(missing_ok=True)
         pin = None
         if core is not None and shutil.which("taskset"):
             cmd = ["taskset", "-c", str(core), *cmd]
@@ -379,8 +500,18 @@ class Runner:
                 fin.close()
             out.seek(0)
             h = hashlib.sha256()
+            if mask:
+                h.update(re.sub(mask.encode(), rb"\1N", out.read()))
             while chunk := out.read(1 << 20):
                 h.update(chunk)
+            for f in files:
+                h.update(f"\0{f}\0".encode())
+                if (wd / f).exists():
+                    with open(wd / f, "rb") as fo:
+                        while chunk := fo.read(1 << 20):
+                            h.update(chunk)
+                else:
+                    h.update(b"(missing)")
             err.seek(0)
             etail = err.read()[-600:].decode(errors="replace")
         return {
@@ -391,6 +522,29 @@ class Runner:
             "err": etail,
             "timed_out": wall > self.timeout,
         }
+
+
+def cpu_stat() -> list[int]:
+    """/proc/stat's all-CPU jiffies: user nice system idle iowait irq softirq steal ([] elsewhere)."""
+    try:
+        return [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return []
+
+
+def host_quiet(before: list[int], after: list[int], loads: list[float]) -> dict:
+    """How quiet the host was during the jobs: the share of CPU time the hypervisor gave to others
+    (steal), the share this machine was busy, and the 1-minute load average's range."""
+    if len(before) < 8 or len(after) < 8:
+        return {"loads": loads}
+    d = [b - a for a, b in zip(before, after)]
+    total = sum(d) or 1
+    return {
+        "steal_pct": 100 * d[7] / total,
+        "busy_pct": 100 * (total - d[3] - d[4]) / total,
+        "load_min": min(loads, default=float("nan")),
+        "load_max": max(loads, default=float("nan")),
+    }
 
 
 def _rounds(ratios: list[float]) -> str:
@@ -441,8 +595,17 @@ def cmd_device(a: argparse.Namespace) -> None:
     run = Runner(base, plan, a.timeout)
     only = [p for p in (a.only or "").split(",") if p]
     for st in plan["prep"]:
-        cmd = [str(base / "bin" / f"{c[8:-1]}-native") if c.startswith("{native:") else c for c in st["cmd"]]
         wd = base / "work" / st["cwd"]
+        if "py" in st:  # a carried input maker; its files must be the staging's (same generator, seed)
+            subprocess.run([sys.executable, str(carry / st["py"]), *st["args"]], cwd=wd, check=True)
+            for n, want in st.get("sha256", {}).items():
+                got = hashlib.sha256((wd / n).read_bytes()).hexdigest()
+                if got != want:
+                    log(
+                        f"NOTE: {n} made here differs from the staging's ({got[:12]} vs {want[:12]}; python {sys.version.split()[0]})"
+                    )
+            continue
+        cmd = [str(base / "bin" / f"{c[8:-1]}-native") if c.startswith("{native:") else c for c in st["cmd"]]
         with open(wd / st["stdout"], "wb") as fo:
             fin = open(wd / st["stdin"], "rb") if st.get("stdin") else subprocess.DEVNULL
             subprocess.run(cmd, cwd=wd, stdin=fin, stdout=fo, stderr=subprocess.DEVNULL, check=True)
@@ -463,7 +626,10 @@ def cmd_device(a: argparse.Namespace) -> None:
     for prog, sm in plan["smoke"].items():
         if only and prog not in only:
             continue
-        res = {w: run.run_once(c, "t", sm.get("stdin"), None) for w, c in run.ways(prog, sm["argv0"], sm["args"]).items()}
+        res = {
+            w: run.run_once(c, "t", sm.get("stdin"), None, tuple(sm.get("files", ())), sm.get("mask"))
+            for w, c in run.ways(prog, sm["argv0"], sm["args"]).items()
+        }
         sig = {w: (r["rc"], r["out"]) for w, r in res.items()}
         if any(r["rc"] for r in res.values()) or len(set(sig.values())) > 1:
             smoke_bad[prog] = {w: {"rc": r["rc"], "out": r["out"], "err": r["err"][-300:]} for w, r in res.items()}
@@ -490,7 +656,9 @@ def cmd_device(a: argparse.Namespace) -> None:
                 for w, cmd in ways.items():
                     if w == "qemu" and i >= qemu_reps:
                         continue
-                    runs[w].append(run.run_once(cmd, row["cwd"], row.get("stdin"), core))
+                    runs[w].append(
+                        run.run_once(cmd, row["cwd"], row.get("stdin"), core, tuple(row.get("files", ())), row.get("mask"))
+                    )
             with lock:
                 results[row["label"]] = {"row": row, "core": core, "runs": runs}
         finally:
@@ -519,17 +687,36 @@ def cmd_device(a: argparse.Namespace) -> None:
         if row.get("kind") == "microbench":
             jobs += [(microbench_job, (row, w)) for w in run.ways(row["prog"], row["argv0"], [])]
     jobs += [(timed_job, (row,)) for row in rows if row.get("kind") != "microbench"]
+    stat0, loads, done = cpu_stat(), [os.getloadavg()[0]], threading.Event()
+
+    def sample_load() -> None:
+        while not done.wait(5.0):
+            loads.append(os.getloadavg()[0])
+
+    sampler = threading.Thread(target=sample_load, daemon=True)
+    sampler.start()
     with ThreadPoolExecutor(max_workers=len(cores)) as ex:
         futs = [ex.submit(fn, *args) for fn, args in jobs]
         for f in futs:
             f.result()
+    done.set()
+    quiet = host_quiet(stat0, cpu_stat(), loads)
     log(f"all jobs done in {time.perf_counter() - t0:.1f} s")
+    if "steal_pct" in quiet:
+        log(
+            f"host during the jobs: steal {quiet['steal_pct']:.2f} % of CPU time (given to other guests), busy "
+            f"{quiet['busy_pct']:.1f} % ({len(cores)} jobs' cores of {os.cpu_count()}), 1-minute load "
+            f"{quiet['load_min']:.2f}-{quiet['load_max']:.2f}"
+        )
     table = report(plan, rows, results, smoke_bad, model)
     for ln in table:
         log(ln)
     (out / "quiet_table.txt").write_text("\n".join(log_lines) + "\n\n" + lscpu)
     (out / "quiet_results.json").write_text(
-        json.dumps({"plan": plan, "model": model, "lscpu": lscpu, "results": results, "smoke_bad": smoke_bad}, indent=1)
+        json.dumps(
+            {"plan": plan, "model": model, "lscpu": lscpu, "results": results, "smoke_bad": smoke_bad, "host": quiet},
+            indent=1,
+        )
     )
 
 
@@ -537,7 +724,7 @@ def cmd_table(a: argparse.Namespace) -> None:
     d = json.loads(a.results.read_text())
     plan = d["plan"]
     rows = [r for r in plan["rows"] if r["label"] in d["results"] or r["prog"] not in d["smoke_bad"]]
-    print("\n".join(report(plan, rows, d["results"], d["smoke_bad"], d["model"])))
+    print("\n".join(report(plan, rows, d["results"], d["smoke_bad"], d["model"], "cpu" if a.cpu else "wall")))
 
 
 def microbench_score(way: dict[str, float], ref: dict[str, float]) -> float:
@@ -555,8 +742,10 @@ def _least_times(runs: list[dict]) -> dict[str, float]:
     return best
 
 
-def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: str) -> list[str]:
-    """The table: least wall seconds of each way, ratios, ours' spread, identical outputs."""
+def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: str, key: str = "wall") -> list[str]:
+    """The table: least wall (``key`` "cpu": user + system CPU) seconds of each way, ratios, ours'
+    spread, identical outputs.  CPU seconds leave out the time a loaded machine makes a run wait
+    (the dev VM's wall is up to 5x its CPU time at load 15), not what other work does to caches."""
     hdr = (
         f"{'workload':28} {'native s':>9} {'ours s':>9} {'native/ours':>11} {'per round':>17} {'qemu s':>9} "
         f"{'qemu/ours':>9} {'spread':>7} {'runs':>4}  identical"
@@ -588,17 +777,17 @@ def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: 
             )
             per_prog.setdefault(row["prog"], []).append(ratio)
             continue
-        best = {w: min(r["wall"] for r in rs) for w, rs in runs.items()}
+        best = {w: min(r[key] for r in rs) for w, rs in runs.items()}
         sigs = {(r["rc"], r["out"]) for rs in runs.values() for r in rs}
         failed = [w for w, rs in runs.items() if any(r["rc"] for r in rs)]
         same = "yes" if len(sigs) == 1 and not failed else f"NO ({'failed: ' + ','.join(failed) if failed else 'outputs differ'})"
-        ours = [r["wall"] for r in runs["ours"]]
+        ours = [r[key] for r in runs["ours"]]
         spread = (max(ours) - min(ours)) / min(ours) if ours else float("nan")
         ratio = best["native"] / best["ours"]
         q = best.get("qemu", float("nan"))
         lines.append(
             f"{row['label']:28} {_fmt_s(best['native']):>9} {_fmt_s(best['ours']):>9} {ratio:10.2f}x "
-            f"{_rounds([n['wall'] / o['wall'] for n, o in zip(runs['native'], runs['ours'])]):>17} {_fmt_s(q):>9} "
+            f"{_rounds([n[key] / o[key] for n, o in zip(runs['native'], runs['ours'])]):>17} {_fmt_s(q):>9} "
             f"{q / best['ours']:8.2f}x {spread * 100:6.1f}% {len(ours):4}  {same}"
             + ("" if row.get("in_means", True) else "   (not in the means)")
         )
@@ -616,7 +805,7 @@ def report(plan: dict, rows: list[dict], results: dict, smoke_bad: dict, model: 
             f"below 0.8x: {', '.join(below) or 'none'}"
         )
     lines.append(
-        "times: least wall seconds of the runs, ways interleaved, each job on its own core (taskset); per round = "
+        f"times: least {'user + system CPU' if key == 'cpu' else 'wall'} seconds of the runs, ways interleaved, each job on its own core (taskset); per round = "
         "native/ours of each round's pair of runs, median (least-most); spread = (slowest - fastest) / fastest of "
         "ours' runs"
     )
@@ -652,6 +841,7 @@ def main(argv: list[str]) -> int:
     d.add_argument("--budget-s", type=float, default=420.0, help="after this many seconds start no further rounds")
     t = sub.add_parser("table", help="print the table again from a run's quiet_results.json")
     t.add_argument("results", type=Path)
+    t.add_argument("--cpu", action="store_true", help="user + system CPU seconds instead of wall (microbench: its own times)")
     a = ap.parse_args(argv)
     {"stage": cmd_stage, "device": cmd_device, "table": cmd_table}[a.cmd](a)
     return 0
