@@ -24,7 +24,7 @@ from recompiler.analysis.entry_states import pass_entry_states
 from recompiler.analysis.bodies import Analyser
 from recompiler.analysis.eh_frame import eh_frame_starts, landing_pads
 from recompiler.analysis import go_args
-from recompiler.analysis.gopclntab import goroutine_returns, pclntab_entries
+from recompiler.analysis.gopclntab import goroutine_returns, pclntab_entries, pclntab_functions
 from recompiler.analysis.entries import merge_fallen_into, sweep_calls
 from recompiler.analysis.ifunc import ifunc_candidates, ifunc_slot
 from recompiler.analysis.image import Memory
@@ -157,6 +157,9 @@ def analyse(
             funcs[e].input_regs = GO_NOARG_INPUTS
         for e in go_args.inner_labels(addr, data, funcs):  # (its returns are a Go function's)
             funcs[e].hands_back = GO_RET_HANDED
+        for e, n in pclntab_functions(addr, data):  # documented conventions of the runtime's assembly
+            if n in go_args.CONVENTIONS and e in funcs:
+                funcs[e].input_regs, funcs[e].mods_cap = go_args.CONVENTIONS[n]
     program = Program(funcs, entry, sorted(set(unresolved)), abi="go" if go_pclntabs else "aapcs64")
     pads = {lp for _s, _e, lp in an.call_sites}
     program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br, joined, pads)

@@ -22,6 +22,22 @@ import struct
 from recompiler.analysis.gopclntab import MAGIC_118, pclntab_entries, pclntab_functions
 
 FUNC_FLAG_ASM = 4
+# The runtime's assembly whose source documents a convention narrower than the registers it
+# reads and writes: name -> (what it reads, what a call of it may change).  Go 1.19's
+# runtime/asm_arm64.s: "gcWriteBarrier does NOT follow the Go ABI. It takes two arguments: R2 is
+# the destination of the write, R3 is the value being written at R2. It clobbers condition
+# codes. It does not clobber any general-purpose registers, but may clobber others (e.g.,
+# floating point registers)"; it saves R0-R25 to its frame and restores them around its call of
+# wbBufFlush, so it hands back each as it found it (its returns store every register, as the
+# runtime's assembly does), and with SP: no stack moves under it (wbBufFlush runs on the
+# system stack).  It also reads g, X29, X30 and SP; the call changes X30, and the assembler's
+# temporaries X16, X17, X27 are counted as changed too.
+CONVENTIONS = {
+    "runtime.gcWriteBarrier": (
+        sum(1 << r for r in (2, 3, 28, 29, 30, 31)),
+        sum(1 << r for r in (16, 17, 27, 30)) | ((1 << 32) - 1) << 32,
+    )
+}
 _FLAG_AT = {0xFFFFFFF0: 37, 0xFFFFFFF1: 41}  # the flag byte's offset in a _func record
 
 
@@ -37,6 +53,19 @@ def compiled(addr: int, data: bytes) -> set[int]:
     caller only results, g, X29 and SP (Go's ABIInternal); the runtime's assembly keeps its
     own conventions (``gcWriteBarrier`` restores every register it saved)."""
     return kinds(addr, data)[1]
+
+
+def arg_sizes(addr: int, data: bytes) -> dict[int, int]:
+    """Entry -> ``_func.args`` (the argument area's size) of every function of a Go 1.18+ table."""
+    entries = pclntab_functions(addr, data, names=False)
+    (magic,) = struct.unpack_from("<I", data, 0)
+    if magic not in MAGIC_118:
+        return {}
+    pcoff = struct.unpack_from("<Q", data, 8 + 7 * 8)[0]
+    out = {}
+    for k, (_e, f) in enumerate(struct.iter_unpack("<II", data[pcoff : pcoff + 8 * len(entries)])):
+        out[entries[k][0]] = struct.unpack_from("<i", data, pcoff + f + 8)[0]
+    return out
 
 
 def kinds(addr: int, data: bytes) -> tuple[set[int], set[int]]:

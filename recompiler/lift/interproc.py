@@ -143,6 +143,8 @@ class FnLive:
     # what its USES may hold at most (``FunctionPlan.input_regs``: a Go function with no
     # arguments is handed no argument register, whatever its callees read)
     uses_cap: int = L.ALL
+    # what its MODS may hold at most (``FunctionPlan.mods_cap``)
+    mods_cap: int = L.ALL
     # Go: what its returns may hand a caller (``FunctionPlan.hands_back``), for its returns'
     # liveness and store lists (``go_lists``)
     hands: int = L.ALL
@@ -152,7 +154,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     """USES and MODS of every function, iterated to the least fixed point over the call graph
     (recursion included: each function is revisited until its callees' summaries settle)."""
     by_entry = {f.entry: f for f in fns}
-    summ = {f.entry: Summary(f.base_uses, _own_mods(f), _captures(f), f.flags_in, False) for f in fns}
+    summ = {f.entry: Summary(f.base_uses, _own_mods(f) & f.mods_cap, _captures(f), f.flags_in, False) for f in fns}
     callers: dict[int, list[int]] = {}
     for f in fns:
         for g in f.callees:
@@ -171,6 +173,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         for g in f.callees:
             mods |= summ[g].mods if g in summ else _clobbers(f)
         uses &= f.uses_cap
+        mods &= f.mods_cap
         captures = _captures(f) or any(summ[g].captures for g in f.tail_target if g in summ)
         flags_in = f.flags_in or any(_tail_reads_flags(g, summ) for g, o in zip(f.tail_target, f.tail_flags_open) if o)
         s = summ[e]
