@@ -24,7 +24,7 @@ from recompiler.analysis.entry_states import pass_entry_states
 from recompiler.analysis.bodies import Analyser
 from recompiler.analysis.eh_frame import eh_frame_starts, landing_pads
 from recompiler.analysis import go_args
-from recompiler.analysis.gopclntab import goroutine_returns, pclntab_entries
+from recompiler.analysis.gopclntab import goroutine_returns, pclntab_entries, pclntab_functions
 from recompiler.analysis.entries import merge_fallen_into, sweep_calls
 from recompiler.analysis.ifunc import ifunc_candidates, ifunc_slot
 from recompiler.analysis.image import Memory
@@ -52,6 +52,10 @@ class Program:
     # function table (Go's ABI keeps no register across a call, and a call may move the stack:
     # the lifter then assumes neither, ``abi_settings``)
     abi: str = "aapcs64"
+    # Go: the methods only direct calls, interfaces and reflect enter (named by its types'
+    # method tables) -> the result registers of their types, what callers through an interface
+    # or reflect read (analysis.go_args.method_results, interproc.go_result_uses)
+    go_results: dict[int, int] = field(default_factory=dict)
 
 
 def abi_settings(abi: str, trust_abi: bool, elide_saves: bool) -> tuple[bool, bool]:
@@ -142,10 +146,20 @@ def analyse(
         plan.noreturn_calls = {i.addr for i in plan.insns if i.name == "BL" and branch_target(i) in noret}
     for addr, data in go_pclntabs:  # what Go functions are handed and hand back (analysis.go_args)
         argless, compiled = go_args.kinds(addr, data)
+        morestack = go_args.morestack_entries(addr, data)
         for e in compiled & funcs.keys():
             funcs[e].hands_back = GO_RET_HANDED
+            # its register arguments, as its stack check's morestack stub spills them
+            spilled = go_args.stub_spills(funcs[e].insns, morestack)
+            if spilled is not None:
+                funcs[e].input_regs = GO_NOARG_INPUTS | spilled
         for e in argless & funcs.keys():
             funcs[e].input_regs = GO_NOARG_INPUTS
+        for e in go_args.inner_labels(addr, data, funcs):  # (its returns are a Go function's)
+            funcs[e].hands_back = GO_RET_HANDED
+        for e, n in pclntab_functions(addr, data):  # documented conventions of the runtime's assembly
+            if n in go_args.CONVENTIONS and e in funcs:
+                funcs[e].input_regs, funcs[e].mods_cap = go_args.CONVENTIONS[n]
     program = Program(funcs, entry, sorted(set(unresolved)), abi="go" if go_pclntabs else "aapcs64")
     pads = {lp for _s, _e, lp in an.call_sites}
     program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br, joined, pads)

@@ -544,6 +544,8 @@ def build(
         if not loaded and not trace:  # (loaded code: its callers are the program's, unseen here)
             closed = frozenset(e for e in program.closed if "results" not in no_opt(e))
             narrowed = interproc.result_uses(fns, summ, closed)
+            if abi == "go":  # (Go's returns hand back what FnLive.hands says, not ret_uses)
+                narrowed = interproc.go_result_uses(fns, summ, closed, getattr(program, "go_results", {}))
             if "frames" not in no_opt(-1):  # (-1: only where no_opt_at names no function)
                 framed = interproc.narrow_frames(fns, summ, closed)
         shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts) for x in results]

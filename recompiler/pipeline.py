@@ -15,6 +15,7 @@ from nxrecomp.bundle.image import IMAGE_FILE, LinkedImage
 from nxrecomp.common.errors import NxError
 from recompiler import discovered, dynamic
 from recompiler.analysis.callers import closed_entries
+from recompiler.analysis import go_args
 from recompiler.analyse import Memory, Program, analyse
 from recompiler.build import build
 from recompiler.link import link_program
@@ -107,7 +108,20 @@ def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] =
     opened = {image.entry, *image.ifunc_slots.values(), *extra_entries}
     if not image.static:
         opened |= set(image.func_hints)
-    program.closed = closed_entries(image_memory(image), program.functions, opened)
+    # Go: the methods its type data names (analysis.go_args.method_results) are entered through
+    # interfaces and reflect too, whose callers read the results their types say; a jump
+    # table's cases inside a Go function (data words name them) only by its own dispatch
+    mem = image_memory(image)
+    methods: dict[int, int] = {}
+    labels: set[int] = set()
+    for addr, data in go_pclntabs(image):
+        named, results = go_args.method_results(mem, addr, data, set(program.functions))
+        opened |= named
+        methods.update(results)
+        labels |= go_args.inner_labels(addr, data, program.functions)
+    closed = closed_entries(mem, program.functions, opened)
+    program.closed = closed - methods.keys()
+    program.go_results = {e: m for e, m in methods.items() if e in closed} | {e: 0 for e in labels}
     return program
 
 

@@ -136,6 +136,10 @@ class FunctionPlan:
     # what its returns hand a caller, where known (a function compiled from Go: its results,
     # g, X29 and SP; analysis.go_args); None: what its calling convention says (Go: every register)
     hands_back: int | None = None
+    # what a call of it may change, where its source documents less than the registers it
+    # writes (``runtime.gcWriteBarrier`` saves and restores every general register it uses:
+    # analysis.go_args.CONVENTIONS); None: whatever it writes
+    mods_cap: int | None = None
 
 
 class TableDispatch:

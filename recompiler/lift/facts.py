@@ -313,6 +313,8 @@ class FunctionFacts(FrameFacts):
         if self.plan.input_regs is not None:  # (a Go function with no arguments: analysis.go_args)
             f.uses_cap = self.plan.input_regs
             f.base_uses &= f.uses_cap
+        if self.plan.mods_cap is not None:
+            f.mods_cap = self.plan.mods_cap
         f.site_target = list(self.call_targets)
         f.calls_unknown = any(t is None for t in self.call_targets)
         f.unknown_uses = self._elide(self.abi_sets.call_uses)

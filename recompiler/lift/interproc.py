@@ -143,6 +143,8 @@ class FnLive:
     # what its USES may hold at most (``FunctionPlan.input_regs``: a Go function with no
     # arguments is handed no argument register, whatever its callees read)
     uses_cap: int = L.ALL
+    # what its MODS may hold at most (``FunctionPlan.mods_cap``)
+    mods_cap: int = L.ALL
     # Go: what its returns may hand a caller (``FunctionPlan.hands_back``), for its returns'
     # liveness and store lists (``go_lists``)
     hands: int = L.ALL
@@ -152,7 +154,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
     """USES and MODS of every function, iterated to the least fixed point over the call graph
     (recursion included: each function is revisited until its callees' summaries settle)."""
     by_entry = {f.entry: f for f in fns}
-    summ = {f.entry: Summary(f.base_uses, _own_mods(f), _captures(f), f.flags_in, False) for f in fns}
+    summ = {f.entry: Summary(f.base_uses, _own_mods(f) & f.mods_cap, _captures(f), f.flags_in, False) for f in fns}
     callers: dict[int, list[int]] = {}
     for f in fns:
         for g in f.callees:
@@ -171,6 +173,7 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         for g in f.callees:
             mods |= summ[g].mods if g in summ else _clobbers(f)
         uses &= f.uses_cap
+        mods &= f.mods_cap
         captures = _captures(f) or any(summ[g].captures for g in f.tail_target if g in summ)
         flags_in = f.flags_in or any(_tail_reads_flags(g, summ) for g, o in zip(f.tail_target, f.tail_flags_open) if o)
         s = summ[e]
@@ -348,6 +351,64 @@ def result_uses(fns: list[FnLive], summ: dict[int, Summary], closed: frozenset[i
                 queued.add(g)
                 work.append(g)
     return sum(1 for e in closed if summ[e].ret_uses != L.RET_LIVE)
+
+
+# Go: the registers a return may hand back as results (ABIInternal's R0-R15, F0-F15); X0 is the C
+# result, always handed back
+GO_RESULTS = L.GO_RET_HANDED & L._mask(xs=range(1, 16), vs=range(16))
+
+
+def go_result_uses(
+    fns: list[FnLive], summ: dict[int, Summary], closed: frozenset[int] | set[int], floors: dict[int, int] | None = None
+) -> int:
+    """Narrow what the returns of each closed function compiled from Go hand back
+    (``FnLive.hands``: its results R0-R15/F0-F15, g, X29 and SP, ``liveness.GO_RET_HANDED``) to
+    the results some caller reads: those live after one of its call sites, or that a function
+    tail-calling it hands back (``result_uses``' least fixed point, with Go's liveness: a
+    caller's call sites are solved with its own returns' ``hands``).  Go's ABIInternal returns
+    results in R0.. and F0.. in order and keeps no register across a call, so a register a
+    caller reads after the call before writing it is a result of the callee; one no caller
+    reads was stored at every return and loaded at the entry for nobody (``Parser.rune``
+    returns one rune and stored X1-X6).  Functions of the runtime's assembly keep their own
+    conventions and every register (``hands`` ALL); open functions (an address taken) hand
+    back every result.  ``floors``: methods entered only by direct calls, interfaces and
+    ``reflect`` -> the result registers of their types (``analysis.go_args.method_results``),
+    which those callers read.  Returns the number narrowed."""
+    floors = floors or {}
+    by_entry = {f.entry: f for f in fns}
+    narrow = {
+        e for e in {*closed, *floors} if e in by_entry and by_entry[e].go and by_entry[e].hands == L.GO_RET_HANDED and e in summ
+    }
+    if not narrow:
+        return 0
+    for e in narrow:
+        by_entry[e].hands = L.GO_RET_HANDED & ~GO_RESULTS | floors.get(e, 0) & GO_RESULTS
+    work = [f.entry for f in fns if f.go]
+    queued = set(work)
+    while work:
+        h = work.pop()
+        queued.discard(h)
+        f = by_entry[h]
+        grown: list[int] = []
+        if any(g in narrow for g in f.site_target):
+            live = site_liveness(f, summ, f.hands)
+            for k, g in enumerate(f.site_target):
+                if g in narrow:
+                    r = by_entry[g].hands | live[k] & GO_RESULTS
+                    if r != by_entry[g].hands:
+                        by_entry[g].hands = r
+                        grown.append(g)
+        for g in f.tail_target:
+            if g in narrow:
+                r = by_entry[g].hands | f.hands & GO_RESULTS
+                if r != by_entry[g].hands:
+                    by_entry[g].hands = r
+                    grown.append(g)
+        for g in grown:  # its own call sites' liveness grows with what its returns hand on
+            if g not in queued:
+                queued.add(g)
+                work.append(g)
+    return sum(1 for e in narrow if by_entry[e].hands != L.GO_RET_HANDED)
 
 
 def uses_roots(fns: list[FnLive], summ: dict[int, Summary], entry: int, bit: int) -> list[list[int]]:

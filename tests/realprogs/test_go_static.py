@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from recompiler.analysis import go_args
+from recompiler.link import link_program
 from recompiler.analysis.gopclntab import PclntabError, pclntab_entries, pclntab_functions
 from tests.realprogs import results_table
 from tests.realprogs.test_debian_static import RESULTS, _bundle, _fetch, compare
@@ -142,6 +143,57 @@ def test_go_args_kinds() -> None:
         assert not by_name[n] & argless, n
     for n in ("runtime.morestack", "runtime.memmove", "runtime.gcWriteBarrier"):
         assert not by_name[n] & compiled, n
+
+
+def test_go_args_stub_spills() -> None:
+    """``analysis.go_args.stub_spills``: a function's register arguments as its morestack stub
+    spills them, against the Go 1.19 sources' signatures: ``mallocgc(size uintptr, typ *_type,
+    needzero bool)`` X0-X2, ``bufio.(*Writer).WriteByte(c byte)`` X0 (the receiver) and X1,
+    ``syntax.(*Parser).rune()`` X0; and against the linker's ``_func.args`` everywhere: each
+    spilled register has a slot of at least one byte in the argument area."""
+    binary = _shfmt()
+    addr, data = _table(binary)
+    from recompiler import pipeline
+
+    program = pipeline.analyse_image(pipeline.link_program(binary, []), set())
+    morestack = go_args.morestack_entries(addr, data)
+    names = dict(pclntab_functions(addr, data))
+    by_name = {n: e for e, n in names.items()}
+    want = {"runtime.mallocgc": 0b111, "bufio.(*Writer).WriteByte": 0b11, "mvdan.cc/sh/v3/syntax.(*Parser).rune": 0b1}
+    for n, regs in want.items():
+        assert go_args.stub_spills(program.functions[by_name[n]].insns, morestack) == regs, n
+    _argless, compiled = go_args.kinds(addr, data)
+    args = go_args.arg_sizes(addr, data)
+    seen = 0
+    for e in compiled & program.functions.keys():
+        regs = go_args.stub_spills(program.functions[e].insns, morestack)
+        if regs is not None:
+            seen += 1
+            assert bin(regs).count("1") <= args[e], f"{names[e]}: spills {regs:#x}, args {args[e]}"
+    assert seen > 2000
+
+
+def test_go_method_results() -> None:
+    """``analysis.go_args.method_results``: the result registers of methods from their types'
+    method tables, against the Go sources' signatures: ``Write(p []byte) (n int, err error)``
+    X0-X2, ``WriteByte(c byte) error`` X0-X1, ``Error() string`` X0-X1, ``rune() rune`` X0; a
+    method whose record has no type (``Parser.regToken``: the linker kept none, no interface or
+    reflect reaches it) none; every text offset of the type data is explained by a record."""
+    binary = _shfmt()
+    addr, data = _table(binary)
+    from recompiler.pipeline import image_memory
+
+    image = link_program(binary, [])
+    names = dict(pclntab_functions(addr, data))
+    by_name = {n: e for e, n in names.items()}
+    opened, results = go_args.method_results(image_memory(image), addr, data, set(names))
+    assert not opened
+    for n in ("bufio.(*Writer).Write", "bytes.(*Buffer).Write", "text/tabwriter.(*Writer).Write"):
+        assert results[by_name[n]] == 0b111, n
+    for n in ("bufio.(*Writer).WriteByte", "runtime.errorString.Error"):
+        assert results[by_name[n]] == 0b11, n
+    assert results[by_name["mvdan.cc/sh/v3/syntax.(*Parser).rune"]] == 0b1
+    assert results[by_name["mvdan.cc/sh/v3/syntax.(*Parser).regToken"]] == 0
 
 
 def test_pclntab_bad_header() -> None:
