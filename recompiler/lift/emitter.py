@@ -526,8 +526,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         if self.insn is not None and self.insn.addr in self.plan.complete_tables and not self.in_shared:
             return f"{{ {_TABLE_MISS} nx_table_miss(s, {self.insn.addr:#x}ull, _t); }}"
         if (c := self._here()) is not None:
-            c.jump_out = True
-        self.full_exit = True
+            c.jump_out = True  # (full_exit unless it is a tail call: facts._liveness)
+        else:
+            self.full_exit = True
         return JUMP_OUT
 
     def goto_table(self, label: str) -> str:
