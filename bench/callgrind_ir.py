@@ -98,22 +98,28 @@ def per_address(cg: Path, obj_suffix: str) -> dict[int, int]:
 
 
 def per_function(binary: Path, counts: dict[int, int]) -> tuple[dict[str, int], dict[str, int]]:
-    """(instructions, stack-relative instructions) per function of ``binary``'s disassembly."""
+    """(instructions, stack-relative instructions) per function of ``binary``'s disassembly.
+    A stack-relative instruction has an operand on ``(%rsp)``, or on ``(%rbp)`` after the
+    function made RBP its frame pointer (``mov %rsp,%rbp``: the native build's frames; game.so
+    is compiled without frame pointers, where RBP is one more register)."""
     total: dict[str, int] = collections.Counter()
     stack: dict[str, int] = collections.Counter()
     fn = "?"
+    framed = False
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(binary)], capture_output=True, text=True, check=True)
     for line in dis.stdout.splitlines():
         if m := _FN.match(line):
-            fn = m[2]
+            fn, framed = m[2], False
             continue
         m = _INSN.match(line)
         if m is None:
             continue
+        if m[2] == "mov" and m[3].split("#")[0].strip() == "%rsp,%rbp":
+            framed = True
         c = counts.get(int(m[1], 16), 0)
         if c:
             total[fn] += c
-            if "(%rsp)" in m[3]:
+            if "(%rsp)" in m[3] or (framed and "(%rbp)" in m[3]):
                 stack[fn] += c
     return total, stack
 

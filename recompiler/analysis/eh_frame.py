@@ -209,19 +209,15 @@ def _parse_cie(data: bytes, p: int, end: int, base: int) -> _Cie:
 
 
 def _sleb(data: bytes, p: int) -> tuple[int, int]:
-    v = shift = 0
-    while True:
-        if p >= len(data):
-            raise IndexError("sleb128 past the end")
-        b = data[p]
-        p += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            break
-    if b & 0x40:
-        v -= 1 << shift
-    return v, p
+    """A signed LEB128 at ``p`` (``_uleb``'s bytes, the last one's bit 6 the sign); one that
+    runs past the end of ``data`` is an ``IndexError``."""
+    v, q = _uleb(data, p)
+    if q == p or data[q - 1] & 0x80:
+        raise IndexError("sleb128 past the end")
+    bits = 7 * (q - p)
+    if v >> (bits - 1) & 1:
+        v -= 1 << bits
+    return v, q
 
 
 _FIXED = {0x00: "<Q", 0x02: "<H", 0x03: "<I", 0x04: "<Q", 0x0A: "<h", 0x0B: "<i", 0x0C: "<q"}

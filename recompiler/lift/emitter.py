@@ -530,8 +530,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         if self.insn is not None and self.insn.addr in self.plan.complete_tables and not self.in_shared:
             return f"{{ {_TABLE_MISS} nx_table_miss(s, {self.insn.addr:#x}ull, _t); }}"
         if (c := self._here()) is not None:
-            c.jump_out = True
-        self.full_exit = True
+            c.jump_out = True  # (full_exit unless it is a tail call: facts._liveness)
+        else:
+            self.full_exit = True
         return JUMP_OUT
 
     def goto_table(self, label: str) -> str:
@@ -593,9 +594,15 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
             # registers from NxCpu and the callee-saved ones as this frame holds them: the
             # values at the call, which the unwinder restores from the frames' save slots (those
             # a lifted callee may not have written: recompiler.elide_saves)
+            # The pad is no successor of the call for liveness (the frame offsets follow the
+            # edge: frame_facts.py): its caller-saved registers come from NxCpu and its
+            # callee-saved ones from the locals, which the C keeps across the call whatever
+            # liveness says.  As a successor (tried in session 33), the pad's code made the
+            # lists longer: a cleanup's _Unwind_Resume, whose summary reads every register it
+            # captures, kept X19-X28 live across the calls of its range and their saves in the
+            # frame, and a pad's reads of X1 and X8 stored them at calls (jsontestrunner: 35
+            # of 46 shard files changed, each change a store or a reload more)
             self.labels.add(lp)
-            if (c := self._here()) is not None:
-                c.succs.append(lp)
             self.out(
                 f"if (UNLIKELY(_r.pc == {lp:#x}ull) && s->sp == sp) {{ x0 = _r.x0; x30 = _r.pc; RELOAD_LP; goto L_{lp:x}; }}"
             )

@@ -221,6 +221,10 @@ class FunctionWrapper:
         # and so does Go code: its runtime's asyncPreempt restores NZCV and jumps back to the
         # instruction it interrupted
         store_indirect = [x for x in store if x != "FLAGS_STORE;" or not self.live or self.go]
+        if self.tail_jumps:  # every jump out is a tail call (facts._tail_jumps): no callee-saved register
+            saved = {f"s->x[{r}] = x{r};" for r in range(19, 29)}
+            saved |= {interproc.vcopy(f"s->v[{r}]", f"v{r}") for r in range(8, 16)}
+            store_indirect = [x for x in store_indirect if x not in saved]
         reload_regs = [r for r in regs if (r in CALLER_SAVED or not self.trust_abi) and r not in _NOT_RELOADED]
         reload = [f"x{r} = s->x[{r}];" for r in reload_regs]
         if not self.trust_abi and 30 in regs:

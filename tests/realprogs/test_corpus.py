@@ -18,16 +18,14 @@ trips are ``heavy``."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.realprogs import corpus_cases as C
-from tests.realprogs import results_table, sources
-from tests.realprogs.conftest import ENV, bundle, program
+from tests.realprogs import qemu_compare, results_table, sources
+from tests.realprogs.conftest import bundle, program
 
 pytestmark = pytest.mark.network
 RESULTS: dict[str, list[int]] = {}  # program -> [cases run, identical, run-time lifts]
@@ -39,62 +37,12 @@ def table(request):
     results_table.write(request, RESULTS)
 
 
-def _files(d: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
-
-
 def compare(
     prog: str, bundle_dir: Path, tmp: Path, argv: list[str], inputs: dict[str, Path | str], stdin: bytes = b"", timeout: int = 900
 ) -> subprocess.CompletedProcess:
-    """Run ``argv`` (argv[0] the program's name) recompiled and under qemu-aarch64, each in a
-    fresh folder with copies of ``inputs`` (name -> file or text); assert identical stdout,
-    stderr, exit status and folder contents, and count the run-time lifts."""
-    if not shutil.which("qemu-aarch64"):
-        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
-    runs, folders = [], []
-    for who in ("ours", "qemu"):
-        d = tmp / who
-        d.mkdir(parents=True)
-        for name, src in inputs.items():
-            (d / name).parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(src, Path):
-                shutil.copyfile(src, d / name)
-            else:
-                (d / name).write_text(src)
-        # (the native launcher is what `nxrecomp exec` runs; PYTHONPATH passed on so that a
-        # worktree's run-time lifter is its own)
-        cmd = (
-            [str(bundle_dir / "nxrun"), *argv]
-            if who == "ours"
-            else ["qemu-aarch64", "-0", argv[0], str(program(prog)), *argv[1:]]
-        )
-        env = {**ENV, **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})}
-        runs.append(subprocess.run(cmd, input=stdin, capture_output=True, cwd=d, env=env, timeout=timeout))
-        folders.append(d)
-    ours, ref = runs
+    """``qemu_compare.compare`` of ``prog``, counted in its row of the table."""
     row = RESULTS.setdefault(prog, [0, 0, 0])
-    row[0] += 1
-    lifts = len(results_table.LIFT_NOTICE.findall(ours.stderr))
-    row[2] += lifts
-    why = (
-        f"{argv}: ours exit {ours.returncode} stderr {ours.stderr[-800:]!r}; qemu exit {ref.returncode} "
-        f"stderr {ref.stderr[-300:]!r}"
-    )
-    assert lifts == 0, f"{argv}: {lifts} run-time lifts (static analysis missed code): {ours.stderr[-1500:]!r}"
-    assert (ours.returncode, ours.stderr) == (ref.returncode, ref.stderr), why
-    if ours.stdout != ref.stdout:
-        a, b = ours.stdout, ref.stdout
-        k = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        raise AssertionError(
-            f"{argv}: stdout differs at byte {k} (ours {len(a)} bytes, qemu {len(b)}): "
-            f"ours {a[max(0, k - 80) : k + 120]!r}\nqemu {b[max(0, k - 80) : k + 120]!r}"
-        )
-    fo, fq = _files(folders[0]), _files(folders[1])
-    assert fo.keys() == fq.keys(), f"{argv}: files left ours {sorted(fo)} qemu {sorted(fq)}"
-    for name in fo:
-        assert fo[name] == fq[name], f"{argv}: {name} differs ({len(fo[name])} bytes, qemu {len(fq[name])})"
-    row[1] += 1
-    return ours
+    return qemu_compare.compare(row, program(prog), bundle_dir, tmp, argv, inputs, stdin=stdin, timeout=timeout)
 
 
 def _tree(name: str) -> Path:

@@ -27,16 +27,14 @@ their bundles come from the object cache; -O0 links zig's Debug build of libc++.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.realprogs import results_table, sources
-from tests.realprogs.conftest import ENV, bundle, program
+from tests.realprogs import qemu_compare, results_table, sources
+from tests.realprogs.conftest import bundle, program
 
 pytestmark = pytest.mark.network
 RESULTS: dict[str, list[int]] = {}  # "program -O<n>" -> [cases run, identical, run-time lifts]
@@ -53,10 +51,6 @@ def table(request):
     results_table.write(request, RESULTS)
 
 
-def _files(d: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
-
-
 def compare(
     prog: str,
     opt: str,
@@ -67,52 +61,9 @@ def compare(
     mask: re.Pattern | None = None,
     timeout: int = 900,
 ) -> subprocess.CompletedProcess:
-    """Run ``argv`` (argv[0] the program's name) recompiled and under qemu-aarch64, each in a
-    fresh folder with copies of ``inputs``; assert identical stdout (``mask``'s matches
-    replaced), stderr, exit status and folder contents, and 0 run-time lifts."""
-    if not shutil.which("qemu-aarch64"):
-        pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
-    runs, folders = [], []
-    for who in ("ours", "qemu"):
-        d = tmp / who
-        d.mkdir(parents=True)
-        for name, src in inputs.items():
-            (d / name).parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(src, Path):
-                shutil.copyfile(src, d / name)
-            else:
-                (d / name).write_text(src)
-        cmd = (
-            [str(bundle_dir / "nxrun"), *argv]
-            if who == "ours"
-            else ["qemu-aarch64", "-0", argv[0], str(program(prog, opt)), *argv[1:]]
-        )
-        env = {**ENV, **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})}
-        runs.append(subprocess.run(cmd, capture_output=True, cwd=d, env=env, timeout=timeout))
-        folders.append(d)
-    ours, ref = runs
+    """``qemu_compare.compare`` of ``prog`` at ``-O<opt>``, counted in its row of the table."""
     row = RESULTS.setdefault(f"{prog} -O{opt}", [0, 0, 0])
-    row[0] += 1
-    lifts = len(results_table.LIFT_NOTICE.findall(ours.stderr))
-    row[2] += lifts
-    assert lifts == 0, f"{argv}: {lifts} run-time lifts (static analysis missed code): {ours.stderr[-1500:]!r}"
-    why = f"{argv}: ours exit {ours.returncode} stderr {ours.stderr[-800:]!r}; qemu exit {ref.returncode} stderr {ref.stderr[-300:]!r}"
-    assert (ours.returncode, ours.stderr) == (ref.returncode, ref.stderr), why
-    a, b = ours.stdout, ref.stdout
-    if mask is not None:
-        a, b = mask.sub(rb"\1N\2", a), mask.sub(rb"\1N\2", b)
-    if a != b:
-        k = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))
-        raise AssertionError(
-            f"{argv}: stdout differs at byte {k} (ours {len(a)} bytes, qemu {len(b)}): "
-            f"ours {a[max(0, k - 80) : k + 120]!r}\nqemu {b[max(0, k - 80) : k + 120]!r}"
-        )
-    fo, fq = _files(folders[0]), _files(folders[1])
-    assert fo.keys() == fq.keys(), f"{argv}: files left ours {sorted(fo)} qemu {sorted(fq)}"
-    for name in fo:
-        assert fo[name] == fq[name], f"{argv}: {name} differs ({len(fo[name])} bytes, qemu {len(fq[name])})"
-    row[1] += 1
-    return ours
+    return qemu_compare.compare(row, program(prog, opt), bundle_dir, tmp, argv, inputs, mask=mask, timeout=timeout)
 
 
 def _tree(name: str) -> Path:
