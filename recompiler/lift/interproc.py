@@ -81,6 +81,9 @@ class FnLive:
     entry_index: int = -1  # the entry's chunk
     # per call site k
     site_target: list[int | None] = field(default_factory=list)  # a lifted callee, else None
+    # the site (a BLR's, its callee unknown) whose guarded direct call of a guessed target this
+    # one is (emitter.call), else -1: it has no chunk of its own, but its BLR's liveness
+    site_alt: list[int] = field(default_factory=list)
     site_live: list[int] = field(default_factory=list)  # live after the call
     site_open: list[int] = field(default_factory=list)  # not surely written before it
     # per direct tail call: its callee and what is not surely written before it
@@ -471,6 +474,13 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
         if k >= 0:
             g = f.site_target[k]
             call_gen[i] = summ[g].uses if g is not None and g in summ else unknown
+    alts = _alts(f)
+    chunk_of = {k: i for i, k in enumerate(f.site) if k >= 0}
+    for k, js in alts.items():  # a BLR's guessed direct calls read what their callees read
+        for j in js:
+            g = f.site_target[j]
+            if k in chunk_of:
+                call_gen[chunk_of[k]] |= summ[g].uses if g is not None and g in summ else unknown
     # a return reads the results its callers read (Summary.ret_uses; all where one is unknown)
     ret_uses = summ[f.entry].ret_uses if f.entry in summ else L.RET_LIVE
     if rets is not None:
@@ -506,7 +516,18 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
     for i, k in enumerate(site):
         if k >= 0:
             result[k] = live_out[i]
+            for j in alts.get(k, ()):
+                result[j] = live_out[i]
     return result
+
+
+def _alts(f: FnLive) -> dict[int, list[int]]:
+    """Call site -> its guessed direct calls (``FnLive.site_alt``)."""
+    out: dict[int, list[int]] = {}
+    for j, k in enumerate(f.site_alt):
+        if k >= 0:
+            out.setdefault(k, []).append(j)
+    return out
 
 
 def _bits(m: int) -> list[int]:
@@ -581,6 +602,7 @@ def site_lists(
     # value there.  Where X1 is not reloaded after it, it is not stored for the callee to read:
     # SQLite's and sort's comparator calls stored X1 at each comparison.
     passed = [ARGS if g is not None else ARGS & ~X1 for g in f.site_target]
+    alts = _alts(f)
     ret_stores = [0] * n_rets
     d_out = [0] * n
     changed = True
@@ -593,10 +615,21 @@ def site_lists(
             d |= f.writes[i] & ~wt
             k = f.site[i]
             if k >= 0:
+                # a BLR's guessed direct calls (site_alt): each path stores its own list from
+                # the same state; after them, dirty is what is dirty after any of them
+                after = 0
+                for j in alts.get(k, ()):
+                    c = callee[j]
+                    st = (c.uses & ~ARGS | (store_live[j] & c.mods & clob & ~keep) & ~passed[j]) & d
+                    stores[j] = st
+                    elided[j] = site_live[j] & unsaved & d & ~st
+                    after |= (d & ~st & ~(c.mods & clob & ~keep)) | X0 | X30
                 c = callee[k]
                 st = (c.uses & ~ARGS | (store_live[k] & c.mods & clob & ~keep) & ~passed[k]) & d
                 stores[k] = st
                 elided[k] = site_live[k] & unsaved & d & ~st
+                for j in alts.get(k, ()):  # (a frame resumed at the return address: any path's)
+                    elided[k] |= elided[j]
                 # after the call: what was stored is in NxCpu; a caller-saved register the
                 # callee may change is either reloaded or dead (its NxCpu value is then as good
                 # as the local's); a callee-saved one the callee leaves in NxCpu as it found it,
@@ -608,7 +641,7 @@ def site_lists(
                 # later call site whose callee may read it stored it: QuickJS's rose from 0.9 to
                 # 3.9 stores a site, X2-X7 for the indirect calls behind js_free and the like.)
                 # X0 (the callee's result) and X30 (the return address) are in the locals only
-                d = (d & ~st & ~(c.mods & clob & ~keep)) | X0 | X30
+                d = (d & ~st & ~(c.mods & clob & ~keep)) | X0 | X30 | after
             r = f.ret[i]
             if r >= 0:
                 ret_stores[r] = d
