@@ -109,8 +109,9 @@ def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] =
     if not image.static:
         opened |= set(image.func_hints)
     program.closed = closed_entries(image_memory(image), program.functions, opened)
-    if program.abi == "aapcs64" and "devirt" not in no_opt_names():
-        note_guesses(program, guess_targets(image_memory(image), program.functions, program.closed))
+    most = int(settings.get("recompiler", "devirt_targets"))
+    if program.abi == "aapcs64" and most > 0 and "devirt" not in no_opt_names():
+        note_guesses(program, guess_targets(image_memory(image), program.functions, program.closed, most))
     return program
 
 
