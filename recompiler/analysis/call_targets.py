@@ -38,7 +38,14 @@ from recompiler.analysis.values import FunctionValues
 
 MAX_TARGETS = 2  # guarded direct calls at one site (each a compare on the way to the inline cache)
 MAX_DEPTH = 8  # callers followed up from one site
-MAX_CALLERS = 64  # call sites of one function read (each caller analysed once)
+MAX_CALLERS = 32  # call sites of a closed function read (each caller analysed once)
+MAX_OPEN_CALLERS = 4  # the same for a function that is not closed
+MAX_STEPS = 512  # values followed from one site
+# a function's value analysis is run only below this size: an interpreter's loop (Lua's
+# luaV_execute, 3,811 instructions: 8 s of the pass's 11 s at load 12) calls what its
+# bytecode names, which no analysis here knows
+MAX_INSNS = 2000
+ANALYSIS_STEPS = 32  # what a caller's value analysis not yet run costs of them
 
 
 @dataclass
@@ -66,6 +73,7 @@ class CallTargets:
         self._fv: dict[int, FunctionValues | None] = {}
         self._memo: dict[tuple[int, tuple], tuple[frozenset, bool]] = {}
         self.found = Found()
+        self.steps = MAX_STEPS
         # entry -> (caller entry, branch address) of each direct transfer into it; entries a
         # fall from another body reaches (no state to read: something else reaches them)
         self.callers: dict[int, list[tuple[int, int]]] = {}
@@ -88,7 +96,7 @@ class CallTargets:
         if e not in self._fv:
             plan = self.fns.get(e)
             fv = None
-            if plan is not None and plan.insns:
+            if plan is not None and plan.insns and len(plan.insns) <= MAX_INSNS:
                 self.found.analysed += 1
                 fv = FunctionValues(
                     self.t,
@@ -111,10 +119,14 @@ class CallTargets:
             return self._memo[key]
         if key in active:
             return frozenset(), False  # (a cycle: what it adds comes in by the other paths)
+        self.steps -= 1
+        if self.steps < 0:  # (the site's budget spent: nothing more is followed)
+            return frozenset(), True
         active = active | {key}
         out = self._resolve(e, v, depth, active)
-        if not active - {key}:  # (a result under a cycle is partial: kept only at the top)
-            self._memo[key] = out
+        # kept also where a cycle through an ancestor left it partial (a guess, still guarded:
+        # the ancestor has the rest); without it each path up re-reads every caller again
+        self._memo[key] = out
         return out
 
     def _resolve(self, e: int, v: tuple, depth: int, active: frozenset) -> tuple[frozenset, bool]:
@@ -180,9 +192,18 @@ class CallTargets:
 
     def _from_callers(self, e: int, depth: int, active: frozenset, pick) -> tuple[frozenset, bool]:
         sites = self.callers.get(e, [])
-        other = e not in self.closed or e in self.fallen or not sites or len(sites) > MAX_CALLERS
+        closed = e in self.closed and e not in self.fallen
+        other = not closed or not sites
+        # (an open function's known callers are followed only where they are few: most of its
+        # calls may come through pointers, and each caller's analysis costs)
+        if len(sites) > (MAX_CALLERS if closed else MAX_OPEN_CALLERS):
+            return frozenset(), True
         got: frozenset = frozenset()
-        for c, a in sites[:MAX_CALLERS]:
+        for c, a in sites:
+            if c not in self._fv:
+                self.steps -= ANALYSIS_STEPS
+                if self.steps < 0:
+                    return got, True
             fv = self.values(c)
             st = None if fv is None else fv.before(a)
             if st is None:
@@ -195,6 +216,7 @@ class CallTargets:
 
     # ---- the pass ----------------------------------------------------------------------------
     def site(self, e: int, addr: int, reg: int) -> tuple[frozenset, bool] | None:
+        self.steps = MAX_STEPS
         fv = self.values(e)
         st = None if fv is None else fv.before(addr)
         if st is None:
