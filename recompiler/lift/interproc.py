@@ -167,9 +167,17 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         queued.discard(e)
         f = by_entry[e]
         uses = f.base_uses
-        for g, opened in [*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]:
+        for k, (g, opened) in enumerate([*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]):
             if g is not None:
-                uses |= summ[g].uses & opened if g in summ else f.unknown_uses & opened
+                u = summ[g].uses if g in summ else f.unknown_uses
+                if k < len(f.site_alt) and f.site_alt[k] >= 0:
+                    # a BLR's guessed callee reads, through this function, no more than the
+                    # unknown callee its inline cache may enter (its BLR's site, read already):
+                    # the cache's path takes that callee so, and the guess's own path stores
+                    # what it reads.  (As its summary, X28 that a guessed stdio callee reads
+                    # went up into busybox sort's compare_keys: +9 M instructions.)
+                    u &= f.unknown_uses
+                uses |= u & opened
         mods = _own_mods(f)
         for g in f.callees:
             mods |= summ[g].mods if g in summ else _clobbers(f)
@@ -474,13 +482,8 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
         if k >= 0:
             g = f.site_target[k]
             call_gen[i] = summ[g].uses if g is not None and g in summ else unknown
+    # (a BLR's guessed direct calls read no more than its unknown callee: summarize)
     alts = _alts(f)
-    chunk_of = {k: i for i, k in enumerate(f.site) if k >= 0}
-    for k, js in alts.items():  # a BLR's guessed direct calls read what their callees read
-        for j in js:
-            g = f.site_target[j]
-            if k in chunk_of:
-                call_gen[chunk_of[k]] |= summ[g].uses if g is not None and g in summ else unknown
     # a return reads the results its callers read (Summary.ret_uses; all where one is unknown)
     ret_uses = summ[f.entry].ret_uses if f.entry in summ else L.RET_LIVE
     if rets is not None:
