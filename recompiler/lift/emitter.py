@@ -396,6 +396,8 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         # call site k -> the site whose guarded alternative it is (a BLR tried as a direct call
         # of a target analysis guessed: FunctionPlan.call_guesses), else -1
         self.call_alt: list[int] = []
+        # (BR address, target) of the direct tail calls a BR's guessed targets made (jump_guesses)
+        self.guessed_tails: set[tuple[int, int]] = set()
         self.facts: interproc.FnLive | None = None  # what placing the call sites' lists needs
         self.falls: dict[int, int] = {}  # address -> the address it falls through to
         self.n_rets = 0

@@ -84,6 +84,8 @@ class FnLive:
     # the site (a BLR's, its callee unknown) whose guarded direct call of a guessed target this
     # one is (emitter.call), else -1: it has no chunk of its own, but its BLR's liveness
     site_alt: list[int] = field(default_factory=list)
+    # per direct tail call: whether a BR's guessed target made it (control.h_br), not the code
+    tail_guess: list[bool] = field(default_factory=list)
     site_live: list[int] = field(default_factory=list)  # live after the call
     site_open: list[int] = field(default_factory=list)  # not surely written before it
     # per direct tail call: its callee and what is not surely written before it
@@ -170,19 +172,23 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         for k, (g, opened) in enumerate([*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]):
             if g is not None:
                 u = summ[g].uses if g in summ else f.unknown_uses
-                if k < len(f.site_alt) and f.site_alt[k] >= 0:
-                    # a BLR's guessed callee reads, through this function, no more than the
-                    # unknown callee its inline cache may enter (its BLR's site, read already):
+                n = len(f.site_target)
+                if (k < n and k < len(f.site_alt) and f.site_alt[k] >= 0) or (
+                    k >= n and k - n < len(f.tail_guess) and f.tail_guess[k - n]
+                ):
+                    # a BLR's guessed callee (a BR's guessed tail callee) reads, through this
+                    # function, no more than the unknown callee its inline cache may enter:
                     # the cache's path takes that callee so, and the guess's own path stores
-                    # what it reads.  (As its summary, X28 that a guessed stdio callee reads
-                    # went up into busybox sort's compare_keys: +9 M instructions.)
+                    # what it reads.  (Taken whole, X28 went up into busybox sort's
+                    # compare_keys, stored at its calls of get_key: +9 M instructions.)
                     u &= f.unknown_uses
                 uses |= u & opened
         mods = _own_mods(f)
         for g in f.callees:
             mods |= summ[g].mods if g in summ else _clobbers(f)
         uses &= f.uses_cap
-        captures = _captures(f) or any(summ[g].captures for g in f.tail_target if g in summ)
+        guess = f.tail_guess if len(f.tail_guess) == len(f.tail_target) else [False] * len(f.tail_target)
+        captures = _captures(f) or any(summ[g].captures for g, q in zip(f.tail_target, guess) if g in summ and not q)
         flags_in = f.flags_in or any(_tail_reads_flags(g, summ) for g, o in zip(f.tail_target, f.tail_flags_open) if o)
         s = summ[e]
         if uses != s.uses or mods != s.mods or captures != s.captures or flags_in != s.flags_in:
