@@ -14,6 +14,7 @@ from nxrecomp.bundle import launch, manifest as bundle_manifest
 from nxrecomp.bundle.image import IMAGE_FILE, LinkedImage
 from nxrecomp.common.errors import NxError
 from recompiler import discovered, dynamic
+from recompiler.analysis.call_targets import guess_targets
 from recompiler.analysis.callers import closed_entries
 from recompiler.analysis import go_args
 from recompiler.analyse import Memory, Program, analyse
@@ -122,7 +123,39 @@ def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] =
     closed = closed_entries(mem, program.functions, opened)
     program.closed = closed - methods.keys()
     program.go_results = {e: m for e, m in methods.items() if e in closed} | {e: 0 for e in labels}
+    most = int(settings.get("recompiler", "devirt_targets"))
+    if program.abi == "aapcs64" and most > 0 and "devirt" not in no_opt_names():
+        note_guesses(program, guess_targets(mem, program.functions, program.closed, most))
     return program
+
+
+def no_opt_names() -> set[str]:
+    """``recompiler.no_opt``'s names, where it applies to every function (no ``no_opt_at``)."""
+    if str(settings.get("recompiler", "no_opt_at")).strip():
+        return set()
+    return {w.strip() for w in str(settings.get("recompiler", "no_opt")).split(",") if w.strip()}
+
+
+def note_guesses(program: Program, found) -> None:
+    """The indirect sites' guessed targets (``analysis.call_targets``) into their plans and the
+    program's stats (``--stats``)."""
+    by_addr = {i.addr: e for e, p in program.functions.items() for i in p.insns if i.name in ("BLR", "BR")}
+    names = {}
+    for a, g in found.sites.items():
+        e = by_addr.get(a)
+        if e is None:
+            continue
+        p = program.functions[e]
+        p.call_guesses[a] = g.targets
+        names[a] = next(i.name for i in p.insns if i.addr == a)
+    s = program.stats
+    if s is not None:
+        s.devirt_considered = found.considered
+        s.devirt_calls = sum(1 for n in names.values() if n == "BLR")
+        s.devirt_jumps = sum(1 for n in names.values() if n == "BR")
+        s.devirt_targets = sum(len(found.sites[a].targets) for a in names)
+        s.devirt_exact = sum(1 for a in names if found.sites[a].exact)
+        s.devirt_too_many = found.too_many
 
 
 def discovered_entries(out: Path) -> set[int]:

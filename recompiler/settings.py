@@ -22,6 +22,13 @@ SETTINGS = [
         "x86-64 level of the compiled code: auto (x86-64-v3 where this CPU has it, else x86-64), x86-64, x86-64-v2, x86-64-v3, native, or a CPU name; a bundle refuses to start on a CPU lacking it",
     ),
     Setting("recompiler", "jobs", os.cpu_count() or 2, "parallel generator and compiler processes", int),
+    Setting(
+        "recompiler",
+        "devirt_targets",
+        2,
+        "most targets an indirect call or jump is tried against as direct calls before its inline cache (recompiler/analysis/call_targets.py: the functions analysis guessed its register holds; a site with more candidates keeps the cache alone; 0: none)",
+        int,
+    ),
     Setting("recompiler", "shard_bytes", 32768, "guest code bytes per C shard (stable address buckets)", int),
     Setting(
         "recompiler",
@@ -104,7 +111,7 @@ SETTINGS = [
         "recompiler",
         "no_opt",
         "",
-        "for bisecting a miscompile: these optimisations off, as trace builds have them (comma-separated: liveness, flags, twins, inline, mem_regs: X19-X28 of interpreter loops kept in locals, results: every result handed back at returns, frames: every return keeps SP and X29 where an indirect jump carries an unexpected X30), in the functions of no_opt_at only where that is set",
+        "for bisecting a miscompile: these optimisations off, as trace builds have them (comma-separated: liveness, flags, twins, inline, mem_regs: X19-X28 of interpreter loops kept in locals, results: every result handed back at returns, frames: every return keeps SP and X29 where an indirect jump carries an unexpected X30, devirt: indirect calls and jumps not tried first as direct ones to the targets analysis guessed), in the functions of no_opt_at only where that is set",
     ),
     Setting(
         "recompiler",

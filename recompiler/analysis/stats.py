@@ -42,6 +42,15 @@ class AnalysisStats:
     landing_pads: int = 0
     landing_pads_lifted: int = 0
     landing_pad_calls: int = 0
+    # indirect calls and jumps tried first as direct ones (analysis.call_targets): those looked
+    # at, those given guesses (BLR / BR), the guesses, the sites nothing else was seen to reach,
+    # and those left with more candidates than a site tries
+    devirt_considered: int = 0
+    devirt_calls: int = 0
+    devirt_jumps: int = 0
+    devirt_targets: int = 0
+    devirt_exact: int = 0
+    devirt_too_many: int = 0
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -53,6 +62,7 @@ class AnalysisStats:
     def from_json(cls, d: dict) -> AnalysisStats:
         """The stats ``to_json`` wrote (the manifest's), back."""
         where = [tuple(int(x, 16) for x in w.split("->")) for w in d.get("live_frame_where", [])]
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}  # (an older manifest's)
         return cls(**{**d, "unresolved_br": [int(x, 16) for x in d["unresolved_br"]], "live_frame_where": where})
 
     def text(self) -> str:
@@ -78,6 +88,9 @@ class AnalysisStats:
                 f"landing pads     {self.landing_pads_lifted} of {self.landing_pads} in lifted bodies "
                 f"({self.landing_pad_calls} calls go on at one)",
                 f"unresolved BR    {len(self.unresolved_br)}: {un}",
+                f"guessed targets  {self.devirt_calls} BLR + {self.devirt_jumps} BR of {self.devirt_considered} "
+                f"({self.devirt_targets} targets, {self.devirt_exact} sites nothing else seen to reach; "
+                f"{self.devirt_too_many} with more candidates)",
             ]
         )
 

@@ -86,7 +86,7 @@ def no_opt(entry: int) -> set[str]:
     return set()
 
 
-NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs", "results", "frames"}
+NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs", "results", "frames", "devirt"}
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,9 @@ class FunctionPlan:
     landing_pads: dict[int, int] = field(default_factory=dict)
     resume_points: list[int] = field(default_factory=list)  # filled by the emitter
     resume_twin: bool = False  # filled by the emitter: resume points enter rname(entry)
+    # BLR/BR address -> the lifted functions analysis guessed its register holds
+    # (analysis.call_targets): tried first as direct calls / tail calls behind a compare
+    call_guesses: dict[int, tuple[int, ...]] = field(default_factory=dict)
     # the registers a caller may hand it as inputs, where known (a Go function with no
     # arguments: analysis.go_args); None: any
     input_regs: int | None = None
@@ -394,6 +397,11 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         self.live = (trust_abi or self.go) and not trace and "liveness" not in self.no_opt
         self.call_rets: list[int] = []  # call site k's return address
         self.call_targets: list[int | None] = []  # call site k's lifted callee, else None
+        # call site k -> the site whose guarded alternative it is (a BLR tried as a direct call
+        # of a target analysis guessed: FunctionPlan.call_guesses), else -1
+        self.call_alt: list[int] = []
+        # (BR address, target) of the direct tail calls a BR's guessed targets made (jump_guesses)
+        self.guessed_tails: set[tuple[int, int]] = set()
         self.facts: interproc.FnLive | None = None  # what placing the call sites' lists needs
         self.falls: dict[int, int] = {}  # address -> the address it falls through to
         self.n_rets = 0
@@ -568,8 +576,28 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         k = len(self.call_rets)
         self.call_rets.append(ret)
         self.call_targets.append(target if target is not None and target in self.functions else None)
+        self.call_alt.append(-1)
+        guesses = self._guesses(target)
         store = self.slot(T.STORE_CALL, k) if self.live else "STORE_CALL"
-        self.out(f"{self.slot(T.NOTE_SP, k) if self.live else ''}x30 = {ret:#x}ull; {store};")
+        if guesses:
+            # the targets analysis guessed (analysis.call_targets), each a direct call behind a
+            # compare with its own site's lists (stores for what that callee reads, its
+            # reloads, no pc check where it surely returns), as a BL of it would be; any other
+            # value takes the inline cache below with the unknown callee's lists
+            self.out(f"{self.slot(T.NOTE_SP, k)}x30 = {ret:#x}ull;")
+            for g in guesses:
+                j = len(self.call_rets)
+                self.call_rets.append(ret)
+                self.call_targets.append(g)
+                self.call_alt.append(k)
+                self.callees.add(g)
+                # (the call on a line of its own, as a BL's: inline_leaves copies a small leaf there)
+                self.out(f"if ({target_expr} == {g:#x}ull) {{ {self.slot(T.NOTE_SP, j)}{self.slot(T.STORE_CALL, j)};")
+                self.out(f"_r = {fname(g)}{ARGS};")
+                self.out(f"{self.slot(T.RET_CHECK, j)} x0 = _r.x0; {self.slot(T.RELOAD_CALL, j)}; }} else")
+            self.out(f"{{ {store};")
+        else:
+            self.out(f"{self.slot(T.NOTE_SP, k) if self.live else ''}x30 = {ret:#x}ull; {store};")
         if (c := self._here()) is not None:
             c.call, c.call_marker = k, store
         if target is not None and target in self.functions:
@@ -610,6 +638,28 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         # (A RET_CHECK slot: no check where the callee surely comes back here, interproc.place)
         self.out(self.slot(T.RET_CHECK, k) if self.live else ret_check(ret))
         self.out(f"x0 = _r.x0; {self.slot(T.RELOAD_CALL, k) if self.live else 'RELOAD_CALL'};")
+        if guesses:
+            self.out("}")
+
+    def jump_guesses(self, addr: int) -> tuple[int, ...]:
+        """The lifted functions analysis guessed the ``BR`` at ``addr`` jumps to
+        (``FunctionPlan.call_guesses``), for direct tail calls tried first; none where its C
+        is the generic jump anyway (no liveness, a table's shared block, Go code,
+        ``recompiler.no_opt=devirt``)."""
+        if not self.live or self.go or self.in_shared or "devirt" in self.no_opt:
+            return ()
+        return tuple(g for g in self.plan.call_guesses.get(addr, ()) if g in self.functions)
+
+    def _guesses(self, target: int | None) -> tuple[int, ...]:
+        """The lifted functions analysis guessed the ``BLR`` here may call
+        (``FunctionPlan.call_guesses``), where its site can try them as direct calls: a
+        whole-program build with liveness (each guess's lists placed from its summary), no C++
+        landing pad at the call, AAPCS64 code; none with ``recompiler.no_opt=devirt``."""
+        if target is not None or not self.live or self.go or "devirt" in self.no_opt:
+            return ()
+        if self.pc in self.plan.landing_pads or self.in_shared:
+            return ()
+        return tuple(g for g in self.plan.call_guesses.get(self.pc, ()) if g in self.functions)
 
     def leave(self, target_expr: str) -> None:
         """RET: stores what a caller may read after it (a STORE_RET slot, see _wrap)."""

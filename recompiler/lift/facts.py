@@ -370,6 +370,11 @@ class FunctionFacts(FrameFacts):
             if c.call is not None:
                 f.site_live[c.call] = live_out[c.addr]
                 f.site_open[c.call] = L.ALL & ~must[c.addr]
+        f.site_alt = list(self.call_alt)
+        for j, k in enumerate(f.site_alt):  # a guessed direct call: its BLR's chunk, as the site
+            if k >= 0:
+                f.site_live[j], f.site_open[j] = f.site_live[k], f.site_open[k]
+        f.tail_guess = [(a, t) in self.guessed_tails for a, t in tails]
         for a, t in tails:
             f.tail_chunk.append(index[a])
             f.tail_target.append(t)

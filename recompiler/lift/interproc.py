@@ -81,6 +81,11 @@ class FnLive:
     entry_index: int = -1  # the entry's chunk
     # per call site k
     site_target: list[int | None] = field(default_factory=list)  # a lifted callee, else None
+    # the site (a BLR's, its callee unknown) whose guarded direct call of a guessed target this
+    # one is (emitter.call), else -1: it has no chunk of its own, but its BLR's liveness
+    site_alt: list[int] = field(default_factory=list)
+    # per direct tail call: whether a BR's guessed target made it (control.h_br), not the code
+    tail_guess: list[bool] = field(default_factory=list)
     site_live: list[int] = field(default_factory=list)  # live after the call
     site_open: list[int] = field(default_factory=list)  # not surely written before it
     # per direct tail call: its callee and what is not surely written before it
@@ -166,15 +171,27 @@ def summarize(fns: list[FnLive]) -> dict[int, Summary]:
         queued.discard(e)
         f = by_entry[e]
         uses = f.base_uses
-        for g, opened in [*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]:
+        for k, (g, opened) in enumerate([*zip(f.site_target, f.site_open), *zip(f.tail_target, f.tail_open)]):
             if g is not None:
-                uses |= summ[g].uses & opened if g in summ else f.unknown_uses & opened
+                u = summ[g].uses if g in summ else f.unknown_uses
+                n = len(f.site_target)
+                if (k < n and k < len(f.site_alt) and f.site_alt[k] >= 0) or (
+                    k >= n and k - n < len(f.tail_guess) and f.tail_guess[k - n]
+                ):
+                    # a BLR's guessed callee (a BR's guessed tail callee) reads, through this
+                    # function, no more than the unknown callee its inline cache may enter:
+                    # the cache's path takes that callee so, and the guess's own path stores
+                    # what it reads.  (Taken whole, X28 went up into busybox sort's
+                    # compare_keys, stored at its calls of get_key: +9 M instructions.)
+                    u &= f.unknown_uses
+                uses |= u & opened
         mods = _own_mods(f)
         for g in f.callees:
             mods |= summ[g].mods if g in summ else _clobbers(f)
         uses &= f.uses_cap
         mods &= f.mods_cap
-        captures = _captures(f) or any(summ[g].captures for g in f.tail_target if g in summ)
+        guess = f.tail_guess if len(f.tail_guess) == len(f.tail_target) else [False] * len(f.tail_target)
+        captures = _captures(f) or any(summ[g].captures for g, q in zip(f.tail_target, guess) if g in summ and not q)
         flags_in = f.flags_in or any(_tail_reads_flags(g, summ) for g, o in zip(f.tail_target, f.tail_flags_open) if o)
         s = summ[e]
         if uses != s.uses or mods != s.mods or captures != s.captures or flags_in != s.flags_in:
@@ -532,6 +549,8 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
         if k >= 0:
             g = f.site_target[k]
             call_gen[i] = summ[g].uses if g is not None and g in summ else unknown
+    # (a BLR's guessed direct calls read no more than its unknown callee: summarize)
+    alts = _alts(f)
     # a return reads the results its callers read (Summary.ret_uses; all where one is unknown)
     ret_uses = summ[f.entry].ret_uses if f.entry in summ else L.RET_LIVE
     if rets is not None:
@@ -567,7 +586,18 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
     for i, k in enumerate(site):
         if k >= 0:
             result[k] = live_out[i]
+            for j in alts.get(k, ()):
+                result[j] = live_out[i]
     return result
+
+
+def _alts(f: FnLive) -> dict[int, list[int]]:
+    """Call site -> its guessed direct calls (``FnLive.site_alt``)."""
+    out: dict[int, list[int]] = {}
+    for j, k in enumerate(f.site_alt):
+        if k >= 0:
+            out.setdefault(k, []).append(j)
+    return out
 
 
 def _bits(m: int) -> list[int]:
@@ -642,6 +672,7 @@ def site_lists(
     # value there.  Where X1 is not reloaded after it, it is not stored for the callee to read:
     # SQLite's and sort's comparator calls stored X1 at each comparison.
     passed = [ARGS if g is not None else ARGS & ~X1 for g in f.site_target]
+    alts = _alts(f)
     ret_stores = [0] * n_rets
     d_out = [0] * n
     changed = True
@@ -654,10 +685,21 @@ def site_lists(
             d |= f.writes[i] & ~wt
             k = f.site[i]
             if k >= 0:
+                # a BLR's guessed direct calls (site_alt): each path stores its own list from
+                # the same state; after them, dirty is what is dirty after any of them
+                after = 0
+                for j in alts.get(k, ()):
+                    c = callee[j]
+                    st = (c.uses & ~ARGS | (store_live[j] & c.mods & clob & ~keep) & ~passed[j]) & d
+                    stores[j] = st
+                    elided[j] = site_live[j] & unsaved & d & ~st
+                    after |= (d & ~st & ~(c.mods & clob & ~keep)) | X0 | X30
                 c = callee[k]
                 st = (c.uses & ~ARGS | (store_live[k] & c.mods & clob & ~keep) & ~passed[k]) & d
                 stores[k] = st
                 elided[k] = site_live[k] & unsaved & d & ~st
+                for j in alts.get(k, ()):  # (a frame resumed at the return address: any path's)
+                    elided[k] |= elided[j]
                 # after the call: what was stored is in NxCpu; a caller-saved register the
                 # callee may change is either reloaded or dead (its NxCpu value is then as good
                 # as the local's); a callee-saved one the callee leaves in NxCpu as it found it,
@@ -669,7 +711,7 @@ def site_lists(
                 # later call site whose callee may read it stored it: QuickJS's rose from 0.9 to
                 # 3.9 stores a site, X2-X7 for the indirect calls behind js_free and the like.)
                 # X0 (the callee's result) and X30 (the return address) are in the locals only
-                d = (d & ~st & ~(c.mods & clob & ~keep)) | X0 | X30
+                d = (d & ~st & ~(c.mods & clob & ~keep)) | X0 | X30 | after
             r = f.ret[i]
             if r >= 0:
                 ret_stores[r] = d

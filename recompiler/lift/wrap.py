@@ -273,7 +273,9 @@ class FunctionWrapper:
             return ""
         # a resume point at a call site that did not store the callee-saved registers live
         # after it is a fatal error (a RESUME_CHECK slot, filled by interproc.place: elide_saves)
-        site = {a: k for k, a in enumerate(self.call_rets)}
+        site: dict[int, int] = {}
+        for k, a in enumerate(self.call_rets):  # (a BLR's site, not its guessed direct calls': emitter.call)
+            site.setdefault(a, k)
         cases = " ".join(
             f"case {a:#x}ull: {self.slot(T.RESUME_CHECK, site[a]) if self.live and a in site else ''}goto L_{a:x};"
             for a in sorted(set(self.resume))
