@@ -93,11 +93,14 @@ GAME_SO_FLAG = "-DNX_GAME_SO"
 # 0.81x native with it).
 SLP_MAX_INSNS = 4096
 # A shard whose estimated -O2 compile time (cc.function_costs) is over ``recompiler.cc_budget_s``
-# is compiled with these instead of the optimisation flag: libpcre2-8's match function, lifted
-# with a 12,442-entry jump table (every instruction a block), ran over 10 minutes of CPU at -O2
-# and at -O1 without early tail duplication, unfinished; these compile it in CHEAP_MEASURE.
-# Every corpus program's costliest shard is estimated at 14 s or less, so none of their hot
-# functions (QuickJS's JS_CallInternal, SQLite's sqlite3VdbeExec, Lua's luaV_execute) is touched.
+# is compiled with these instead of the optimisation level.  libpcre2-8's match function, lifted
+# with a 12,442-entry jump table (every instruction a block, 12,768 labels in each of F_ and R_;
+# estimated 401 s): -O2 spent 294 s in early tail duplication alone and was unfinished after
+# PHI elimination and minutes of register coalescing; -O1 without early tail duplication ran
+# 9.4 min of CPU unfinished, -O2 with no IR passes (allocas kept) 34 s unfinished; -O0: 1.4 s.
+# -O0 code is slow (every value in its own stack slot: a 113 KB frame for that function), so the
+# budget sits far above every corpus program's costliest shard (14 s estimated, 11.8 s measured:
+# QuickJS's JS_CallInternal, SQLite's sqlite3VdbeExec, Lua's luaV_execute keep their flags).
 CHEAP_FLAGS = ["-O0"]
 LINK_FLAGS = ["-Wl,-Bsymbolic"]
 DEBUG_FLAGS = ["-gdwarf-4", "-g2"]  # recompiler.debug_info

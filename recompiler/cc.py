@@ -97,11 +97,13 @@ def run(args: list[str], what: str) -> None:
 # them), and lifted code keeps the guest's registers live everywhere.  A block starts at each
 # ``L_<addr>:`` label the lifter writes (a branch target or a jump table's entry), so the
 # estimate is ``SECONDS_PER_BYTE * bytes + SECONDS_PER_LABEL2 * labels ** 2`` per function,
-# fitted to the user CPU time of zig's clang 19 -O2 (2-core dev VM, 2026-12-07) on: QuickJS's
-# JS_CallInternal shard (F_ and its resume twin R_: 1.25 MB, 1,525 labels each; 10.6 s),
-# SQLite's sqlite3VdbeExec shard (1.17 MB, 1,739 labels each), Lua's luaV_execute shard, and
-# libpcre2-8's match function shard (2.5 MB, 12,768 labels each, a 12,442-entry jump table:
-# over 10 minutes, unfinished).
+# fitted to the CPU time of zig's clang -O2 (build.py's flags; 2-core dev VM, 2026-12-07) on:
+# QuickJS's JS_CallInternal shard (F_ and its resume twin R_: 1.25 MB, 1,525 labels each;
+# estimated 10.6 s, measured 11.8 s user+sys), SQLite's sqlite3VdbeExec shard (1.17 MB, 1,739
+# labels each; 12.1 s, 10.0 s), Lua's luaV_execute shard (0.47 MB, 617 labels; 2.8 s, 4.0 s),
+# and libpcre2-8's match function shard (2.5 MB, 12,768 labels each, a 12,442-entry jump table;
+# 401 s, over 10 minutes and unfinished).  Bytes alone would rank that shard with QuickJS's
+# 3.5 MB shard of 105 small functions (14 s estimated).
 SECONDS_PER_BYTE = 4e-6
 SECONDS_PER_LABEL2 = 1.2e-6
 _FN_DEF = re.compile(r"^(?:static |__attribute__\(\([^)]*\)\) )*(?:NxRet|u64) ([A-Z]_[0-9a-f]+)\(.*\{$", re.M)
