@@ -101,6 +101,16 @@ SLP_MAX_INSNS = 4096
 # compile time unchanged; Lua's luaV_execute and zstd's switch shards compile to the same code,
 # SQLite's workload takes the same CPU time; ordinary shards gain nothing (docs/PERFORMANCE.md).
 DISPATCH_RA_FLAGS = ["-mllvm", "-regalloc-eviction-max-interference-cutoff=100000"]
+# A shard whose estimated -O2 compile time (cc.function_costs) is over ``recompiler.cc_budget_s``
+# is compiled with these instead of the optimisation level.  libpcre2-8's match function, lifted
+# with a 12,442-entry jump table (every instruction a block, 12,768 labels in each of F_ and R_;
+# estimated 401 s): -O2 spent 294 s in early tail duplication alone and was unfinished after
+# PHI elimination and minutes of register coalescing; -O1 without early tail duplication ran
+# 9.4 min of CPU unfinished, -O2 with no IR passes (allocas kept) 34 s unfinished; -O0: 1.4 s.
+# -O0 code is slow (every value in its own stack slot: a 113 KB frame for that function), so the
+# budget sits far above every corpus program's costliest shard (14 s estimated, 11.8 s measured:
+# QuickJS's JS_CallInternal, SQLite's sqlite3VdbeExec, Lua's luaV_execute keep their flags).
+CHEAP_FLAGS = ["-O0"]
 LINK_FLAGS = ["-Wl,-Bsymbolic"]
 DEBUG_FLAGS = ["-gdwarf-4", "-g2"]  # recompiler.debug_info
 
@@ -528,6 +538,7 @@ def build(
     results: list[ShardResult] = []
     place_s = 0.0
     narrowed = framed = 0
+    cheap: list[list] = []  # shards over the compile budget: [C file, estimated s, costliest function]
 
     def finish_lift(r: ShardResult | None) -> list[_Unit]:
         nonlocal place_s, narrowed, framed
@@ -559,18 +570,34 @@ def build(
         huge = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS for p in lift[1])}
         k = flags.index(TAIL_DUP_FLAGS[1])  # (the same flags, the tail duplication limits left out)
         huge_flags = [*flags[: k - 1], *flags[k - 1 + len(TAIL_DUP_FLAGS) :]]
-        units = [
-            _Unit(
-                -x.cost,
-                x.c_path,
-                [
-                    *(huge_flags if x.index in huge else flags),
-                    *(["-fno-slp-vectorize"] if x.index in giants else []),
-                    *(DISPATCH_RA_FLAGS if x.index in dispatch else []),
-                ],
-            )
-            for x in results
-        ]
+        budget = float(settings.get("recompiler", "cc_budget_s"))
+        units = []
+        for x, text in zip(results, texts):
+            unit_flags = [
+                *(huge_flags if x.index in huge else flags),
+                *(["-fno-slp-vectorize"] if x.index in giants else []),
+                *(DISPATCH_RA_FLAGS if x.index in dispatch else []),
+            ]
+            if budget > 0:
+                costs = cc.function_costs(str(text))
+                estimate = sum(f.seconds for f in costs)
+                if estimate > budget:
+                    unit_flags = cheap_flags(unit_flags)
+                    top = max(costs, key=lambda f: f.seconds)
+                    log.warning(
+                        "%s: estimated %.0f s of compile CPU at %s (over recompiler.cc_budget_s = %g; costliest %s, "
+                        "%d bytes of C, %d labels): compiled with %s instead",
+                        Path(x.c_path).name,
+                        estimate,
+                        flags[0],
+                        budget,
+                        top.name,
+                        top.nbytes,
+                        top.labels,
+                        " ".join(CHEAP_FLAGS),
+                    )
+                    cheap.append([Path(x.c_path).name, round(estimate), top.name])
+            units.append(_Unit(-x.cost, x.c_path, unit_flags))
         keep = {Path(x.c_path).name for x in results}
         for stale in src_dir.glob("shard_*.c"):
             if stale.name not in keep:
@@ -622,9 +649,25 @@ def build(
         },
         "wall_seconds": {"lift_and_compile": round(t_compile - t0, 1), "link": round(time.monotonic() - t_compile, 1)},
         "slowest": [[Path(c.c_path).name, round(c.cpu_s, 1)] for c in slowest],
+        "over_cc_budget": cheap,
     }
     log.info("build: %s", stats)
     return stats
+
+
+def cheap_flags(flags: list[str]) -> list[str]:
+    """``flags`` with the optimisation level replaced by ``CHEAP_FLAGS`` (and the flags that
+    only tune optimisation passes left out)."""
+    out, k = [], 0
+    while k < len(flags):
+        tuned = next((t for t in (TAIL_DUP_FLAGS, DISPATCH_RA_FLAGS) if flags[k : k + len(t)] == t), None)
+        if tuned:
+            k += len(tuned)
+            continue
+        if not re.fullmatch(r"-O[0-3sz]?", flags[k]) and flags[k] != "-fno-slp-vectorize":
+            out.append(flags[k])
+        k += 1
+    return [*CHEAP_FLAGS, *out]
 
 
 def _include_dirs(c_path: str) -> list[Path]:

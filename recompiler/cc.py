@@ -4,9 +4,11 @@ lacks ``musttail``, which tail calls in lifted code need so they do not grow the
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 
 from nxrecomp.common import settings
@@ -87,3 +89,42 @@ def run(args: list[str], what: str) -> None:
     r = subprocess.run([*compiler(), *args], capture_output=True, text=True)
     if r.returncode != 0:
         raise NxError(f"C compiler failed on {what}: {r.stderr.strip()[-2000:]}")
+
+
+# A function's compile cost from what the lifter emits.  clang's time on lifted code is
+# superlinear in the number of basic blocks of one function, not in its bytes: PHI elimination,
+# the register coalescer and early tail duplication each walk (blocks) x (values live across
+# them), and lifted code keeps the guest's registers live everywhere.  A block starts at each
+# ``L_<addr>:`` label the lifter writes (a branch target or a jump table's entry), so the
+# estimate is ``SECONDS_PER_BYTE * bytes + SECONDS_PER_LABEL2 * labels ** 2`` per function,
+# fitted to the CPU time of zig's clang -O2 (build.py's flags; 2-core dev VM, 2026-12-07) on:
+# QuickJS's JS_CallInternal shard (F_ and its resume twin R_: 1.25 MB, 1,525 labels each;
+# estimated 10.6 s, measured 11.8 s user+sys), SQLite's sqlite3VdbeExec shard (1.17 MB, 1,739
+# labels each; 12.1 s, 10.0 s), Lua's luaV_execute shard (0.47 MB, 617 labels; 2.8 s, 4.0 s),
+# and libpcre2-8's match function shard (2.5 MB, 12,768 labels each, a 12,442-entry jump table;
+# 401 s, over 10 minutes and unfinished).  Bytes alone would rank that shard with QuickJS's
+# 3.5 MB shard of 105 small functions (14 s estimated).
+SECONDS_PER_BYTE = 4e-6
+SECONDS_PER_LABEL2 = 1.2e-6
+_FN_DEF = re.compile(r"^(?:static |__attribute__\(\([^)]*\)\) )*(?:NxRet|u64) ([A-Z]_[0-9a-f]+)\(.*\{$", re.M)
+_LABEL = re.compile(r"^ L_[0-9a-f]+:", re.M)
+
+
+@dataclass
+class FunctionCost:
+    name: str  # its C name (F_, R_ resume twin, I_ inlined copy, ...)
+    nbytes: int
+    labels: int
+    seconds: float  # estimated compile CPU time
+
+
+def function_costs(text: str) -> list[FunctionCost]:
+    """The estimated compile cost of each function of a shard's C (its definitions in order)."""
+    starts = [(m.start(), m.group(1)) for m in _FN_DEF.finditer(text)]
+    out = []
+    for k, (s, name) in enumerate(starts):
+        e = starts[k + 1][0] if k + 1 < len(starts) else len(text)
+        n = e - s
+        labels = len(_LABEL.findall(text, s, e))
+        out.append(FunctionCost(name, n, labels, SECONDS_PER_BYTE * n + SECONDS_PER_LABEL2 * labels * labels))
+    return out

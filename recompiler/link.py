@@ -23,8 +23,9 @@ definition; non-default (``@``) definitions are never chosen otherwise.
 TLS: the static layout of AArch64 (variant 1): TP points to a 16-byte TCB, followed by the
 TLS block of each module that has PT_TLS, in load order, each aligned to its p_align.
 glibc keeps its ``struct pthread`` just *below* TP; the runtime must leave room there.
-TLS descriptors (R_AARCH64_TLSDESC) are not supported (none of the Debian test programs use
-them): they are reported like any unknown relocation.
+TLS descriptors (R_AARCH64_TLSDESC) are left to glibc's ld.so in a dynamically linked program
+(it fills each descriptor when it relocates the module: libselinux's, in sed's closure); a static
+executable with one is reported like any unknown relocation.
 
 IRELATIVE / IFUNC: for a dynamically linked program, every IRELATIVE relocation and every
 GLOB_DAT/JUMP_SLOT/ABS64 bound to an STT_GNU_IFUNC symbol is *recorded* in
@@ -320,6 +321,11 @@ def link(
             if t == R_AARCH64_IRELATIVE:
                 ifunc_slots[place] = p.base + r.addend  # a static program's startup applies it itself
                 func_hints.add(p.base + r.addend)
+                continue
+            if t == R_AARCH64_TLSDESC and not static:
+                # glibc's ld.so, which runs in the program, fills the descriptor (its resolver,
+                # its argument) when it relocates the module: nothing to write here
+                # (libselinux's, in sed's closure)
                 continue
             if t not in RELOC_NAMES or t == R_AARCH64_TLSDESC:
                 raise NxError(

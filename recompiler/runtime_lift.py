@@ -28,7 +28,7 @@ from nxrecomp.bundle import manifest as bundle_manifest
 from nxrecomp.bundle.image import LinkedImage
 from recompiler import cc, discovered
 from recompiler.analyse import Analyser, abi_settings
-from recompiler.build import LINK_FLAGS, RUNTIME_DIR, SHARD_FLAGS, SLP_MAX_INSNS, _included
+from recompiler.build import LINK_FLAGS, RUNTIME_DIR, SHARD_FLAGS, SLP_MAX_INSNS, _included, cheap_flags
 from recompiler.lift import lift_function
 from recompiler.lift.emitter import SIG, fname, rname
 
@@ -80,6 +80,10 @@ def compile_object(text: str, entry: int, slp: bool = True) -> tuple[Path, float
     flags = [settings.get("recompiler", "opt"), *SHARD_FLAGS, *cc.arch_flags()]
     if not slp:
         flags.append("-fno-slp-vectorize")
+    # a running program waits on this compile: the build's budget holds here too
+    budget = float(settings.get("recompiler", "cc_budget_s"))
+    if budget > 0 and sum(f.seconds for f in cc.function_costs(text)) > budget:
+        flags = cheap_flags(flags)
     h = hashlib.sha256(text.encode())
     h.update("\0".join(flags + LINK_FLAGS).encode())
     h.update(cc.identity().encode())

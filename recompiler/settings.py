@@ -39,6 +39,13 @@ SETTINGS = [
     ),
     Setting(
         "recompiler",
+        "cc_budget_s",
+        60.0,
+        "most estimated compile CPU seconds of one shard at -O2 (recompiler/cc.py function_costs); a shard over it is compiled the cheap way (build.py CHEAP_FLAGS) and named in the log; 0: no limit",
+        float,
+    ),
+    Setting(
+        "recompiler",
         "trust_abi",
         True,
         "calls keep X19-X29 and SP and hand back only their results as AAPCS64 says (off: store and reload all around calls)",

@@ -236,6 +236,51 @@ def test_python_runner_matches_qemu(tmp_path_factory, tmp_path) -> None:
 # ---- bad input: each a clear error naming the file ----------------------------------------
 
 
+def test_tls_descriptors_of_a_dynamic_program_are_left_to_ld_so() -> None:
+    """libselinux (sed's closure) has R_AARCH64_TLSDESC relocations: glibc's ld.so fills each
+    descriptor when it relocates the module, so linking for the recompiler writes nothing there
+    (it stopped sed's recompile with "unsupported relocation type 1031")."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.relocation import RelocationSection
+
+    from recompiler.link import link_program
+
+    roots = [_fetch(p) for p in PACKAGES["sed"][2]]
+    lib = next(r for r in roots if "libselinux" in r.name) / "lib/aarch64-linux-gnu/libselinux.so.1"
+    with open(lib, "rb") as f:
+        elf = ELFFile(f)
+        slots = [
+            r["r_offset"]
+            for sec in elf.iter_sections()
+            if isinstance(sec, RelocationSection)
+            for r in sec.iter_relocations()
+            if r["r_info_type"] == 1031
+        ]
+        file_words = {o: _file_word(elf, o) for o in slots}
+    assert slots, "libselinux has no TLSDESC relocation any more: this test needs another library"
+    image = link_program(roots[0] / "bin/sed", roots[1:])
+    base = next(m.base for m in image.modules if m.name == "libselinux.so.1")
+    for o, word in file_words.items():
+        assert _image_word(image, base + o) == word, f"TLSDESC slot {o:#x} written at link time"
+
+
+def _file_word(elf, vaddr: int) -> bytes:
+    for seg in elf.iter_segments():
+        if seg["p_type"] == "PT_LOAD" and seg["p_vaddr"] <= vaddr < seg["p_vaddr"] + seg["p_memsz"]:
+            data = seg.data()
+            off = vaddr - seg["p_vaddr"]
+            return (data[off : off + 16] + bytes(16))[:16]
+    raise AssertionError(f"{vaddr:#x} in no PT_LOAD")
+
+
+def _image_word(image, addr: int) -> bytes:
+    for seg in image.segments:
+        if seg.vaddr <= addr < seg.vaddr + len(seg.data):
+            off = addr - seg.vaddr
+            return (bytes(seg.data[off : off + 16]) + bytes(16))[:16]
+    raise AssertionError(f"{addr:#x} in no segment of the image")
+
+
 def test_missing_library_names_it_and_the_module_that_needs_it() -> None:
     from nxrecomp.common.errors import NxError
     from recompiler.link import link_program
