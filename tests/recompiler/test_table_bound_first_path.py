@@ -87,6 +87,53 @@ def test_a_switch_first_reached_with_an_index_out_of_bound_has_the_bounds_entrie
     assert prog.stats.tables_by_kind == {"bounded": 2}, prog.stats.tables_by_kind
 
 
+# pcre2's opcode dispatch (``cmp w2, #125; b.hi; ldrh w1, [x23, w2, uxtw #1]``) holds its table
+# base in x23, which other paths (the return id, 0 at the entry) use for something else: the
+# loop head merges both, and a bounded table tried with each constant dropped the whole table
+# when the 0 base read no code.  Now a guessed base whose entries are not code is passed over
+# (the table is then not exact: the lifted BR keeps its fallback).  Below, x23 is 0 where w2 is
+# not 0, and that path leaves before the switch (a correlation the analysis does not follow).
+MERGED = 0x1010128
+MERGED_RODATA = 0x1000120
+MERGED_CODE = [
+    (0xD2800017, "mov x23, #0"),
+    (0x35000062, "cbnz w2, #0x1010138"),
+    (0xD503201F, "nop"),
+    (0x10F7FF77, "adr x23, #0x1000120"),
+    (0x350001A2, "cbnz w2, #0x101016c"),  # skip
+    (0x7100081F, "cmp w0, #2"),
+    (0x54000168, "b.hi #0x101016c"),
+    (0x78605AE1, "ldrh w1, [x23, w0, uxtw #1]"),
+    (0x10000064, "adr x4, #0x1010154"),
+    (0x8B21A881, "add x1, x4, w1, sxth #2"),
+    (0xD61F0020, "br x1"),
+    (0xD2800140, "mov x0, #0xa"),
+    (0xD65F03C0, "ret"),
+    (0xD2800160, "mov x0, #0xb"),
+    (0xD65F03C0, "ret"),
+    (0xD2800180, "mov x0, #0xc"),
+    (0xD65F03C0, "ret"),
+    (0xD2800000, "mov x0, #0"),  # out
+    (0xD65F03C0, "ret"),
+]
+
+
+def test_a_bounded_table_keeps_the_guessed_bases_that_name_code() -> None:
+    assert [disasm(w, MERGED + 4 * k) for k, (w, _t) in enumerate(MERGED_CODE)] == [t for _w, t in MERGED_CODE]
+    code = b"".join(w.to_bytes(4, "little") for w, _t in MERGED_CODE)
+    rodata = b"".join(k.to_bytes(2, "little") for k in (0, 2, 4)) + bytes(0x100 - 6)
+    mem = Memory(
+        [(MERGED, len(code), code, True), (MERGED_RODATA, len(rodata), rodata, False)],
+        read_only=[(MERGED, len(code)), (MERGED_RODATA, len(rodata))],
+    )
+    prog = analyse(mem, MERGED, set(), [], {})
+    plan = prog.functions[MERGED]
+    br = MERGED + 0x28
+    assert sorted(plan.jump_tables.get(br, ())) == [MERGED + 0x2C, MERGED + 0x34, MERGED + 0x3C], plan.jump_tables
+    assert prog.stats.tables_by_kind == {"bounded": 1}, prog.stats.tables_by_kind
+    assert br not in plan.complete_tables  # (the 0 base was passed over: not every value is a case)
+
+
 # ---- edge_feasible against Unicorn ------------------------------------------------------
 AT = 0x10000
 VALUES = [0, 1, 2, 3, 13, 14, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x100000000, 0xFFFFFFFFFFFFFFFF]
