@@ -176,6 +176,12 @@ def _fold_loads(e: tuple, mem) -> tuple | None:
             return None
         a = E.cval(addr)
         if a is not None:
+            if mem.read(a, e[1]) is None:
+                # outside the image: no path that gets here loads it (a switch's index that
+                # its compare excludes, a constant the analysis carried past the compare:
+                # libpcre2-8's ``w4 = -1``); read as a leaf, its value made an open table of
+                # every instruction after the branch
+                return None
             if not mem.is_read_only(a, e[1]):
                 return _volatile(e[1], e[2], a)
             v = E.evaluate(("load", e[1], e[2], addr), {}, mem.read)

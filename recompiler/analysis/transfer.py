@@ -402,40 +402,19 @@ def cond_bounds(cond: int, n: int) -> tuple[int | None, int | None]:
 
 def edge_feasible(st: State, i: Insn, taken: bool) -> bool:
     """Whether a path may take this edge of a conditional branch (``taken`` or the
-    fall-through): False only where the branch tests a known constant that decides it the other
-    way (``cmp w4, #13; b.hi`` with ``w4 = -1``: the fall-through into a switch's table is
-    never taken).  Constants read back from a stack slot (``cslot``) decide nothing: a store
-    through an escaped pointer may have changed the slot.  For ``b.cond`` only the conditions
-    that need no operand width (EQ/NE and the unsigned HS/LO/HI/LS) are decided: the compared
-    value is held at its width (a W register's upper half clear) and the immediate is below it."""
-    g = i.group
-    if g == "BCOND":
-        if st.flags is None or st.flags[1] is None or st.flags[0][0] != "const":
-            return True
-        c, n = st.flags[0][1], st.flags[1]
-        cond = i.f["cond"]
-        base = cond >> 1
-        if base == 0:
-            holds = c == n
-        elif base == 1:
-            holds = c >= n
-        elif base == 4:
-            holds = c > n
-        else:
-            return True
-        if cond & 1:
-            holds = not holds
-        return holds == taken
-    if g in ("CBZ", "TBZ"):
-        v = st.regs[i.f["Rt"]] if i.f["Rt"] != 31 else E.const(0)
-        if v[0] != "const":
-            return True
-        if g == "CBZ":
-            zero = v[1] & (E.M64 if i.f["sf"] else 0xFFFFFFFF) == 0
-        else:
-            zero = not v[1] >> (i.f["b5"] << 5 | i.f["b40"]) & 1
-        return zero != (taken == bool(i.f["op"]))
-    return True
+    fall-through): False only where the edge implies a bound (``cond_bounds``: ``cmp x, #n``
+    with an unsigned or equality condition) that the compared value, a known constant,
+    violates: ``cmp w4, #13; b.hi`` with ``w4 = -1`` never falls into the switch's table read
+    (whose address would lie outside the image).  Nothing else is decided: a constant of a
+    body whose edges are not all known yet (tables found in later rounds, a label function's
+    callers) may be the only value seen so far, and pruning every edge it decides hid code
+    whose tables would have brought the other values (busybox's vfprintf, flags reset to 0
+    before its step table's ``br``).  Constants read back from a stack slot (``cslot``) decide
+    nothing: a store through an escaped pointer may have changed the slot."""
+    if i.group != "BCOND" or st.flags is None or st.flags[1] is None or st.flags[0][0] != "const":
+        return True
+    b = cond_bounds(i.f["cond"], st.flags[1])[0 if taken else 1]
+    return b is None or st.flags[0][1] <= b
 
 
 def edge_refine(st: State, i: Insn, taken: bool) -> None:

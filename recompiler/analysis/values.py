@@ -14,8 +14,8 @@ cannot, since every block has a predecessor outside its cycle (the entry has the
 state), whose values never mention what the cycle defines, so the join turns such a location
 into the block's phi.  Bounds (from compares on edges) are kept where every predecessor has
 one (the largest).  Stack slots: see ``transfer`` (a frame slot written on some paths only is
-still known on those, as a merge that is never exact).  An edge of a conditional branch that
-a known constant decides the other way is never taken (``transfer.edge_feasible``): a switch's
+still known on those, as a merge that is never exact).  An edge of a conditional branch whose
+bound a known constant violates is never taken (``transfer.edge_feasible``): a switch's
 ``cmp w4, #13; b.hi`` reached with ``w4 = -1`` passes nothing to its table's load, whose
 address would lie outside the image.
 """
