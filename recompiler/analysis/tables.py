@@ -16,7 +16,10 @@ expression; its unknown part is the index.  The index's range comes from, in ord
    function (``own``), with no count limit but the size of the image.
 A table base merged from several paths takes each constant that reaches it (a value set);
 where something else reaches it too the lifted ``BR`` still switches on the real target, so a
-wrong guess costs only the fallback through the dispatch table.
+wrong guess costs only the fallback through the dispatch table.  A bounded table passes over a
+guessed base whose entries are not all code (a register that holds the base on the paths to
+the switch and something else on others the join merged in: pcre2's opcode dispatch, whose
+base register holds a return id of 0 at the entry); the table is then not exact.
 """
 
 from __future__ import annotations
@@ -115,13 +118,18 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
     out: list[int] = []
     # (not where _combos stopped at MAX_COMBOS: a base it did not try may be the one)
     complete = kind in ("bounded", "masked", "loaded") and len(combos) == _n_combos(fv, guesses)
+    dropped = False  # a guessed base whose bounded table is not code (the merge's other values)
     for env in combos:
         if complete and not all(_loads_read_only(target, {**env, index: k}, mem) for k in range(bound + 1)):
             complete = False
         if kind == "bounded":
             vals = [E.evaluate(target, {**env, index: k}, read) for k in range(bound + 1)]
             if not all(code(v) for v in vals):
-                return None  # a bound that does not fit the table: not this table's
+                # a bound that does not fit the table: not this table's, or a guessed base the
+                # merge brings from paths where the register holds something else (pcre2's
+                # dispatch base, a return id of 0 on the paths a loop head merges)
+                dropped = True
+                continue
             out += vals
         elif kind in ("masked", "loaded"):
             for k in range(bound + 1):
@@ -143,7 +151,7 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
                 out.append(v)
     if not out:
         return None
-    exact = _closed(fv, guesses)
+    exact = _closed(fv, guesses) and not dropped
     rec = Recovered(_uniq(out), kind, exact=exact, complete=complete and exact)
     if kind in ("masked", "loaded") and len(combos) == 1:
         rec.direct = _direct(st, target, index, combos[0], mem, bound if kind == "loaded" else None)
@@ -168,6 +176,12 @@ def _fold_loads(e: tuple, mem) -> tuple | None:
             return None
         a = E.cval(addr)
         if a is not None:
+            if mem.read(a, e[1]) is None:
+                # outside the image: no path that gets here loads it (a switch's index that
+                # its compare excludes, a constant the analysis carried past the compare:
+                # libpcre2-8's ``w4 = -1``); read as a leaf, its value made an open table of
+                # every instruction after the branch
+                return None
             if not mem.is_read_only(a, e[1]):
                 return _volatile(e[1], e[2], a)
             v = E.evaluate(("load", e[1], e[2], addr), {}, mem.read)

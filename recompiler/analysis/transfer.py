@@ -400,6 +400,23 @@ def cond_bounds(cond: int, n: int) -> tuple[int | None, int | None]:
     return None, None
 
 
+def edge_feasible(st: State, i: Insn, taken: bool) -> bool:
+    """Whether a path may take this edge of a conditional branch (``taken`` or the
+    fall-through): False only where the edge implies a bound (``cond_bounds``: ``cmp x, #n``
+    with an unsigned or equality condition) that the compared value, a known constant,
+    violates: ``cmp w4, #13; b.hi`` with ``w4 = -1`` never falls into the switch's table read
+    (whose address would lie outside the image).  Nothing else is decided: a constant of a
+    body whose edges are not all known yet (tables found in later rounds, a label function's
+    callers) may be the only value seen so far, and pruning every edge it decides hid code
+    whose tables would have brought the other values (busybox's vfprintf, flags reset to 0
+    before its step table's ``br``).  Constants read back from a stack slot (``cslot``) decide
+    nothing: a store through an escaped pointer may have changed the slot."""
+    if i.group != "BCOND" or st.flags is None or st.flags[1] is None or st.flags[0][0] != "const":
+        return True
+    b = cond_bounds(i.f["cond"], st.flags[1])[0 if taken else 1]
+    return b is None or st.flags[0][1] <= b
+
+
 def edge_refine(st: State, i: Insn, taken: bool) -> None:
     """The bound a conditional branch's edge implies (``taken`` or the fall-through)."""
     if i.group == "BCOND" and st.flags is not None and st.flags[1] is not None:

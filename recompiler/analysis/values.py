@@ -14,7 +14,10 @@ cannot, since every block has a predecessor outside its cycle (the entry has the
 state), whose values never mention what the cycle defines, so the join turns such a location
 into the block's phi.  Bounds (from compares on edges) are kept where every predecessor has
 one (the largest).  Stack slots: see ``transfer`` (a frame slot written on some paths only is
-still known on those, as a merge that is never exact).
+still known on those, as a merge that is never exact).  An edge of a conditional branch whose
+bound a known constant violates is never taken (``transfer.edge_feasible``): a switch's
+``cmp w4, #13; b.hi`` reached with ``w4 = -1`` passes nothing to its table's load, whose
+address would lie outside the image.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from recompiler.analysis import expr as E
-from recompiler.analysis.transfer import State, Transfer, edge_refine, slot_of, successors
+from recompiler.analysis.transfer import State, Transfer, edge_feasible, edge_refine, slot_of, successors
 from recompiler.decode import Insn
 
 
@@ -243,6 +246,8 @@ class FunctionValues:
             for s, taken in self.succ[b]:
                 o = st
                 if taken is not None:
+                    if not edge_feasible(st, last, taken):
+                        continue  # (a constant the branch tests decides it the other way)
                     o = st.copy()
                     edge_refine(o, last, taken)
                 inc = self.incoming[s]
