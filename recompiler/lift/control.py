@@ -81,7 +81,7 @@ def h_br(em: FunctionEmitter, i: Insn) -> bool:
     # direct tail call behind a compare, with its callee's lists as a B to it would have
     guesses = em.jump_guesses(i.addr) if not table else ()
     em.guessed_tails.update((i.addr, a) for a in guesses)
-    tests = "".join(f"if (_t == {a:#x}ull) {em.goto(a)} " for a in guesses)
+    tests = "".join(f"if (NX_GUESS(_t, {a:#x}ull)) {em.goto(a)} " for a in guesses)
     # an unknown target: the site's inline cache (lifted.h NX_IC), else the runtime's lookup
     em.out(f"{{ u64 _t = {t}; {tests}{em.jump_out()} }}")
     return False

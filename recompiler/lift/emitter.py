@@ -592,7 +592,7 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
                 self.call_alt.append(k)
                 self.callees.add(g)
                 # (the call on a line of its own, as a BL's: inline_leaves copies a small leaf there)
-                self.out(f"if ({target_expr} == {g:#x}ull) {{ {self.slot(T.NOTE_SP, j)}{self.slot(T.STORE_CALL, j)};")
+                self.out(f"if (NX_GUESS({target_expr}, {g:#x}ull)) {{ {self.slot(T.NOTE_SP, j)}{self.slot(T.STORE_CALL, j)};")
                 self.out(f"_r = {fname(g)}{ARGS};")
                 self.out(f"{self.slot(T.RET_CHECK, j)} x0 = _r.x0; {self.slot(T.RELOAD_CALL, j)}; }} else")
             self.out(f"{{ {store};")

@@ -65,7 +65,7 @@ def test_guarded_direct_calls_run_like_qemu(program, tmp_path, off) -> None:
     text = "".join(p.read_text() for p in (bundle / "src").glob("shard_*.c"))
     start = text.index(f"NxRet F_{syms['fold']:x}(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {{")
     body = text[start : text.index("\n}\n", start)]
-    guarded = re.findall(r"if \(_t == (0x[0-9a-f]+)ull\) \{", body)
+    guarded = re.findall(r"if \(NX_GUESS\(_t, (0x[0-9a-f]+)ull\)\) \{", body)
     if off:
         assert not guarded
     else:

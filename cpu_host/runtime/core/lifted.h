@@ -175,6 +175,10 @@ extern volatile int nx_preempt_here __attribute__((visibility("hidden")));
 extern volatile int nx_preempt_pending __attribute__((weak));
 #define NX_PREEMPT_FLAG nx_preempt_pending
 #endif
+/* A target analysis guessed for an indirect call or jump (analysis/call_targets.py), tried as
+ * a direct call first: like an inline cache's hit, it is taken only when no preemption is
+ * requested, so an indirect call stays a scheduling point (examples' preempt.c). */
+#define NX_GUESS(t, g) (LIKELY((t) == (g)) && LIKELY(!NX_PREEMPT_FLAG))
 /* An empty cache points at one of these rows (never NULL: a hit is one compare, not two).
  * No lifted function has their address (not even a word-aligned one); a branch to it anyway
  * (a register holding all ones) "hits" the runtime's own path, nx_call_ind or nx_jump, which
