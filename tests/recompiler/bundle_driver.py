@@ -1,5 +1,7 @@
 """Running one lifted function of a built bundle from a small C driver, for tests that check
-what a call leaves in ``NxCpu`` (test_quiet_returns, test_return_results).
+what a call leaves in ``NxCpu`` (test_quiet_returns, test_return_results), and the pieces those
+tests share: a hand-encoded program's image, a lifted function's C, the same bytes run in
+Unicorn (the oracle).
 
 The driver maps a guest stack at 0x10000000 (SP starts at 0x10008000), loads the bundle's
 ``game.so``, looks the function up in its entry table and runs ``body`` (C statements with
@@ -15,6 +17,7 @@ import pytest
 from recompiler import cc
 from recompiler.analyse import Program
 from recompiler.build import RUNTIME_DIR, build
+from recompiler.lift.emitter import SIG
 
 STACK_TOP = 0x10008000
 RET = 0xD65F03C0
@@ -23,6 +26,48 @@ RET = 0xD65F03C0
 def movz(rd: int, imm: int) -> int:
     """MOVZ Xrd, #imm: the encoding, for hand-encoded test programs."""
     return 0xD2800000 | (imm << 5) | rd
+
+
+def image(words: dict[int, int], base: int, size: int = 0x1000) -> bytes:
+    """``size`` bytes at ``base`` holding ``words`` (address -> 32-bit instruction word)."""
+    data = bytearray(size)
+    for a, v in words.items():
+        data[a - base : a - base + 4] = v.to_bytes(4, "little")
+    return bytes(data)
+
+
+def function_text(bundle: Path, name: str) -> str:
+    """The C of lifted function ``name`` (``F_<addr>``, ``R_<addr>``) in ``bundle``'s sources;
+    no ``@@`` slot may be left unfilled in them."""
+    text = "".join(p.read_text() for p in sorted((bundle / "src").glob("*.c")))
+    assert "@@" not in text, "a placeholder was left unfilled"
+    f = text[text.index(f"NxRet {name}{SIG} {{") :]
+    return f[: f.index("\n}\n")]
+
+
+def unicorn_run(code: bytes, base: int, entry: int, stop: int, **regs: int):
+    """Unicorn (the oracle) after running ``code`` (mapped at ``base``) from ``entry`` until the
+    pc reaches ``stop``, with the guest stack at ``STACK_TOP`` and ``regs`` (``X0=...``,
+    ``SP=...``; SP defaults to ``STACK_TOP``) set first.  Returns the ``Uc``."""
+    unicorn = pytest.importorskip("unicorn", reason="the Unicorn oracle (pip package unicorn) is not installed")
+    from unicorn import arm64_const
+
+    mu = unicorn.Uc(unicorn.UC_ARCH_ARM64, unicorn.UC_MODE_ARM)
+    mu.mem_map(base, len(code))
+    mu.mem_write(base, code)
+    mu.mem_map(STACK_TOP - 0x8000, 0x10000)
+    mu.mem_map(stop & ~0xFFF, 0x1000)  # (the stop's page: Unicorn stops there before fetching)
+    for reg, v in {"SP": STACK_TOP, **regs}.items():
+        mu.reg_write(getattr(arm64_const, f"UC_ARM64_REG_{reg}"), v)
+    mu.emu_start(entry, stop, count=10_000)
+    return mu
+
+
+def unicorn_regs(mu, *names: str) -> list[int]:
+    """The values of registers ``names`` (``"X0"``, ``"PC"``...) in Unicorn ``mu``."""
+    from unicorn import arm64_const
+
+    return [mu.reg_read(getattr(arm64_const, f"UC_ARM64_REG_{n}")) for n in names]
 
 
 _MAIN = r"""

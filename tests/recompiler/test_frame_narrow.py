@@ -17,8 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from unicorn import UC_ARCH_ARM64, UC_MODE_ARM, Uc
-from unicorn.arm64_const import UC_ARM64_REG_PC, UC_ARM64_REG_SP, UC_ARM64_REG_X0, UC_ARM64_REG_X29, UC_ARM64_REG_X30
 
 from recompiler.analyse import Memory, analyse
 from recompiler.analysis.callers import closed_entries
@@ -26,7 +24,7 @@ from recompiler.lift.emitter import SIG
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bundle_driver import RET, STACK_TOP, build_bundle, run_function  # noqa: E402
+from bundle_driver import RET, STACK_TOP, build_bundle, image, run_function, unicorn_regs, unicorn_run  # noqa: E402
 
 BASE = 0x400000
 FUNC, NORMAL, LEAF, JUMPER = (BASE + n * 0x100 for n in range(4))
@@ -47,24 +45,9 @@ PROG = {
 WORDS = {a + 4 * i: w for a, ws in PROG.items() for i, w in enumerate(ws)}
 
 
-def _image() -> bytes:
-    data = bytearray(0x1000)
-    for a, v in WORDS.items():
-        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
-    return bytes(data)
-
-
 def _unicorn(x0: int) -> list[str]:
-    uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
-    uc.mem_map(BASE, 0x1000)
-    uc.mem_write(BASE, _image())
-    uc.mem_map(0, 0x2000)
-    uc.mem_map(STACK_TOP - 0x8000, 0x10000)
-    for reg, v in ((UC_ARM64_REG_X0, x0), (UC_ARM64_REG_X29, FP), (UC_ARM64_REG_X30, LR), (UC_ARM64_REG_SP, STACK_TOP)):
-        uc.reg_write(reg, v)
-    uc.emu_start(FUNC, LR, count=10_000)
-    regs = (UC_ARM64_REG_PC, UC_ARM64_REG_X0, UC_ARM64_REG_X29, UC_ARM64_REG_SP)
-    return [" ".join(f"{uc.reg_read(r):x}" for r in regs)]
+    mu = unicorn_run(image(WORDS, BASE), BASE, FUNC, LR, X0=x0, X29=FP, X30=LR)
+    return [" ".join(f"{v:x}" for v in unicorn_regs(mu, "PC", "X0", "X29", "SP"))]
 
 
 DRIVER = f"""
@@ -87,7 +70,7 @@ def _returns(text: str, entry: int) -> list[str]:
 def test_an_abnormal_jump_keeps_only_the_open_functions_frame_stores(tmp_path: Path, monkeypatch, off: bool) -> None:
     if off:
         monkeypatch.setenv("NXRECOMP_RECOMPILER_NO_OPT", "frames")
-    mem = Memory([(BASE, 0x1000, _image(), True)])
+    mem = Memory([(BASE, 0x1000, image(WORDS, BASE), True)])
     program = analyse(mem, FUNC, set(PROG), [], {})
     assert set(PROG) <= set(program.functions)
     program.closed = closed_entries(mem, program.functions, {FUNC})

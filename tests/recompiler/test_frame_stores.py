@@ -18,16 +18,13 @@ import re
 import sys
 from pathlib import Path
 
-from unicorn import UC_ARCH_ARM64, UC_MODE_ARM, Uc
-from unicorn.arm64_const import UC_ARM64_REG_PC, UC_ARM64_REG_SP, UC_ARM64_REG_X0, UC_ARM64_REG_X29, UC_ARM64_REG_X30
-
 from recompiler.analyse import Memory, analyse
 from recompiler.build import build
 from recompiler.lift.emitter import SIG
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bundle_driver import RET, STACK_TOP, run_function  # noqa: E402
+from bundle_driver import RET, STACK_TOP, image, run_function, unicorn_regs, unicorn_run  # noqa: E402
 
 BASE = 0x400000
 FUNC, NORMAL, LEAF, FUNC2, SAVE, JUMPER = (BASE + n * 0x100 for n in range(6))
@@ -103,31 +100,18 @@ def _program() -> dict[int, int]:
     }
 
 
-def _image() -> bytes:
-    data = bytearray(0x1000)
-    for a, v in _program().items():
-        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
-    return bytes(data)
-
-
 def _unicorn(entry: int, x0: int) -> list[str]:
     """pc, X0, X29 and SP when ``entry`` comes back to LR, run in Unicorn."""
-    uc = Uc(UC_ARCH_ARM64, UC_MODE_ARM)
-    uc.mem_map(BASE, 0x1000)
-    uc.mem_write(BASE, _image())
-    uc.mem_map(0, 0x2000)  # (LR's page: Unicorn stops there before fetching)
-    uc.mem_map(STACK_TOP - 0x8000, 0x10000)
-    for reg, v in ((UC_ARM64_REG_X0, x0), (UC_ARM64_REG_X29, FP), (UC_ARM64_REG_X30, LR), (UC_ARM64_REG_SP, STACK_TOP)):
-        uc.reg_write(reg, v)
-    uc.emu_start(entry, LR, count=10_000)
-    regs = (UC_ARM64_REG_PC, UC_ARM64_REG_X0, UC_ARM64_REG_X29, UC_ARM64_REG_SP)
-    return [" ".join(f"{uc.reg_read(r):x}" for r in regs)]
+    mu = unicorn_run(image(_program(), BASE), BASE, entry, LR, X0=x0, X29=FP, X30=LR)
+    return [" ".join(f"{v:x}" for v in unicorn_regs(mu, "PC", "X0", "X29", "SP"))]
 
 
 def _build(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setenv("NXRECOMP_NXRECOMP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("NXRECOMP_RECOMPILER_JOBS", "2")
-    prog = analyse(Memory([(BASE, 0x1000, _image(), True)]), FUNC, {FUNC, NORMAL, LEAF, FUNC2, SAVE, JUMPER}, [], {})
+    prog = analyse(
+        Memory([(BASE, 0x1000, image(_program(), BASE), True)]), FUNC, {FUNC, NORMAL, LEAF, FUNC2, SAVE, JUMPER}, [], {}
+    )
     build(prog, tmp_path / "bundle")
     return tmp_path / "bundle"
 

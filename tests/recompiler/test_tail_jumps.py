@@ -14,18 +14,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 
 from recompiler.analyse import Memory, analyse
-from recompiler.build import build
-from recompiler.lift.emitter import SIG
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bundle_driver import RET, STACK_TOP, run_function  # noqa: E402
-
-unicorn = pytest.importorskip("unicorn", reason="the Unicorn oracle (pip package unicorn) is not installed")
-from unicorn import arm64_const as U  # noqa: E402
+from bundle_driver import RET, build_bundle, function_text, image, run_function, unicorn_regs, unicorn_run  # noqa: E402
 
 BASE = 0x400000
 FUNC, G = BASE, BASE + 0x100
@@ -50,43 +44,18 @@ def _program() -> dict[int, int]:
     }
 
 
-def _image() -> bytes:
-    data = bytearray(0x1000)
-    for a, v in _program().items():
-        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
-    return bytes(data)
-
-
 def _unicorn() -> tuple[int, int]:
     """X0 and X19 after FUNC's tail jump returns, run by Unicorn (the oracle)."""
-    mu = unicorn.Uc(unicorn.UC_ARCH_ARM64, unicorn.UC_MODE_ARM)
-    mu.mem_map(BASE, 0x1000)
-    mu.mem_write(BASE, _image())
-    mu.mem_map(0x10000000, 0x10000)
     done = 0x500000
-    mu.mem_map(done, 0x1000)
-    mu.reg_write(U.UC_ARM64_REG_SP, STACK_TOP)
-    mu.reg_write(U.UC_ARM64_REG_X0, X0_IN)
-    mu.reg_write(U.UC_ARM64_REG_X1, G)
-    mu.reg_write(U.UC_ARM64_REG_X19, X19_IN)
-    mu.reg_write(U.UC_ARM64_REG_X30, done)
-    mu.emu_start(FUNC, done, count=1000)
-    return mu.reg_read(U.UC_ARM64_REG_X0), mu.reg_read(U.UC_ARM64_REG_X19)
+    mu = unicorn_run(image(_program(), BASE), BASE, FUNC, done, X0=X0_IN, X1=G, X19=X19_IN, X30=done)
+    x0, x19 = unicorn_regs(mu, "X0", "X19")
+    return x0, x19
 
 
-def _function_text(text: str, entry: int) -> str:
-    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{") :]
-    return f[: f.index("\n}\n")]
-
-
-def test_a_tail_jump_through_a_register_stores_no_callee_saved_register(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("NXRECOMP_NXRECOMP_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("NXRECOMP_RECOMPILER_JOBS", "2")
-    prog = analyse(Memory([(BASE, 0x1000, _image(), True)]), FUNC, {FUNC, G}, [], {})
-    build(prog, tmp_path / "bundle")
-    text = "".join(p.read_text() for p in (tmp_path / "bundle" / "src").glob("*.c"))
-    body = _function_text(text, FUNC)
-    assert "@@" not in text, "a placeholder was left unfilled"
+def test_a_tail_jump_through_a_register_stores_no_callee_saved_register(tmp_path: Path) -> None:
+    prog = analyse(Memory([(BASE, 0x1000, image(_program(), BASE), True)]), FUNC, {FUNC, G}, [], {})
+    bundle = build_bundle(tmp_path, prog)
+    body = function_text(bundle, f"F_{FUNC:x}")
     indirect = next(line for line in body.splitlines() if line.startswith("#define STORE_INDIRECT"))
     assert "s->x[3] = x3;" in indirect and "s->x[19]" not in indirect, indirect
     assert "nx_ic_empty_jump" in body, "the jump is no jump out through the inline cache"
@@ -98,6 +67,6 @@ def test_a_tail_jump_through_a_register_stores_no_callee_saved_register(tmp_path
     nx_enter(&s, fn);
     printf("%%llx %%llx %%llx\n", (unsigned long long)s.pc, (unsigned long long)s.x[0], (unsigned long long)s.x[19]);
 """ % (X0_IN, G, X19_IN)
-    pc, x0, x19 = run_function(tmp_path, tmp_path / "bundle", FUNC, driver)[0].split()
+    pc, x0, x19 = run_function(tmp_path, bundle, FUNC, driver)[0].split()
     assert int(pc, 16) == 0x1234
     assert (int(x0, 16), int(x19, 16)) == _unicorn()

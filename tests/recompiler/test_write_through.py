@@ -14,18 +14,12 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
 
 from recompiler.analyse import Memory, analyse
-from recompiler.build import build
-from recompiler.lift.emitter import SIG
 
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bundle_driver import RET, STACK_TOP, movz, run_function  # noqa: E402
-
-unicorn = pytest.importorskip("unicorn", reason="the Unicorn oracle (pip package unicorn) is not installed")
-from unicorn import arm64_const as U  # noqa: E402
+from bundle_driver import RET, build_bundle, function_text, image, movz, run_function, unicorn_regs, unicorn_run  # noqa: E402
 
 BASE = 0x400000
 FUNC, A, B = BASE, BASE + 0x100, BASE + 0x200
@@ -61,42 +55,17 @@ def _program() -> dict[int, int]:
     }
 
 
-def _image() -> bytes:
-    data = bytearray(0x1000)
-    for a, v in _program().items():
-        data[a - BASE : a - BASE + 4] = v.to_bytes(4, "little")
-    return bytes(data)
-
-
 def _unicorn_x0() -> int:
     """X0 after FUNC returns, run by Unicorn (the oracle) from X0 = X0_IN."""
-    mu = unicorn.Uc(unicorn.UC_ARCH_ARM64, unicorn.UC_MODE_ARM)
-    mu.mem_map(BASE, 0x1000)
-    mu.mem_write(BASE, _image())
-    mu.mem_map(0x10000000, 0x10000)
     done = 0x500000
-    mu.mem_map(done, 0x1000)
-    mu.reg_write(U.UC_ARM64_REG_SP, STACK_TOP)
-    mu.reg_write(U.UC_ARM64_REG_X0, X0_IN)
-    mu.reg_write(U.UC_ARM64_REG_X30, done)
-    mu.emu_start(FUNC, done, count=1000)
-    return mu.reg_read(U.UC_ARM64_REG_X0)
-
-
-def _function_text(text: str, entry: int) -> str:
-    f = text[text.index(f"NxRet F_{entry:x}{SIG} {{") :]
-    return f[: f.index("\n}\n")]
+    return unicorn_regs(unicorn_run(image(_program(), BASE), BASE, FUNC, done, X0=X0_IN, X30=done), "X0")[0]
 
 
 def test_a_register_read_only_by_callees_is_written_through(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("NXRECOMP_NXRECOMP_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("NXRECOMP_RECOMPILER_JOBS", "2")
     monkeypatch.setenv("NXRECOMP_RECOMPILER_COMMENTS", "1")
-    prog = analyse(Memory([(BASE, 0x1000, _image(), True)]), FUNC, {FUNC, A, B}, [], {})
-    build(prog, tmp_path / "bundle")
-    text = "".join(p.read_text() for p in (tmp_path / "bundle" / "src").glob("*.c"))
-    body = _function_text(text, FUNC)
-    assert "@@" not in text, "a placeholder was left unfilled"
+    prog = analyse(Memory([(BASE, 0x1000, image(_program(), BASE), True)]), FUNC, {FUNC, A, B}, [], {})
+    bundle = build_bundle(tmp_path, prog)
+    body = function_text(bundle, f"F_{FUNC:x}")
     # the write of X2 stores it at once ...
     write = [line for line in body.splitlines() if re.match(r"  x2 = (?!s->)", line)]
     assert write and all("s->x[2] = x2;" in line for line in write), write
@@ -116,6 +85,6 @@ def test_a_register_read_only_by_callees_is_written_through(tmp_path: Path, monk
 """
         % X0_IN
     )
-    pc, x0 = run_function(tmp_path, tmp_path / "bundle", FUNC, driver)[0].split()
+    pc, x0 = run_function(tmp_path, bundle, FUNC, driver)[0].split()
     assert int(pc, 16) == 0x1234
     assert int(x0, 16) == _unicorn_x0()
