@@ -95,7 +95,9 @@ def _generated_checks(entry: int, generated: tuple[int, bytes], rows: list) -> t
     words = ",".join(str(b) for b in data)
     out = [
         "void nx_generated_stale(NxCpu *s, u64 lo, u64 hi);\n",
-        f"static const unsigned char nx_gen_bytes[{len(data)}] = {{{words}}};\n",
+        # (exported: the runtime enters the rows again, with no lift, where these bytes are back)
+        f'__attribute__((visibility("default"))) const unsigned char nx_gen_bytes[{len(data)}] = {{{words}}};\n',
+        f'__attribute__((visibility("default"))) const uint64_t nx_gen_span[2] = {{{lo:#x}ull, {len(data)}}};\n',
         "NXI int nx_gen_changed(void) {\n"
         f"    return UNLIKELY(__builtin_memcmp((const void *)(uintptr_t){lo:#x}ull, nx_gen_bytes, {len(data)}) != 0);\n}}\n",
     ]

@@ -66,10 +66,12 @@ def _same_as_qemu(program: Path, bundle: Path, *args: str, **env: str) -> list[i
 
 def test_code_rewritten_at_the_same_address_runs_the_new_code(program, bundle):
     lifts = _same_as_qemu(program, bundle, "rewrite")
-    # triple and mangle alternate at one address, three times each: each rewrite is seen
-    assert len(lifts) == 6 and len(set(lifts)) == 1, [hex(a) for a in lifts]
+    # triple and mangle alternate at one address, three times each: each rewrite is seen; the
+    # first two are lifted, the others find code lifted before and take its rows again
+    assert len(lifts) == 2 and len(set(lifts)) == 1, [hex(a) for a in lifts]
     ours = _ours(bundle, "rewrite")
-    assert "generated code rewritten after its lift 5 times" in ours.stderr, ours.stderr[-1500:]
+    summary = "generated code rewritten after its lift 5 times (4 of them back to code lifted before"
+    assert summary in ours.stderr, ours.stderr[-1500:]
     # the manifest's functions do not change either
     assert all(a not in json.loads((bundle / "manifest.json").read_text())["functions"] for a in lifts)
 
@@ -77,7 +79,8 @@ def test_code_rewritten_at_the_same_address_runs_the_new_code(program, bundle):
 @pytest.mark.heavy
 def test_unmapped_and_mapped_again_at_the_same_address(program, bundle):
     lifts = _same_as_qemu(program, bundle, "remap")
-    assert len(lifts) == 3 and len(set(lifts)) == 1, [hex(a) for a in lifts]
+    # triple, mangle, triple again: the third is the first's code back (its rows, no lift)
+    assert len(lifts) == 2 and len(set(lifts)) == 1, [hex(a) for a in lifts]
 
 
 @pytest.mark.heavy
@@ -104,7 +107,7 @@ def test_python_runner_lifts_generated_code_too(program, bundle):
         env={**os.environ, "NXRECOMP_CPU_HOST_NATIVE_LAUNCHER": "0"},
     )
     assert (ours.returncode, ours.stdout) == (0, ref.stdout), ours.stderr[-2000:]
-    assert len(NOTICE.findall(ours.stderr)) == 3, ours.stderr[-2000:]
+    assert len(NOTICE.findall(ours.stderr)) == 2, ours.stderr[-2000:]
 
 
 def test_call_into_memory_not_mapped_executable_names_the_address_and_why(program, bundle):

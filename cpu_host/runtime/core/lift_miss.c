@@ -74,6 +74,13 @@ static uint64_t lift_waits;             /* misses that found another thread's li
 static uint64_t lift_loaded;            /* of lift_count: in code the program mapped at run time */
 static uint64_t lift_generated;         /* of lift_count: in code the program generated at run time */
 static uint64_t gen_stale;              /* generated code found rewritten after it was lifted */
+static uint64_t gen_reused;             /* generated code back as it was lifted before: rows entered again */
+/* The objects lifted from generated code (under lift_lock): a JIT that writes the same code at
+ * the same address again (a pattern compiled anew into reused memory, an A-B-A rewrite) gets
+ * the rows back without the helper. */
+#define MAX_GEN_OBJS 512
+static struct { uint64_t entry, lo, len; const unsigned char *bytes; const NxEntry *rows; uint64_t n; } gen_objs[MAX_GEN_OBJS];
+static int n_gen_objs;
 static uint64_t lifted_addrs[16];       /* the first few, for the exit summary */
 
 /* What nx_lift_setup was given: the bundle folder and the helper's interpreter and path. */
@@ -245,6 +252,9 @@ void nx_lift_report(int status) {
                          "build)", (unsigned long long)g);
     if (st) k += snprintf(buf + k, sizeof buf - k, "; generated code rewritten after its lift %llu time%s",
                           (unsigned long long)st, st == 1 ? "" : "s");
+    uint64_t ru = __atomic_load_n(&gen_reused, __ATOMIC_RELAXED);
+    if (ru) k += snprintf(buf + k, sizeof buf - k, " (%llu of them back to code lifted before: its rows entered "
+                          "again, no lift)", (unsigned long long)ru);
     n -= g;   /* what is left: the program's own code, or code loaded at run time */
     uint64_t l = __atomic_load_n(&lift_loaded, __ATOMIC_RELAXED);
     if (!n) k += snprintf(buf + k, sizeof buf - k, "\n");
@@ -516,6 +526,17 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
     } else if (nx_generated_code_region(target, &lbase, &lsize)) {
         /* code the program generated: lifted from a copy of the memory as it is now */
         generated = 1;
+        for (int i = n_gen_objs - 1; i >= 0 && generated_enabled(); i--) {
+            if (gen_objs[i].entry != target || gen_objs[i].lo < lbase || gen_objs[i].lo + gen_objs[i].len > lbase + lsize ||
+                memcmp((const void *)(uintptr_t)gen_objs[i].lo, gen_objs[i].bytes, gen_objs[i].len))
+                continue;
+            if (enter_rows(gen_objs[i].rows, gen_objs[i].n) != 0) break;
+            __atomic_fetch_add(&gen_reused, 1, __ATOMIC_RELAXED);
+            f = nx_lookup(target, kind);
+            pthread_mutex_unlock(&lift_lock);
+            if (f) return f;
+            nx_die(s, "run-time lift: the generated code's object has no row for its entry", target, from);
+        }
         if (!generated_enabled()) {
             pthread_mutex_unlock(&lift_lock);
             snprintf(what, sizeof what, "branch into code generated at run time (%s; memory the program mapped "
@@ -576,6 +597,19 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
         die_with(s, what, out, target, from);
     }
     dl_iterate_phdr(note_text, so_path);
+    const uint64_t *span = generated ? dlsym(h, "nx_gen_span") : NULL;
+    const unsigned char *gbytes = generated ? dlsym(h, "nx_gen_bytes") : NULL;
+    for (int i = 0; span && i < n_gen_objs; i++)
+        if (gen_objs[i].bytes == gbytes) span = NULL;   /* (the same object loaded again) */
+    if (span && gbytes && n_gen_objs < MAX_GEN_OBJS) {
+        gen_objs[n_gen_objs].entry = target;
+        gen_objs[n_gen_objs].lo = span[0];
+        gen_objs[n_gen_objs].len = span[1];
+        gen_objs[n_gen_objs].bytes = gbytes;
+        gen_objs[n_gen_objs].rows = rows;
+        gen_objs[n_gen_objs].n = *count;
+        n_gen_objs++;
+    }
     if (enter_rows(rows, *count) != 0) {
         pthread_mutex_unlock(&lift_lock);
         nx_die(s, "run-time lift: out of memory for the overlay table", target, from);
