@@ -290,7 +290,8 @@ static void rl_add(Range *v, int *nv, uint64_t lo, uint64_t hi) {
     *nv = n;
 }
 
-void nx_lift_forget(uint64_t lo, uint64_t hi);
+/* (weak: the personality's own test harness links it without the core) */
+void nx_lift_forget(uint64_t lo, uint64_t hi) __attribute__((weak));
 
 /* [lo, hi) is no longer the generated code it was (unmapped, not executable, mapped anew):
  * its lifted rows go (only where some of it was generated code: an overlay array per call) */
@@ -308,7 +309,7 @@ static void gen_drop_locked(uint64_t lo, uint64_t hi) {
     }
     memcpy(gen, out, n * sizeof(Range));
     ngen = n;
-    nx_lift_forget(lo, hi);
+    if (nx_lift_forget) nx_lift_forget(lo, hi);
 }
 
 static int in_image_locked(uint64_t lo, uint64_t hi) {
