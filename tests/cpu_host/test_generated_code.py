@@ -70,7 +70,7 @@ def test_code_rewritten_at_the_same_address_runs_the_new_code(program, bundle):
     # first two are lifted, the others find code lifted before and take its rows again
     assert len(lifts) == 2 and len(set(lifts)) == 1, [hex(a) for a in lifts]
     ours = _ours(bundle, "rewrite")
-    summary = "generated code rewritten after its lift 5 times (4 of them back to code lifted before"
+    summary = "generated code rewritten after its lift 5 times; generated code back to bytes lifted before 4 times"
     assert summary in ours.stderr, ours.stderr[-1500:]
     # the manifest's functions do not change either
     assert all(a not in json.loads((bundle / "manifest.json").read_text())["functions"] for a in lifts)

@@ -29,6 +29,8 @@ CASES = [
     ("backreference-count", ["grep", "-P", "-c", r"^(\w+)\s+\1\b", "r.txt"], b"", {"r.txt": REPEATS}),
     ("caseless-words", ["grep", "-P", "-i", "-w", "APPLE|F[aeiou]g", "w.txt"], b"", {"w.txt": WORDS}),
     ("lazy-only-matching", ["grep", "-P", "-o", r"l.*?\d", "a.txt"], b"", {"a.txt": TEXT[:400]}),
+    # recursion and possessive groups: the JIT's code calls its own helper (two lifts)
+    ("recursion", ["grep", "-P", "-o", r"\((?:[^()]++|(?R))*\)"], b"a (b (c) d) e\n((x)(y)) (\n)(\n", {}),
     ("no-match", ["grep", "-P", r"zebra\d+", "w.txt"], b"", {"w.txt": WORDS}),
     ("bad-pattern", ["grep", "-P", "(unclosed"], b"x\n", {}),
 ]

@@ -238,7 +238,7 @@ void nx_lift_report(int status) {
     (void)status;
     uint64_t n = nx_lift_count();
     if (!n) return;
-    char buf[768];
+    char buf[1024];
     int k = snprintf(buf, sizeof buf, "nxrecomp: run-time lifts: %llu (", (unsigned long long)n);
     for (uint64_t i = 0; i < n && i < 16 && k < (int)sizeof buf - 40; i++)
         k += snprintf(buf + k, sizeof buf - k, "%s%#llx", i ? " " : "", (unsigned long long)lifted_addrs[i]);
@@ -253,8 +253,8 @@ void nx_lift_report(int status) {
     if (st) k += snprintf(buf + k, sizeof buf - k, "; generated code rewritten after its lift %llu time%s",
                           (unsigned long long)st, st == 1 ? "" : "s");
     uint64_t ru = __atomic_load_n(&gen_reused, __ATOMIC_RELAXED);
-    if (ru) k += snprintf(buf + k, sizeof buf - k, " (%llu of them back to code lifted before: its rows entered "
-                          "again, no lift)", (unsigned long long)ru);
+    if (ru) k += snprintf(buf + k, sizeof buf - k, "; generated code back to bytes lifted before %llu time%s (their "
+                          "rows entered again, no lift)", (unsigned long long)ru, ru == 1 ? "" : "s");
     n -= g;   /* what is left: the program's own code, or code loaded at run time */
     uint64_t l = __atomic_load_n(&lift_loaded, __ATOMIC_RELAXED);
     if (!n) k += snprintf(buf + k, sizeof buf - k, "\n");
