@@ -14,6 +14,11 @@ With ``--loaded``, ADDR is in code the program mapped at run time (a Horizon loa
 (``offset:size:perm``); ``cpu_host.horizon.loaded_code`` lifts it (a whole NRO at its first
 miss) and nothing is noted in the bundle.
 
+With ``--generated``, ADDR is in code the program generated at run time (a Linux program's
+memory mapped executable: a JIT's output): FILE is a copy of that memory from BASE;
+``cpu_host.linux.generated_code`` lifts the function at ADDR, with a check of its bytes at each
+entry, and nothing is noted in the bundle.
+
     nxlift ok SO_PATH INSTRUCTIONS GUEST_BYTES COMPILE_SECONDS CACHED(0|1)
     nxlift notcode          (ADDR is not code of the program: the runtime's fatal error)
     nxlift error            (after the error's text, which names the function and the cause)
@@ -31,17 +36,25 @@ log = logging.getLogger("cpu_host.lift_on_miss")
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) not in (2, 6) or (len(argv) == 6 and argv[2] != "--loaded"):
-        print("usage: python -m cpu_host.lift_on_miss BUNDLE ADDR [--loaded BASE FILE PIECES]\nnxlift error", flush=True)
+    loaded = len(argv) == 6 and argv[2] == "--loaded"
+    generated = len(argv) == 5 and argv[2] == "--generated"
+    if len(argv) != 2 and not loaded and not generated:
+        print(
+            "usage: python -m cpu_host.lift_on_miss BUNDLE ADDR [--loaded BASE FILE PIECES | --generated BASE FILE]\n"
+            "nxlift error",
+            flush=True,
+        )
         return 2
     bundle = Path(argv[0])
     try:
         addr = int(argv[1], 16)
-        base = int(argv[3], 16) if len(argv) == 6 else 0
+        base = int(argv[3], 16) if len(argv) > 2 else 0
     except ValueError:
         print(f"{argv[1]!r} or the base is not a hex address\nnxlift error", flush=True)
         return 2
-    if len(argv) == 6:
+    if generated:
+        return _generated(addr, base, Path(argv[4]))
+    if loaded:
         return _loaded(addr, base, Path(argv[4]), argv[5])
     from recompiler import discovered, runtime_lift
 
@@ -78,6 +91,21 @@ def _loaded(addr: int, base: int, snapshot: Path, pieces: str) -> int:
             f"in {r.compile_s:.1f} s",
             flush=True,
         )
+    print(f"nxlift ok {r.so_path} {r.insns} {r.guest_bytes} {r.compile_s:.3f} {int(r.cached)}", flush=True)
+    return 0
+
+
+def _generated(addr: int, base: int, snapshot: Path) -> int:
+    from cpu_host.linux.generated_code import lift_generated
+
+    try:
+        r = lift_generated(addr, base, snapshot)
+    except (NxError, OSError) as e:
+        print(f"lifting the code generated at run time at {addr:#x}: {e}\nnxlift error", flush=True)
+        return 1
+    if r.so_path is None:
+        print(f"code generated at run time at {addr:#x}: {r.why}\nnxlift notcode", flush=True)
+        return 0
     print(f"nxlift ok {r.so_path} {r.insns} {r.guest_bytes} {r.compile_s:.3f} {int(r.cached)}", flush=True)
     return 0
 

@@ -45,11 +45,12 @@ void nx_lift_report(int status);
 
 
 def lift_on_miss_env(env: dict[str, str]) -> None:
-    """The runtime reads ``cpu_host.lift_on_miss`` from its environment (unset meaning on): an
-    off from nxrecomp.ini is passed on there (os.environ too, for a runtime loaded here)."""
-    name = "NXRECOMP_CPU_HOST_LIFT_ON_MISS"
-    if name not in env and not settings.get("cpu_host", "lift_on_miss"):
-        env[name] = os.environ[name] = "0"
+    """The runtime reads ``cpu_host.lift_on_miss`` and ``cpu_host.generated_code`` from its
+    environment (unset meaning on): an off from nxrecomp.ini is passed on there (os.environ too, for a runtime loaded here)."""
+    for key in ("lift_on_miss", "generated_code"):
+        name = f"NXRECOMP_CPU_HOST_{key.upper()}"
+        if name not in env and not settings.get("cpu_host", key):
+            env[name] = os.environ[name] = "0"
 
 
 def setup_lift_on_miss(ffi: cffi.FFI, lib, bundle: Path) -> list:

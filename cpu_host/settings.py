@@ -117,6 +117,17 @@ SETTINGS = [
     ),
     Setting(
         "cpu_host",
+        "generated_code",
+        True,
+        "a branch at run time into code the program generated (a JIT's output in memory it mapped "
+        "executable: Linux mmap/mprotect with PROT_EXEC) lifts the function there from the guest's bytes as they "
+        "are, checks them at each entry (rewritten code is lifted anew) and notes nothing for the next build (off: "
+        "a fatal error naming the address); needs cpu_host.lift_on_miss; read by the runtime as "
+        "NXRECOMP_CPU_HOST_GENERATED_CODE",
+        parse_bool,
+    ),
+    Setting(
+        "cpu_host",
         "ipc_unknown",
         "fatal",
         "an IPC request to a service or command the host does not serve: "

@@ -51,8 +51,22 @@ def _manifest_image(bundle: Path, manifest: dict):
     return image_memory(LinkedImage.from_json(manifest["image"], bundle))
 
 
-def c_source(plan, trust_abi: bool, elide_saves: bool, comments: bool, trace: bool, abi: str = "aapcs64") -> str:
-    """The C of ``plan``'s function and its table rows (exported for the runtime)."""
+def c_source(
+    plan,
+    trust_abi: bool,
+    elide_saves: bool,
+    comments: bool,
+    trace: bool,
+    abi: str = "aapcs64",
+    generated: tuple[int, bytes] | None = None,
+) -> str:
+    """The C of ``plan``'s function and its table rows (exported for the runtime).
+
+    ``generated``: (address, bytes) of the guest code the function was lifted from, when that is
+    code the program generated at run time (``cpu_host/linux/generated_code.py``): every row then
+    enters through a check that the guest's bytes there are still those; where they are not (the
+    program wrote other code there), the runtime drops the rows (``nx_generated_stale``) and the
+    branch goes to the address again, through the dispatch, which lifts what is there now."""
     code, called, _live = lift_function(
         plan, {plan.entry}, trust_abi=trust_abi, comments=comments, trace=trace, defer=False, elide_saves=elide_saves, abi=abi
     )
@@ -60,12 +74,42 @@ def c_source(plan, trust_abi: bool, elide_saves: bool, comments: bool, trace: bo
     resume_fn = rname(plan.entry) if plan.resume_twin else fname(plan.entry)
     rows += [(r, resume_fn, 2) for r in plan.resume_points if r != plan.entry]
     protos = "".join(f"NxRet {fname(a)}{SIG};\n" for a in sorted(called | {plan.entry}))
+    checks = ""
+    if generated is not None:
+        checks, rows = _generated_checks(plan.entry, generated, rows)
     table = ",\n".join(f"  {{{a:#x}ull, {n}, {k}, 0}}" for a, n, k in rows)
     return (
-        '#include "lifted.h"\n' + protos + code + "\n"
+        '#include "lifted.h"\n' + protos + code + "\n" + checks + ""
         f'__attribute__((visibility("default"))) const NxEntry nx_lift_entries[] = {{\n{table}\n}};\n'
         f'__attribute__((visibility("default"))) const uint64_t nx_lift_entry_count = {len(rows)};\n'
     )
+
+
+def _generated_checks(entry: int, generated: tuple[int, bytes], rows: list) -> tuple[str, list]:
+    """The entry checks of code generated at run time (``c_source``) and the rows through them.
+
+    The function's own entry stores its address in s->pc (an inline cache's hit left it
+    unwritten); a resume point's entry comes from nx_run, which stored it there already."""
+    lo, data = generated
+    hi = lo + len(data)
+    words = ",".join(str(b) for b in data)
+    out = [
+        "void nx_generated_stale(NxCpu *s, u64 lo, u64 hi);\n",
+        # (exported: the runtime enters the rows again, with no lift, where these bytes are back)
+        f'__attribute__((visibility("default"))) const unsigned char nx_gen_bytes[{len(data)}] = {{{words}}};\n',
+        f'__attribute__((visibility("default"))) const uint64_t nx_gen_span[2] = {{{lo:#x}ull, {len(data)}}};\n',
+        "NXI int nx_gen_changed(void) {\n"
+        f"    return UNLIKELY(__builtin_memcmp((const void *)(uintptr_t){lo:#x}ull, nx_gen_bytes, {len(data)}) != 0);\n}}\n",
+    ]
+    for fn, kind in dict.fromkeys((n, k) for _a, n, k in rows):
+        store = f"s->pc = {entry:#x}ull; " if kind == 1 else ""
+        out.append(
+            f"static NxRet G{kind}{fn}{SIG} {{\n"
+            f"    if (nx_gen_changed()) {{ nx_generated_stale(s, {lo:#x}ull, {hi:#x}ull); {store}"
+            "MUSTTAIL return nx_jump(s, a0, a1, a30, asp, a29); }\n"
+            f"    MUSTTAIL return {fn}(s, a0, a1, a30, asp, a29);\n}}\n"
+        )
+    return "".join(out), [(a, f"G{k}{n}", k) for a, n, k in rows]
 
 
 def _cache() -> Path:

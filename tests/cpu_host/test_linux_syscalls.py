@@ -47,6 +47,7 @@ int nx_linux_set_brk(uint64_t start, uint64_t reserve);
 void nx_linux_set_exe(const char *path);
 void nx_linux_add_mapping(uint64_t addr, uint64_t len);
 const char *nx_linux_syscall_name(uint32_t n);
+int nx_generated_code_region(uint64_t addr, uint64_t *base, uint64_t *size);
 """
 
 PRELUDE = """
@@ -520,3 +521,35 @@ def test_syscall_table_matches_kernel_header(harness, tmp_path):
     mismatch = {n: (ours.get(n), kernel[n]) for n in kernel if n < 472 and alias.get(kernel[n], kernel[n]) != ours.get(n)}
     assert not mismatch, mismatch
     assert set(ours) <= set(kernel)
+
+
+def test_generated_code_memory_follows_prot_exec(harness):
+    """What lift on miss treats as code generated at run time (linux_syscalls.c): memory mapped
+    or mprotected PROT_EXEC outside the runner's image, until it is unmapped, made not executable
+    or mapped over; the window given to the lifter is at most 1 MiB either side of the target."""
+    guest(
+        harness,
+        """
+        import mmap
+        RW, RX, RWX, MAP_PA, MAP_FIXED = 3, 5, 7, 0x22, 0x10
+        lo, n = ffi.new("uint64_t *"), ffi.new("uint64_t *")
+        def region(a):
+            return (lo[0], n[0]) if lib.nx_generated_code_region(a, lo, n) else None
+        a = sc(222, 0, 1 << 16, RWX, MAP_PA, -1, 0)                # sljit's RWX chunk
+        assert region(a + 0x100) == (a, 1 << 16)
+        assert sc(226, a, 4096, RW) == 0                             # its first page no longer executable
+        assert region(a + 0x100) is None and region(a + 4096) == (a + 4096, (1 << 16) - 4096)
+        assert sc(215, a, 1 << 16) == 0 and region(a + 4096) is None  # munmap
+        b = sc(222, 0, 1 << 16, RW, MAP_PA, -1, 0)                  # W^X: RW, then RX
+        assert region(b) is None
+        assert sc(226, b, 8192, RX) == 0 and region(b + 4) == (b, 8192)
+        assert sc(222, b, 4096, RW, MAP_PA | MAP_FIXED, -1, 0) == b  # mapped over, not executable
+        assert region(b + 4) is None and region(b + 4096) == (b + 4096, 4096)
+        big = sc(222, 0, 8 << 20, RWX, MAP_PA, -1, 0)               # a JIT's large reservation
+        assert region(big + (4 << 20) + 8) == (big + (3 << 20), 2 << 20)
+        img = mmap.mmap(-1, 1 << 16, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        i = addr(ffi.from_buffer(img))
+        lib.nx_linux_add_mapping(i, 1 << 16)                        # the runner's image
+        assert sc(226, i, 4096, RX) == 0 and region(i) is None      # the program's own code
+        """,
+    )

@@ -77,6 +77,12 @@ static inline NxFn nx_lookup_cached(NxCpu *s, uint64_t addr, uint32_t *kind) {
     return f;
 }
 
+void nx_thread_forget(NxCpu *s, uint64_t lo, uint64_t hi) {
+    NxThread *t = (NxThread *)s->thread;
+    for (unsigned i = 0; t && i < NX_LOOKUP_CACHE; i++)
+        if (t->cache[i].addr >= lo && t->cache[i].addr < hi) t->cache[i].addr = 0, t->cache[i].fn = NULL;
+}
+
 /* Free what dispatch.c hung on a guest thread's NxCpu (call when the thread exits). */
 void nx_thread_release(NxCpu *s) {
     free(s->thread);

@@ -27,8 +27,16 @@
  * "clone" child, so the guest's own wait()/waitpid(-1) never reaps it and no SIGCHLD reaches
  * the guest (clone(2), wait(2) __WCLONE/__WALL).
  *
+ * Code generated at run time (a JIT's output in memory the program mapped executable: the Linux
+ * personality's nx_generated_code_region) is lifted from a copy of that memory as it is at the
+ * miss (``--generated BASE FILE``); the lifted code compares the guest's bytes with the ones it
+ * was lifted from at each entry and, where they changed, calls nx_generated_stale and jumps to
+ * its own address again.  Nothing of it goes into the bundle's discovered entries.
+ *
  * Settings: cpu_host.lift_on_miss (env NXRECOMP_CPU_HOST_LIFT_ON_MISS, read here; the Python
- * runners pass the settings table's value on).  Off, a miss is today's fatal error naming it. */
+ * runners pass the settings table's value on).  Off, a miss is today's fatal error naming it.
+ * cpu_host.generated_code (NXRECOMP_CPU_HOST_GENERATED_CODE): off, a branch into generated code
+ * is a fatal error naming it. */
 #define _GNU_SOURCE 1
 #include "lift_miss.h"
 #include <dlfcn.h>
@@ -64,6 +72,15 @@ static pthread_mutex_t overlay_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t lift_count;             /* run-time lifts of this process */
 static uint64_t lift_waits;             /* misses that found another thread's lift done */
 static uint64_t lift_loaded;            /* of lift_count: in code the program mapped at run time */
+static uint64_t lift_generated;         /* of lift_count: in code the program generated at run time */
+static uint64_t gen_stale;              /* generated code found rewritten after it was lifted */
+static uint64_t gen_reused;             /* generated code back as it was lifted before: rows entered again */
+/* The objects lifted from generated code (under lift_lock): a JIT that writes the same code at
+ * the same address again (a pattern compiled anew into reused memory, an A-B-A rewrite) gets
+ * the rows back without the helper. */
+#define MAX_GEN_OBJS 512
+static struct { uint64_t entry, lo, len; const unsigned char *bytes; const NxEntry *rows; uint64_t n; } gen_objs[MAX_GEN_OBJS];
+static int n_gen_objs;
 static uint64_t lifted_addrs[16];       /* the first few, for the exit summary */
 
 /* What nx_lift_setup was given: the bundle folder and the helper's interpreter and path. */
@@ -94,6 +111,18 @@ __attribute__((weak)) int nx_loaded_code_region(uint64_t addr, uint64_t *base, u
     return 0;
 }
 
+/* Code generated at run time (the Linux personality's executable mappings): the window of the
+ * generated-code memory holding addr to copy for the lifter.  None without such a personality. */
+__attribute__((weak)) int nx_generated_code_region(uint64_t addr, uint64_t *base, uint64_t *size) {
+    (void)addr; (void)base; (void)size;
+    return 0;
+}
+/* why a target that is no code of the program is no generated code either (the fatal error) */
+__attribute__((weak)) void nx_generated_code_why(uint64_t addr, char *buf, size_t n) {
+    (void)addr;
+    if (n) buf[0] = 0;
+}
+
 /* The rows of [lo, hi) leave the overlay: the pages they were lifted from were unmapped (a
  * loader's UnmapProcessCodeMemory), so whatever is mapped there next is lifted anew.  Old arrays
  * stay (a reader may be searching one); an inline cache that still holds a dropped row is
@@ -113,6 +142,12 @@ void nx_lift_forget(uint64_t lo, uint64_t hi) {
         }
     }
     pthread_mutex_unlock(&overlay_lock);
+}
+
+void nx_generated_stale(NxCpu *s, uint64_t lo, uint64_t hi) {
+    __atomic_fetch_add(&gen_stale, 1, __ATOMIC_RELAXED);
+    nx_lift_forget(lo, hi);
+    nx_thread_forget(s, lo, hi);
 }
 
 /* The executable segments of the objects loaded here (append-only: the spin probe's signal
@@ -188,6 +223,13 @@ static int lift_enabled(void) {
     return !(!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "false") || !strcasecmp(v, "no"));
 }
 
+/* cpu_host.generated_code: unset means on. */
+static int generated_enabled(void) {
+    const char *v = getenv("NXRECOMP_CPU_HOST_GENERATED_CODE");
+    if (!v) return 1;
+    return !(!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "false") || !strcasecmp(v, "no"));
+}
+
 uint64_t nx_lift_count(void) { return __atomic_load_n(&lift_count, __ATOMIC_RELAXED); }
 
 /* The exit summary (the Linux personality's exit hook, or the Horizon runner after the exit):
@@ -196,7 +238,7 @@ void nx_lift_report(int status) {
     (void)status;
     uint64_t n = nx_lift_count();
     if (!n) return;
-    char buf[512];
+    char buf[1024];
     int k = snprintf(buf, sizeof buf, "nxrecomp: run-time lifts: %llu (", (unsigned long long)n);
     for (uint64_t i = 0; i < n && i < 16 && k < (int)sizeof buf - 40; i++)
         k += snprintf(buf + k, sizeof buf - k, "%s%#llx", i ? " " : "", (unsigned long long)lifted_addrs[i]);
@@ -204,8 +246,19 @@ void nx_lift_report(int status) {
     uint64_t w = __atomic_load_n(&lift_waits, __ATOMIC_RELAXED);
     if (w) k += snprintf(buf + k, sizeof buf - k, "; %llu miss%s waited for another thread's lift",
                          (unsigned long long)w, w == 1 ? "" : "es");
+    uint64_t g = __atomic_load_n(&lift_generated, __ATOMIC_RELAXED);
+    uint64_t st = __atomic_load_n(&gen_stale, __ATOMIC_RELAXED);
+    if (g) k += snprintf(buf + k, sizeof buf - k, "; %llu in code generated at run time (not noted for the next "
+                         "build)", (unsigned long long)g);
+    if (st) k += snprintf(buf + k, sizeof buf - k, "; generated code rewritten after its lift %llu time%s",
+                          (unsigned long long)st, st == 1 ? "" : "s");
+    uint64_t ru = __atomic_load_n(&gen_reused, __ATOMIC_RELAXED);
+    if (ru) k += snprintf(buf + k, sizeof buf - k, "; generated code back to bytes lifted before %llu time%s (their "
+                          "rows entered again, no lift)", (unsigned long long)ru, ru == 1 ? "" : "s");
+    n -= g;   /* what is left: the program's own code, or code loaded at run time */
     uint64_t l = __atomic_load_n(&lift_loaded, __ATOMIC_RELAXED);
-    if (l == n) k += snprintf(buf + k, sizeof buf - k, "; all in code loaded at run time (cached objects next run)\n");
+    if (!n) k += snprintf(buf + k, sizeof buf - k, "\n");
+    else if (l == n) k += snprintf(buf + k, sizeof buf - k, "; all in code loaded at run time (cached objects next run)\n");
     else if (l) k += snprintf(buf + k, sizeof buf - k, "; %llu in code loaded at run time; the next build lifts the "
                               "others statically\n", (unsigned long long)l);
     else k += snprintf(buf + k, sizeof buf - k, "; the next build lifts them statically\n");
@@ -456,7 +509,8 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
     char *out = NULL;
     char loaded_path[512] = "", loaded_base[32], loaded_segs[1024];
     char *more[5] = {NULL};
-    uint64_t lbase, lsize;
+    uint64_t lbase = 0, lsize = 0;
+    int generated = 0;
     if (nx_loaded_code_region(target, &lbase, &lsize, loaded_segs, sizeof loaded_segs)) {
         /* code mapped at run time is in no bundle: the helper lifts from a copy of its mapping */
         const char *why = snapshot_code(lbase, lsize, loaded_segs, loaded_path, sizeof loaded_path);
@@ -469,6 +523,38 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
         }
         snprintf(loaded_base, sizeof loaded_base, "%#llx", (unsigned long long)lbase);
         more[0] = "--loaded"; more[1] = loaded_base; more[2] = loaded_path; more[3] = loaded_segs;
+    } else if (nx_generated_code_region(target, &lbase, &lsize)) {
+        /* code the program generated: lifted from a copy of the memory as it is now */
+        generated = 1;
+        for (int i = n_gen_objs - 1; i >= 0 && generated_enabled(); i--) {
+            if (gen_objs[i].entry != target || gen_objs[i].lo < lbase || gen_objs[i].lo + gen_objs[i].len > lbase + lsize ||
+                memcmp((const void *)(uintptr_t)gen_objs[i].lo, gen_objs[i].bytes, gen_objs[i].len))
+                continue;
+            if (enter_rows(gen_objs[i].rows, gen_objs[i].n) != 0) break;
+            __atomic_fetch_add(&gen_reused, 1, __ATOMIC_RELAXED);
+            f = nx_lookup(target, kind);
+            pthread_mutex_unlock(&lift_lock);
+            if (f) return f;
+            nx_die(s, "run-time lift: the generated code's object has no row for its entry", target, from);
+        }
+        if (!generated_enabled()) {
+            pthread_mutex_unlock(&lift_lock);
+            snprintf(what, sizeof what, "branch into code generated at run time (%s; memory the program mapped "
+                     "executable, [%#llx, %#llx)): lifting it is off: cpu_host.generated_code, "
+                     "NXRECOMP_CPU_HOST_GENERATED_CODE=on turns it on", how, (unsigned long long)lbase,
+                     (unsigned long long)(lbase + lsize));
+            nx_die(s, what, target, from);
+        }
+        snprintf(loaded_segs, sizeof loaded_segs, "0:%llx:5", (unsigned long long)lsize);
+        const char *why = snapshot_code(lbase, lsize, loaded_segs, loaded_path, sizeof loaded_path);
+        if (why) {
+            pthread_mutex_unlock(&lift_lock);
+            snprintf(what, sizeof what, "branch into code generated at run time (%s): cannot copy [%#llx, %#llx) "
+                     "for the lifter: %s", how, (unsigned long long)lbase, (unsigned long long)(lbase + lsize), why);
+            nx_die(s, what, target, from);
+        }
+        snprintf(loaded_base, sizeof loaded_base, "%#llx", (unsigned long long)lbase);
+        more[0] = "--generated"; more[1] = loaded_base; more[2] = loaded_path;
     }
     int rc = run_helper(target, more, &out);
     if (loaded_path[0]) unlink(loaded_path);
@@ -479,9 +565,18 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
     int cached = 0;
     if (res && !strncmp(res, "nxlift notcode", 14)) {
         pthread_mutex_unlock(&lift_lock);
-        snprintf(what, sizeof what, "branch to an address with no lifted code (%s; the target is not code of "
-                 "the program, so nothing can be lifted there)", how);
-        nx_die(s, what, target, from);
+        char why[256];
+        nx_generated_code_why(target, why, sizeof why);
+        if (generated)
+            snprintf(what, sizeof what, "branch into code generated at run time (%s; memory the program mapped "
+                     "executable, [%#llx, %#llx)): no instruction the lifter can follow starts there", how,
+                     (unsigned long long)lbase, (unsigned long long)(lbase + lsize));
+        else {
+            snprintf(what, sizeof what, "branch to an address with no lifted code (%s; the target is not code of "
+                     "the program, so nothing can be lifted there%s%s)", how, why[0] ? "; " : "", why);
+            nx_die(s, what, target, from);
+        }
+        die_with(s, what, out, target, from);
     }
     if (rc != 0 || !res || sscanf(res, "nxlift ok %4095s %llu %llu %lf %d", so_path, &n_insns, &n_bytes, &cc_s, &cached) != 5) {
         pthread_mutex_unlock(&lift_lock);
@@ -502,6 +597,19 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
         die_with(s, what, out, target, from);
     }
     dl_iterate_phdr(note_text, so_path);
+    const uint64_t *span = generated ? dlsym(h, "nx_gen_span") : NULL;
+    const unsigned char *gbytes = generated ? dlsym(h, "nx_gen_bytes") : NULL;
+    for (int i = 0; span && i < n_gen_objs; i++)
+        if (gen_objs[i].bytes == gbytes) span = NULL;   /* (the same object loaded again) */
+    if (span && gbytes && n_gen_objs < MAX_GEN_OBJS) {
+        gen_objs[n_gen_objs].entry = target;
+        gen_objs[n_gen_objs].lo = span[0];
+        gen_objs[n_gen_objs].len = span[1];
+        gen_objs[n_gen_objs].bytes = gbytes;
+        gen_objs[n_gen_objs].rows = rows;
+        gen_objs[n_gen_objs].n = *count;
+        n_gen_objs++;
+    }
     if (enter_rows(rows, *count) != 0) {
         pthread_mutex_unlock(&lift_lock);
         nx_die(s, "run-time lift: out of memory for the overlay table", target, from);
@@ -512,10 +620,15 @@ NxFn nx_lift_miss(NxCpu *s, const char *how_fmt, uint64_t from, uint64_t target,
         if (strncmp(p, "nxlift ", 7)) fprintf(stderr, "%.*s\n", (int)len, p);
         p = nl ? nl + 1 : NULL;
     }
-    if (loaded_path[0]) __atomic_fetch_add(&lift_loaded, 1, __ATOMIC_RELAXED);
+    if (loaded_path[0]) __atomic_fetch_add(generated ? &lift_generated : &lift_loaded, 1, __ATOMIC_RELAXED);
     uint64_t k = __atomic_fetch_add(&lift_count, 1, __ATOMIC_RELAXED);
     if (k < 16) lifted_addrs[k] = target;
-    if (loaded_path[0])
+    if (generated)
+        fprintf(stderr, "nxrecomp: lifted at run time: code generated at run time, the function at %#llx (%llu "
+                "instructions, %llu bytes of guest code; memory mapped executable [%#llx, %#llx)), compiled in %.2f s%s, "
+                "%.2f s in all (%s)\n", (unsigned long long)target, n_insns, n_bytes, (unsigned long long)lbase,
+                (unsigned long long)(lbase + lsize), cc_s, cached ? " (cached object)" : "", now_s() - t0, how);
+    else if (loaded_path[0])
         fprintf(stderr, "nxrecomp: lifted at run time: code loaded at %s, from the function at %#llx (%llu "
                 "instructions, %llu bytes of guest code), compiled in %.2f s%s, %.2f s in all (%s)\n", loaded_base,
                 (unsigned long long)target, n_insns, n_bytes, cc_s, cached ? " (cached object)" : "", now_s() - t0, how);

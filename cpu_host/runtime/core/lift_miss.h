@@ -16,6 +16,13 @@ void nx_lift_setup(const char *bundle, const char *python, const char *pythonpat
  * 0, or -1 when it is no KEY=VALUE or there is no room. */
 int nx_lift_add_env(const char *kv);
 uint64_t nx_lift_count(void);                  /* run-time lifts of this process */
+/* Code generated at run time (the Linux personality's executable mappings, linux_syscalls.c):
+ * a lifted function found the guest's bytes changed since it was lifted from them; the rows of
+ * [lo, hi) leave the overlay and the calling thread's lookup cache (the lifted code then jumps
+ * to its own address again, which lifts what is there now). */
+void nx_generated_stale(NxCpu *s, uint64_t lo, uint64_t hi);
+/* dispatch.c: addresses of [lo, hi) leave the calling thread's lookup cache */
+void nx_thread_forget(NxCpu *s, uint64_t lo, uint64_t hi);
 void nx_lift_report(int status);               /* the exit summary line (none without lifts) */
 
 #endif

@@ -252,9 +252,105 @@ int lx_guest_mapped(uint64_t addr, uint64_t len) {
     return ok;
 }
 
+/* -- code generated at run time: executable memory that is not the program's --
+ *
+ * A JIT compiler (pcre2's sljit under `grep -P`: one 64 KiB mmap RWX, code written into it and
+ * called), a libffi closure or a trampoline writes AArch64 code into memory it maps executable
+ * and branches to it.  Such memory is recorded here: an anonymous mmap with PROT_EXEC, an mmap
+ * with PROT_EXEC of a file that is no library the bundle lifted (a memfd's double mapping), an
+ * mprotect to PROT_EXEC of memory outside the program's image and its libraries.  A branch there
+ * finds no lifted code; lift on miss (core/lift_miss.c) asks nx_generated_code_region and lifts
+ * from a copy of the memory as it is then.  An munmap, an mprotect without PROT_EXEC, an mmap
+ * or mremap over the range drop the rows lifted from it (nx_lift_forget); code rewritten in place
+ * is caught by the lifted code itself, which compares the guest's bytes with those it was lifted
+ * from at every entry (recompiler/runtime_lift.py, nx_generated_stale).  Under P.lock. */
+static Range gen[MAX_RANGES];   /* generated-code memory, sorted, disjoint, merged */
+static int ngen;
+#define MAX_IMAGE 64
+static Range image[MAX_IMAGE];  /* what the runner mapped (segments, stack): lifted statically */
+static int nimage;
+
+static void rl_add(Range *v, int *nv, uint64_t lo, uint64_t hi) {
+    if (lo >= hi) return;
+    Range out[MAX_RANGES];
+    int n = 0, placed = 0;
+    for (int i = 0; i < *nv; i++) {
+        Range r = v[i];
+        if (r.hi < lo || r.lo > hi) {
+            if (!placed && r.lo > hi) { out[n++] = (Range){lo, hi}; placed = 1; }
+            out[n++] = r;
+        } else {
+            if (r.lo < lo) lo = r.lo;
+            if (r.hi > hi) hi = r.hi;
+        }
+        if (n >= MAX_RANGES - 1) break;
+    }
+    if (!placed) out[n++] = (Range){lo, hi};
+    memcpy(v, out, n * sizeof(Range));
+    *nv = n;
+}
+
+/* (weak: the personality's own test harness links it without the core) */
+void nx_lift_forget(uint64_t lo, uint64_t hi) __attribute__((weak));
+
+/* [lo, hi) is no longer the generated code it was (unmapped, not executable, mapped anew):
+ * its lifted rows go (only where some of it was generated code: an overlay array per call) */
+static void gen_drop_locked(uint64_t lo, uint64_t hi) {
+    int hit = 0;
+    for (int i = 0; i < ngen && !hit; i++) hit = gen[i].lo < hi && gen[i].hi > lo;
+    if (!hit) return;
+    Range out[MAX_RANGES];
+    int n = 0;
+    for (int i = 0; i < ngen && n < MAX_RANGES - 1; i++) {
+        Range r = gen[i];
+        if (r.hi <= lo || r.lo >= hi) { out[n++] = r; continue; }
+        if (r.lo < lo) out[n++] = (Range){r.lo, lo};
+        if (r.hi > hi) out[n++] = (Range){hi, r.hi};
+    }
+    memcpy(gen, out, n * sizeof(Range));
+    ngen = n;
+    if (nx_lift_forget) nx_lift_forget(lo, hi);
+}
+
+static int in_image_locked(uint64_t lo, uint64_t hi) {
+    for (int i = 0; i < nimage; i++)
+        if (image[i].lo < hi && image[i].hi > lo) return 1;
+    return 0;
+}
+
+/* For lift on miss (core/lift_miss.c): the generated-code memory holding addr, as the window
+ * [*base, *base + *size) of it to copy for the lifter (at most 1 MiB either side of addr: a JIT
+ * may reserve far more than it fills); 0 when addr is in none. */
+int nx_generated_code_region(uint64_t addr, uint64_t *base, uint64_t *size) {
+    pthread_mutex_lock(&P.lock);
+    int found = 0;
+    for (int i = 0; i < ngen && !found; i++) {
+        if (addr < gen[i].lo || addr >= gen[i].hi) continue;
+        uint64_t page = addr & ~(PAGE - 1), win = 1ull << 20;
+        uint64_t lo = page - gen[i].lo > win ? page - win : gen[i].lo;
+        uint64_t hi = gen[i].hi - page > win ? page + win : gen[i].hi;
+        *base = lo;
+        *size = hi - lo;
+        found = 1;
+    }
+    pthread_mutex_unlock(&P.lock);
+    return found;
+}
+
+/* Why a branch target with no lifted code is none: for the fatal error (core/lift_miss.c). */
+void nx_generated_code_why(uint64_t addr, char *buf, size_t n) {
+    pthread_mutex_lock(&P.lock);
+    int mapped = ranges_cover_locked(addr & ~(PAGE - 1), (addr & ~(PAGE - 1)) + PAGE);
+    pthread_mutex_unlock(&P.lock);
+    snprintf(buf, n, "%s", mapped ? "the memory there is the program's but was not mapped executable (no mmap or "
+                                    "mprotect with PROT_EXEC): no code generated at run time either"
+                                  : "nothing the program mapped is there");
+}
+
 void nx_linux_add_mapping(uint64_t addr, uint64_t len) {
     pthread_mutex_lock(&P.lock);
     ranges_add_locked(addr & ~(PAGE - 1), page_up(addr + len));
+    if (nimage < MAX_IMAGE) image[nimage++] = (Range){addr & ~(PAGE - 1), page_up(addr + len)};
     pthread_mutex_unlock(&P.lock);
 }
 
@@ -315,7 +411,9 @@ int nx_linux_set_brk(uint64_t start, uint64_t reserve) {
     }
     P.brk_start = P.brk_cur = P.brk_dirty = start;
     P.brk_end = start + reserve;
-    nx_linux_add_mapping(start, reserve);
+    pthread_mutex_lock(&P.lock);   /* (not the image: an mprotect to PROT_EXEC of the heap is generated code) */
+    ranges_add_locked(start, start + reserve);
+    pthread_mutex_unlock(&P.lock);
     uint64_t big = (start + 2 * HUGE - 1) & ~(HUGE - 1);   /* whole huge pages past its first 2-4 MiB */
     if (big < start + reserve) advise_huge(big, start + reserve - big);
     return 0;
@@ -496,9 +594,9 @@ static uint64_t library_placement(uint64_t addr, uint64_t len, long prot, long f
     if (!D.root[0]) return addr;   /* a static program: the host places nothing */
     int anon = (flags & MAP_ANONYMOUS) != 0;
     int i = anon ? -1 : lib_of_fd(fd);
-    if (!anon && (prot & PROT_EXEC) && i < 0) {
-        char name[512];
-        fd_name(fd, name, sizeof name);
+    char name[512];
+    if (!anon && (prot & PROT_EXEC) && i < 0 && (fd_name(fd, name, sizeof name), strncmp(name, "/memfd:", 7))) {
+        /* (a memfd is no library: code generated at run time, mapped twice, as JITs do under W^X) */
         dyn_fatal("mmap of executable code from %s, a library the bundle did not lift (not in the "
                   "program's DT_NEEDED closure at recompile time; dlopen of it is not supported): "
                   "recompile with its package's folder in -L", name);
@@ -1306,7 +1404,12 @@ static long sys_mmap(NxCpu *s) {
         hsys6(SYS_munmap, r, (long)len, 0, 0, 0, 0);
         r = -ENOMEM;
     }
-    if (r >= 0) ranges_add_locked((uint64_t)r, page_up((uint64_t)r + len));
+    if (r >= 0) {
+        ranges_add_locked((uint64_t)r, page_up((uint64_t)r + len));
+        gen_drop_locked((uint64_t)r, page_up((uint64_t)r + len));   /* (MAP_FIXED over generated code) */
+        if ((prot & PROT_EXEC) && ((flags & MAP_ANONYMOUS) || lib_of_fd((long)s->x[4]) < 0))
+            rl_add(gen, &ngen, (uint64_t)r, page_up((uint64_t)r + len));
+    }
     pthread_mutex_unlock(&P.lock);
     if (r >= 0 && (flags & MAP_ANONYMOUS) && (prot & PROT_WRITE)) advise_huge((uint64_t)r, len);
     return r;
@@ -1323,6 +1426,7 @@ static long sys_munmap(NxCpu *s) {
         r = -EINVAL;
     } else if ((r = hsys6(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0)) == 0) {
         ranges_remove_locked(addr, page_up(addr + len));
+        gen_drop_locked(addr, page_up(addr + len));
     }
     pthread_mutex_unlock(&P.lock);
     return r;
@@ -1335,6 +1439,23 @@ static long guarded(NxCpu *s, long nr) {   /* mprotect/madvise/msync/mlock...: g
     pthread_mutex_unlock(&P.lock);
     if (!ok) return -ENOMEM;
     return HSYS(nr, s);
+}
+
+/* mprotect: generated-code memory follows PROT_EXEC (outside the image and lifted libraries) */
+static long sys_mprotect(NxCpu *s) {
+    long r = guarded(s, SYS_mprotect);
+    uint64_t lo = s->x[0] & ~(PAGE - 1), hi = page_up(s->x[0] + s->x[1]);
+    if (r != 0 || lo >= hi) return r;
+    pthread_mutex_lock(&P.lock);
+    if (!(s->x[2] & PROT_EXEC)) {
+        gen_drop_locked(lo, hi);
+    } else {
+        int lib = in_image_locked(lo, hi);
+        for (int i = 0; i < D.nlib && !lib; i++) lib = D.lib[i].base < hi && D.lib[i].base + D.lib[i].span > lo;
+        if (!lib) rl_add(gen, &ngen, lo, hi);
+    }
+    pthread_mutex_unlock(&P.lock);
+    return r;
 }
 
 static long sys_mremap(NxCpu *s) {
@@ -1362,8 +1483,13 @@ static long sys_mremap(NxCpu *s) {
         }
         if (r < 0) r = hsys6(SYS_mremap, (long)old, (long)oldlen, (long)newlen, (long)flags, (long)naddr, 0);
         if (r >= 0) {
+            int was_gen = 0;
+            for (int i = 0; i < ngen && !was_gen; i++) was_gen = gen[i].lo <= old && gen[i].hi > old;
             if (!(flags & 4 /* MREMAP_DONTUNMAP */)) ranges_remove_locked(old, page_up(old + oldlen));
             ranges_add_locked((uint64_t)r, page_up((uint64_t)r + newlen));
+            gen_drop_locked(old, page_up(old + oldlen));
+            gen_drop_locked((uint64_t)r, page_up((uint64_t)r + newlen));
+            if (was_gen) rl_add(gen, &ngen, (uint64_t)r, page_up((uint64_t)r + newlen));
         }
     }
     pthread_mutex_unlock(&P.lock);
@@ -1695,7 +1821,7 @@ static long syscall_body(NxCpu *s, uint64_t nr) {
     case A64_mmap: r = sys_mmap(s); break;
     case A64_munmap: r = sys_munmap(s); break;
     case A64_mremap: r = sys_mremap(s); break;
-    case A64_mprotect: r = guarded(s, SYS_mprotect); break;
+    case A64_mprotect: r = sys_mprotect(s); break;
     case A64_madvise: r = guarded(s, SYS_madvise); break;
     case A64_msync: r = guarded(s, SYS_msync); break;
     case A64_mincore: r = guarded(s, SYS_mincore); break;
