@@ -16,7 +16,8 @@ Two kinds of names say the parameters:
 - an Itanium C++ ABI mangled name (``_Z...``) encodes the parameter types of a function (not
   its return type, which may be returned through X8: X8 is kept); it is demangled by the C++
   runtime's own ``__cxa_demangle`` (the host's libstdc++) and the parameter list is classed:
-  pointers, references and integral types take one general register, floating-point types one
+  pointers, references and integral types take one general register (a pointer to member
+  two), floating-point types one
   FP/SIMD register, ``__int128`` two (an even pair), any other type (a class or an enum by value,
   whose size the name does not tell) is counted as the most AAPCS64 may give it (two general
   and four FP/SIMD registers: a composite of at most 16 bytes, an HFA of four members); a
@@ -137,8 +138,13 @@ def demangle(name: str) -> str | None:
         free(p)
 
 
+_OPEN = {")": "(", "]": "[", ">": "<"}
+
+
 def _split_params(text: str) -> list[str] | None:
-    """The top-level parameter list of a demangled function name, or None where it has none."""
+    """The top-level parameter list of a demangled function name, or None where it has none
+    or its brackets do not pair up as types' do (an expression among template arguments,
+    ``(sizeof(T)>4)``: a miscounted list could be shorter than the real one)."""
     t = text.rstrip()
     # trailing qualifiers of a member function and its ref-qualifier
     while True:
@@ -150,34 +156,35 @@ def _split_params(text: str) -> list[str] | None:
             break
     if not t.endswith(")"):
         return None
-    depth = 0
+    stack: list[str] = []
+    start = -1
     for i in range(len(t) - 1, -1, -1):
         c = t[i]
         if c in ")]>":
-            depth += 1
+            stack.append(c)
         elif c in "([<":
-            depth -= 1
-            if depth == 0:
-                if c != "(":
-                    return None
-                inner = t[i + 1 : -1]
+            if not stack or _OPEN[stack.pop()] != c:
+                return None
+            if not stack:
+                start = i
                 break
-    else:
+    if start < 0 or t[start] != "(":
         return None
-    params, depth, cur = [], 0, []
+    inner = t[start + 1 : -1]
+    params, cur = [], []
+    stack = []
     for c in inner:
         if c in "([<":
-            depth += 1
+            stack.append(c)
         elif c in ")]>":
-            depth -= 1
-            if depth < 0:
+            if not stack or stack.pop() != _OPEN[c]:
                 return None
-        if c == "," and depth == 0:
+        if c == "," and not stack:
             params.append("".join(cur).strip())
             cur = []
         else:
             cur.append(c)
-    if depth:
+    if stack:
         return None
     last = "".join(cur).strip()
     if last:
@@ -192,7 +199,9 @@ def _regs_of(param: str) -> tuple[int, int] | None:
     p = param.strip()
     if p == "...":
         return None
-    if p.endswith(("*", "&")) or "(*)" in p or "(&)" in p or "::*" in p:
+    if "::*" in p:  # a pointer to member (to a member function: 16 bytes, two registers)
+        return (2, 0)
+    if p.endswith(("*", "&")) or "(*)" in p or "(&)" in p:
         return (1, 0)
     base = _CV.sub(" ", p).strip()
     base = " ".join(base.split())
