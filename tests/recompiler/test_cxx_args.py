@@ -26,6 +26,10 @@ from recompiler.lift import liveness as L
 unicorn = pytest.importorskip("unicorn", reason="the Unicorn oracle (pip package unicorn) is not installed")
 from unicorn import arm64_const as U  # noqa: E402
 
+needs_demangler = pytest.mark.skipif(
+    cxx_args._demangler() is None, reason="LOUD SKIP: no host C++ runtime with __cxa_demangle (libstdc++.so.6)"
+)
+
 SOURCE = r"""
 struct S { long a, b; };
 struct H { double a, b, c, d; };
@@ -121,6 +125,7 @@ def _dropped(cap: int) -> tuple[list[int], list[int]]:
     return [k for k in range(8) if not cap >> k & 1], [k for k in range(8) if not cap >> (32 + k) & 1]
 
 
+@needs_demangler
 def test_dropped_registers_are_not_read(functions) -> None:
     text, syms = functions
     rng = random.Random(29)
@@ -161,6 +166,7 @@ def test_dropped_registers_are_not_read(functions) -> None:
     assert checked == len(SOURCE.split("noinline")) - 1
 
 
+@needs_demangler
 def test_member_pointer(functions) -> None:
     """A pointer to member function is 16 bytes: two general registers, then the next one."""
     _text, syms = functions
@@ -182,6 +188,7 @@ def _regs(cap: int) -> tuple[list[int], list[int]]:
     return [k for k in range(9) if cap >> k & 1], [k for k in range(8) if cap >> (32 + k) & 1]
 
 
+@needs_demangler
 @pytest.mark.parametrize(
     "name,xs,vs",
     [
