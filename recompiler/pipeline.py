@@ -14,6 +14,7 @@ from nxrecomp.bundle import launch, manifest as bundle_manifest
 from nxrecomp.bundle.image import IMAGE_FILE, LinkedImage
 from nxrecomp.common.errors import NxError
 from recompiler import discovered, dynamic
+from recompiler.analysis import cxx_args
 from recompiler.analysis.call_targets import guess_targets
 from recompiler.analysis.callers import closed_entries
 from recompiler.analysis import go_args
@@ -123,6 +124,13 @@ def analyse_image(image: LinkedImage, extra_entries: set[int] | frozenset[int] =
     closed = closed_entries(mem, program.functions, opened)
     program.closed = closed - methods.keys()
     program.go_results = {e: m for e, m in methods.items() if e in closed} | {e: 0 for e in labels}
+    if program.abi == "aapcs64" and "args" not in no_opt_names():
+        # the argument registers a C++ name's parameters (or an Itanium ABI entry) leave
+        # unread are no input (analysis.cxx_args): std::terminate's handler call no longer
+        # keeps X1-X7 and V0-V7 live up through every caller of code that may throw
+        for e, cap in cxx_args.input_caps(image.symbols, program.functions).items():
+            if program.functions[e].input_regs is None:
+                program.functions[e].input_regs = cap
     most = int(settings.get("recompiler", "devirt_targets"))
     if program.abi == "aapcs64" and most > 0 and "devirt" not in no_opt_names():
         note_guesses(program, guess_targets(mem, program.functions, program.closed, most))

@@ -118,7 +118,7 @@ SETTINGS = [
         "recompiler",
         "no_opt",
         "",
-        "for bisecting a miscompile: these optimisations off, as trace builds have them (comma-separated: liveness, flags, twins, inline, mem_regs: X19-X28 of interpreter loops kept in locals, results: every result handed back at returns, frames: every return keeps SP and X29 where an indirect jump carries an unexpected X30, devirt: indirect calls and jumps not tried first as direct ones to the targets analysis guessed), in the functions of no_opt_at only where that is set",
+        "for bisecting a miscompile: these optimisations off, as trace builds have them (comma-separated: liveness, flags, twins, inline, mem_regs: X19-X28 of interpreter loops kept in locals, results: every result handed back at returns, frames: every return keeps SP and X29 where an indirect jump carries an unexpected X30, devirt: indirect calls and jumps not tried first as direct ones to the targets analysis guessed, args: no function's inputs limited to the argument registers its C++ name or Itanium ABI entry says), in the functions of no_opt_at only where that is set",
     ),
     Setting(
         "recompiler",

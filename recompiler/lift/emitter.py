@@ -86,7 +86,7 @@ def no_opt(entry: int) -> set[str]:
     return set()
 
 
-NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs", "results", "frames", "devirt"}
+NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs", "results", "frames", "devirt", "args"}
 
 
 @dataclass(frozen=True)
