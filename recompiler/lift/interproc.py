@@ -404,7 +404,7 @@ def _go_asm_narrowable(f: FnLive) -> bool:
 GO_ALL_RESULTS = L._mask(xs=range(16), vs=range(16))
 
 
-def go_produced(fns: list[FnLive], summ: dict[int, Summary]) -> dict[int, int]:
+def go_produced(fns: list[FnLive], summ: dict[int, Summary], known: dict[int, int] | None = None) -> dict[int, int]:
     """For each function compiled from Go (``FnLive.hands`` ``GO_RET_HANDED``, set from the
     pclntab's kinds), the registers of ``GO_ALL_RESULTS`` that hold a value it produced at every
     one of its returns: a bound on its results, whatever enters it (a closure call, a method
@@ -419,9 +419,12 @@ def go_produced(fns: list[FnLive], summ: dict[int, Summary]) -> dict[int, int]:
     direct tail calls, and over the call graph the greatest fixed point (every bound starts
     full and only shrinks: each step's bound still holds the true results, so every one does).
     The runtime's assembly, functions without chunk data and those that leave through a
-    register or a table get every register.  A bound that leaves results out lets an open
-    function (a closure, a method value, whose callers are unknown) hand back fewer."""
+    register or a table get every register, unless ``known`` bounds them (functions of the
+    assembly, by what their callers read: ``go_result_uses``).  A bound that leaves results
+    out lets an open function (a closure, a method value, whose callers are unknown) hand back
+    fewer."""
     full = GO_ALL_RESULTS
+    known = known or {}
     by_entry = {f.entry: f for f in fns}
     cand = {
         f.entry
@@ -435,7 +438,7 @@ def go_produced(fns: list[FnLive], summ: dict[int, Summary]) -> dict[int, int]:
         and not f.jumps_out
         and f.entry_index >= 0
     }
-    bound = dict.fromkeys(cand, full)
+    bound = {e: known.get(e, by_entry[e].hands) & full for e in by_entry} | dict.fromkeys(cand, full)
     callers: dict[int, set[int]] = {}
     for e in cand:
         for g in [*by_entry[e].site_target, *by_entry[e].tail_target]:
@@ -491,6 +494,51 @@ def go_produced(fns: list[FnLive], summ: dict[int, Summary]) -> dict[int, int]:
     return bound
 
 
+def go_read_after(f: FnLive, summ: dict[int, Summary], rets: int) -> list[int]:
+    """For a function compiled from Go, the registers each call site's callee may have to hand
+    back: read after the call by its own code before it writes them, or handed on by its
+    returns (``rets``), and kept so far: a later call ends what its callee may change (its MODS,
+    every register for an unknown callee), since the compiler keeps nothing across a call that
+    it treats as changing it, and reads no argument it did not write since the last call (a
+    callee's USES, what an unknown callee may read, are no read of a value from before it).
+    ``site_liveness`` counts those too: after a call of ``memmove`` in ``bufio.(*Writer).Write``
+    X1-X15 and V0-V15 were live for a closure call further on.  Exits that are no return keep
+    their worst case."""
+    n = len(f.gen)
+    if n != len(f.succs) or n == 0 or len(f.out_noret) != n:
+        return [L.ALL] * len(f.site_target)
+    out_fixed = list(f.out_fixed)
+    for i, r in enumerate(f.ret):
+        if r >= 0:
+            out_fixed[i] = f.out_noret[i] | rets
+    for c in f.tail_chunk:
+        out_fixed[c] |= rets
+    kill = list(f.kill)
+    for i, k in enumerate(f.site):
+        if k >= 0:
+            g = f.site_target[k]
+            kill[i] |= summ[g].mods if g is not None and g in summ else L.ALL
+    live_in = [0] * n
+    live_out = [0] * n
+    gen, succs, site = f.gen, f.succs, f.site
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n - 1, -1, -1):
+            out = out_fixed[i]
+            for t in succs[i]:
+                out |= live_in[t]
+            new_in = gen[i] | (out & ~kill[i])
+            if out != live_out[i] or new_in != live_in[i]:
+                live_out[i], live_in[i] = out, new_in
+                changed = True
+    result = [L.ALL] * len(f.site_target)
+    for i, k in enumerate(site):
+        if k >= 0:
+            result[k] = live_out[i]
+    return result
+
+
 def go_result_uses(
     fns: list[FnLive], summ: dict[int, Summary], closed: frozenset[int] | set[int], floors: dict[int, int] | None = None
 ) -> int:
@@ -515,13 +563,40 @@ def go_result_uses(
     ``runtime.memmove`` stored X1-X17 and X27 at its returns and loaded them at its entry for
     callers that read nothing after it.  Returns the number narrowed."""
     floors = floors or {}
+    initial = {f.entry: f.hands for f in fns}
     by_entry = {f.entry: f for f in fns}
+    asm = {e for e in closed if e in initial and e in summ and e not in floors and _go_asm_narrowable(by_entry[e])}
+    known: dict[int, int] = {}
+    n = 0
+    for _ in range(GO_RESULT_ROUNDS):
+        n = _go_result_pass(fns, summ, closed, floors, initial, known)
+        now = {e: f.hands & GO_ALL_RESULTS for f in fns if (e := f.entry) in asm}
+        if now == known:
+            break
+        known = now
+    return n
+
+
+# rounds of go_result_uses at most: each bounds the assembly's results by what the last one's
+# callers read (shfmt: the third changes nothing)
+GO_RESULT_ROUNDS = 4
+
+
+def _go_result_pass(
+    fns: list[FnLive], summ: dict[int, Summary], closed, floors: dict[int, int], initial: dict[int, int], known: dict[int, int]
+) -> int:
+    """One pass of ``go_result_uses`` from the functions' first ``hands`` (``initial``), the
+    assembly's results bounded by ``known``."""
+    for f in fns:
+        f.hands = initial[f.entry]
+    by_entry = {f.entry: f for f in fns}
+    compiled = {f.entry for f in fns if f.go and f.hands == L.GO_RET_HANDED}
     narrow = {
         e for e in {*closed, *floors} if e in by_entry and by_entry[e].go and by_entry[e].hands == L.GO_RET_HANDED and e in summ
     }
     asm = {e for e in closed if e in by_entry and e in summ and e not in floors and _go_asm_narrowable(by_entry[e])}
     # what each function compiled from Go can hand back at all (go_produced), open ones too
-    cap = {e: b | ~GO_ALL_RESULTS | L.xbit(0) for e, b in go_produced(fns, summ).items()}
+    cap = {e: b | ~GO_ALL_RESULTS | L.xbit(0) for e, b in go_produced(fns, summ, known).items()}
     capped = 0
     for e, c in cap.items():
         if e not in narrow and by_entry[e].hands & ~c:
@@ -544,7 +619,7 @@ def go_result_uses(
         f = by_entry[h]
         grown: list[int] = []
         if any(g in narrow for g in f.site_target):
-            live = site_liveness(f, summ, f.hands)
+            live = go_read_after(f, summ, f.hands) if h in compiled else site_liveness(f, summ, f.hands)
             for k, g in enumerate(f.site_target):
                 if g in narrow:
                     r = by_entry[g].hands | live[k] & bits[g]

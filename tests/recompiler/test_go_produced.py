@@ -123,3 +123,12 @@ def test_closed_assembly_hands_back_what_callers_read() -> None:
         fns = [_fn(0x100, [(0, [1], 0x200, False), (0, [], None, True)]), leaf3]
         I.go_result_uses(fns, I.summarize(fns), closed)
         assert leaf3.hands == L.ALL
+
+
+def test_declared_results_mask() -> None:
+    # analysis.go_args.R0_HANDED (the runtime's assembly declared with at most R0 as result)
+    # is every register but the ones interproc may leave out of an assembly function's returns
+    from recompiler.analysis import go_args
+
+    assert go_args.R0_HANDED == L.ALL & ~I.GO_ASM_RESULTS
+    assert go_args.R0_HANDED & X(0) and go_args.R0_HANDED & X(28) and go_args.R0_HANDED & X(30)
