@@ -496,14 +496,13 @@ def go_produced(fns: list[FnLive], summ: dict[int, Summary], known: dict[int, in
 
 def go_read_after(f: FnLive, summ: dict[int, Summary], rets: int) -> list[int]:
     """For a function compiled from Go, the registers each call site's callee may have to hand
-    back: read after the call by its own code before it writes them, or handed on by its
-    returns (``rets``), and kept so far: a later call ends what its callee may change (its MODS,
-    every register for an unknown callee), since the compiler keeps nothing across a call that
-    it treats as changing it, and reads no argument it did not write since the last call (a
-    callee's USES, what an unknown callee may read, are no read of a value from before it).
-    ``site_liveness`` counts those too: after a call of ``memmove`` in ``bufio.(*Writer).Write``
-    X1-X15 and V0-V15 were live for a closure call further on.  Exits that are no return keep
-    their worst case."""
+    back: read after the call by its own code or a later callee (its USES: an argument may be an
+    earlier callee's result passed on in its register) before they are written, or handed on by
+    its returns (``rets``), and kept so far: a later call ends what its callee may change (its
+    MODS, every register for an unknown callee), since the compiler keeps nothing across a call
+    that it treats as changing it.  ``site_liveness`` keeps them live through such calls: after
+    a call in ``bufio.(*Writer).Write`` X1-X15 and V0-V15 stayed live past later calls for a
+    closure call further on.  Exits that are no return keep their worst case."""
     n = len(f.gen)
     if n != len(f.succs) or n == 0 or len(f.out_noret) != n:
         return [L.ALL] * len(f.site_target)
@@ -514,10 +513,14 @@ def go_read_after(f: FnLive, summ: dict[int, Summary], rets: int) -> list[int]:
     for c in f.tail_chunk:
         out_fixed[c] |= rets
     kill = list(f.kill)
+    call_gen = [0] * n
     for i, k in enumerate(f.site):
         if k >= 0:
             g = f.site_target[k]
-            kill[i] |= summ[g].mods if g is not None and g in summ else L.ALL
+            known = g is not None and g in summ
+            kill[i] |= summ[g].mods if known else L.ALL
+            # (its arguments may be an earlier callee's results, passed on in their registers)
+            call_gen[i] = summ[g].uses if known else f.unknown_uses
     live_in = [0] * n
     live_out = [0] * n
     gen, succs, site = f.gen, f.succs, f.site
@@ -528,7 +531,7 @@ def go_read_after(f: FnLive, summ: dict[int, Summary], rets: int) -> list[int]:
             out = out_fixed[i]
             for t in succs[i]:
                 out |= live_in[t]
-            new_in = gen[i] | (out & ~kill[i])
+            new_in = gen[i] | call_gen[i] | (out & ~kill[i])
             if out != live_out[i] or new_in != live_in[i]:
                 live_out[i], live_in[i] = out, new_in
                 changed = True

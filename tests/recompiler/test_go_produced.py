@@ -132,3 +132,27 @@ def test_declared_results_mask() -> None:
 
     assert go_args.R0_HANDED == L.ALL & ~I.GO_ASM_RESULTS
     assert go_args.R0_HANDED & X(0) and go_args.R0_HANDED & X(28) and go_args.R0_HANDED & X(30)
+
+
+def test_result_passed_on_as_an_argument() -> None:
+    # shfmt -d: diff.Text passed myers.Diff's result (a slice, X0-X2) straight on to
+    # write.Unified's arguments, with no instruction between the calls: the callee's X1 and X2
+    # are read by the next callee (its USES), not by the caller's own code
+    g = _fn(0x200, [(X(0) | X(1) | X(2), [1], None, False), (0, [], None, True)])
+    h = _fn(0x300, [(0, [1], None, False), (0, [], None, True)], uses_cap=L.GO_NOARG_INPUTS | X(0) | X(1) | X(2))
+    h.base_uses = h.uses_cap
+    h.gen[0] = X(0) | X(1) | X(2)
+    f = _fn(0x100, [(0, [1], 0x200, False), (0, [2], 0x300, False), (X(0), [], None, True)])
+    fns = [f, g, h]
+    I.go_result_uses(fns, I.summarize(fns), frozenset({0x100, 0x200, 0x300}))
+    assert g.hands & I.GO_ALL_RESULTS == X(0) | X(1) | X(2)
+    # what a later callee may change and nobody reads before is no result wanted of g: X3,
+    # written by g and h, read after h
+    g2 = _fn(0x200, [(X(0) | X(3), [1], None, False), (0, [], None, True)])
+    h2 = _fn(0x300, [(X(3), [1], None, False), (0, [], None, True)])
+    f2 = _fn(0x100, [(0, [1], 0x200, False), (0, [2], 0x300, False), (0, [3], None, False), (X(0), [], None, True)])
+    f2.gen[2] = X(3)
+    fns = [f2, g2, h2]
+    I.go_result_uses(fns, I.summarize(fns), frozenset({0x100, 0x200, 0x300}))
+    assert g2.hands & X(3) == 0
+    assert h2.hands & X(3)
