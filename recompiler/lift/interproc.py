@@ -581,7 +581,7 @@ def go_result_uses(
 
 
 # rounds of go_result_uses at most: each bounds the assembly's results by what the last one's
-# callers read (shfmt: the third changes nothing)
+# callers read (shfmt: the second changes nothing)
 GO_RESULT_ROUNDS = 4
 
 
