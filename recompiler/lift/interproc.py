@@ -554,9 +554,10 @@ def go_result_uses(
     caller reads after the call before writing it is a result of the callee; one no caller
     reads was stored at every return and loaded at the entry for nobody (``Parser.rune``
     returns one rune and stored X1-X6).  Open functions (an address taken) hand back every
-    result.  ``floors``: methods entered only by direct calls, interfaces and ``reflect`` ->
-    the result registers of their types (``analysis.go_args.method_results``), which those
-    callers read.
+    result they produce (``go_produced``, which caps the others too).  A compiled caller's
+    reads after a call are ``go_read_after``'s.  ``floors``: methods entered only by direct
+    calls, interfaces and ``reflect`` -> the result registers of their types
+    (``analysis.go_args.method_results``), which those callers read.
 
     The runtime's assembly keeps its own conventions, so its returns hand back every register
     (``hands`` ALL), unless the function is closed and ``_go_asm_narrowable``: then they hand
@@ -564,7 +565,10 @@ def go_result_uses(
     convention: a caller that keeps a register across it reads it after the call, unless the
     callee's MODS leave it out, and then the callee's returns need not store it).
     ``runtime.memmove`` stored X1-X17 and X27 at its returns and loaded them at its entry for
-    callers that read nothing after it.  Returns the number narrowed."""
+    callers that read nothing after it.  What those callers read bounds what the assembly
+    produces in the next pass (``go_produced``'s ``known``), up to ``GO_RESULT_ROUNDS``: each
+    pass starts from the last one's over-approximation, so each is sound.  Returns the number
+    narrowed (capped or narrowed ``hands``)."""
     floors = floors or {}
     initial = {f.entry: f.hands for f in fns}
     by_entry = {f.entry: f for f in fns}
