@@ -510,8 +510,8 @@ def go_read_after(f: FnLive, summ: dict[int, Summary], rets: int) -> list[int]:
     for i, r in enumerate(f.ret):
         if r >= 0:
             out_fixed[i] = f.out_noret[i] | rets
-    for c in f.tail_chunk:
-        out_fixed[c] |= rets
+    for g, c in zip(f.tail_target, f.tail_chunk):  # (a tail callee reads its arguments too)
+        out_fixed[c] |= rets | (summ[g].uses if g in summ else f.unknown_uses)
     kill = list(f.kill)
     call_gen = [0] * n
     for i, k in enumerate(f.site):

@@ -156,3 +156,17 @@ def test_result_passed_on_as_an_argument() -> None:
     I.go_result_uses(fns, I.summarize(fns), frozenset({0x100, 0x200, 0x300}))
     assert g2.hands & X(3) == 0
     assert h2.hands & X(3)
+
+
+def test_result_passed_on_to_a_tail_callee() -> None:
+    # the same through a direct tail call: f calls g, then jumps to h, which reads X1
+    g = _fn(0x200, [(X(0) | X(1), [1], None, False), (0, [], None, True)])
+    h = _fn(0x300, [(0, [1], None, False), (0, [], None, True)], uses_cap=L.GO_NOARG_INPUTS | X(0) | X(1))
+    h.base_uses = h.uses_cap
+    h.gen[0] = X(0) | X(1)
+    f = _fn(0x100, [(0, [1], 0x200, False), (0, [], None, False)])
+    f.callees = [0x200, 0x300]
+    f.tail_target, f.tail_chunk, f.tail_normal, f.tail_open = [0x300], [1], [True], [L.ALL]
+    fns = [f, g, h]
+    I.go_result_uses(fns, I.summarize(fns), frozenset({0x100, 0x200, 0x300}))
+    assert g.hands & X(1)
