@@ -160,6 +160,8 @@ def analyse(
         for e, n in pclntab_functions(addr, data):  # documented conventions of the runtime's assembly
             if n in go_args.CONVENTIONS and e in funcs:
                 funcs[e].input_regs, funcs[e].mods_cap = go_args.CONVENTIONS[n]
+            if n in go_args.AT_MOST_R0 and e in funcs and funcs[e].hands_back is None:
+                funcs[e].hands_back = go_args.R0_HANDED
     program = Program(funcs, entry, sorted(set(unresolved)), abi="go" if go_pclntabs else "aapcs64")
     pads = {lp for _s, _e, lp in an.call_sites}
     program.stats = stats.collect(funcs, an.source, an.table_kinds, program.unresolved_br, joined, pads)

@@ -38,6 +38,35 @@ CONVENTIONS = {
         sum(1 << r for r in (16, 17, 27, 30)) | ((1 << 32) - 1) << 32,
     )
 }
+# The runtime's assembly whose Go declaration gives it at most one result, in R0 (a function of
+# assembly has no stack check to spill its arguments and no type in the binary, so its results
+# come from its declaration; compiled callers call it as any ABIInternal function, which keeps
+# no register, and read after it only its result): Go 1.19's runtime/stubs.go
+# "func memclrNoHeapPointers(ptr unsafe.Pointer, n uintptr)", "func memmove(to, from
+# unsafe.Pointer, n uintptr)", "func memequal(a, b unsafe.Pointer, size uintptr) bool",
+# runtime/alg.go "func memequal_varlen(a, b unsafe.Pointer) bool", internal/bytealg's
+# "func IndexByte(b []byte, c byte) int", "func IndexByteString(s string, c byte) int",
+# "func Count(b []byte, c byte) int", "func CountString(s string, c byte) int", "func Compare(a,
+# b []byte) int", "func Index(a, b []byte) int", "func IndexString(a, b string) int".  Their
+# returns hand back R0 and what is no result register (``interproc.GO_ASM_RESULTS`` left out):
+# ``runtime.memmove`` stored X1-X17 and X27 at its returns and loaded them at its entry.
+AT_MOST_R0 = frozenset(
+    {
+        "runtime.memclrNoHeapPointers",
+        "runtime.memmove",
+        "runtime.memequal",
+        "runtime.memequal_varlen",
+        "internal/bytealg.IndexByte",
+        "internal/bytealg.IndexByteString",
+        "internal/bytealg.Count",
+        "internal/bytealg.CountString",
+        "internal/bytealg.Compare",
+        "internal/bytealg.Index",
+        "internal/bytealg.IndexString",
+    }
+)
+# what their returns hand back: every register but X1-X17, X19-X27 and the vector registers
+R0_HANDED = ((1 << 64) - 1) & ~(sum(1 << r for r in [*range(1, 18), *range(19, 28)]) | ((1 << 32) - 1) << 32)
 _FLAG_AT = {0xFFFFFFF0: 37, 0xFFFFFFF1: 41}  # the flag byte's offset in a _func record
 
 

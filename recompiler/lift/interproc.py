@@ -373,6 +373,173 @@ def result_uses(fns: list[FnLive], summ: dict[int, Summary], closed: frozenset[i
 # Go: the registers a return may hand back as results (ABIInternal's R0-R15, F0-F15); X0 is the C
 # result, always handed back
 GO_RESULTS = L.GO_RET_HANDED & L._mask(xs=range(1, 16), vs=range(16))
+# Go: what a return of the runtime's assembly may leave out where no caller reads it: the
+# general registers but X0 (the C result), X18 (reserved), g, X29, X30 and SP, and every vector
+# register (NZCV stay: Go code never reads them after a call, but they are no bit here)
+GO_ASM_RESULTS = L._mask(xs=[*range(1, 18), *range(19, 28)], vs=range(32))
+
+
+def _go_asm_narrowable(f: FnLive) -> bool:
+    """Whether a function of the runtime's assembly (``hands`` ALL: its kind has no results
+    from a signature) may hand back only what its callers read: its MODS are what its code
+    writes (no documented convention caps them, ``FunctionPlan.mods_cap``: a caller keeps in
+    its locals what such a function saves and restores, so its returns must put back every
+    NxCpu slot its callees overwrote), it leaves only by returns and direct tail calls with the
+    entry's SP and X30 (no jump through a register, no table, no SVC: a return to somewhere
+    else reads what NxCpu holds), and its chunks are known (``site_liveness``)."""
+    return (
+        f.go
+        and f.hands == L.ALL
+        and f.mods_cap == L.ALL
+        and not f.opaque
+        and not f.other_exit
+        and bool(f.gen)
+        and all(f.ret_normal)
+        and len(f.tail_normal) == len(f.tail_target)
+        and all(f.tail_normal)
+    )
+
+
+# Go: every register a result may take (ABIInternal's R0-R15, F0-F15)
+GO_ALL_RESULTS = L._mask(xs=range(16), vs=range(16))
+
+
+def go_produced(fns: list[FnLive], summ: dict[int, Summary], known: dict[int, int] | None = None) -> dict[int, int]:
+    """For each function compiled from Go (``FnLive.hands`` ``GO_RET_HANDED``, set from the
+    pclntab's kinds), the registers of ``GO_ALL_RESULTS`` that hold a value it produced at every
+    one of its returns: a bound on its results, whatever enters it (a closure call, a method
+    value, ``reflect``).  Go's compiler puts each result in its register before the return on
+    every path, and a value in a register at a return comes from an argument (the function's
+    ``uses_cap``: its stack check's spills), from its own write, or from a call: a callee's
+    result, or a register the callee leaves alone (its MODS: ``runtime.gcWriteBarrier``'s
+    convention, ``duffzero``'s); every other register a call may change holds nothing a caller
+    may read (ABIInternal keeps no register across a call).  So per function a must-analysis
+    over its chunks (the intersection over paths, each write adding, each call keeping what the
+    callee leaves alone and adding its bound), the bound the intersection over its returns and
+    direct tail calls, and over the call graph the greatest fixed point (every bound starts
+    full and only shrinks: each step's bound still holds the true results, so every one does).
+    The runtime's assembly, functions without chunk data and those that leave through a
+    register or a table get every register, unless ``known`` bounds them (functions of the
+    assembly, by what their callers read: ``go_result_uses``).  A bound that leaves results
+    out lets an open function (a closure, a method value, whose callers are unknown) hand back
+    fewer."""
+    full = GO_ALL_RESULTS
+    known = known or {}
+    by_entry = {f.entry: f for f in fns}
+    cand = {
+        f.entry
+        for f in fns
+        if f.go
+        and f.hands == L.GO_RET_HANDED
+        and f.entry in summ
+        and f.gen
+        and len(f.gen) == len(f.succs)
+        and not f.opaque
+        and not f.jumps_out
+        and f.entry_index >= 0
+    }
+    bound = {e: known.get(e, by_entry[e].hands) & full for e in by_entry} | dict.fromkeys(cand, full)
+    callers: dict[int, set[int]] = {}
+    for e in cand:
+        for g in [*by_entry[e].site_target, *by_entry[e].tail_target]:
+            if g is not None:
+                callers.setdefault(g, set()).add(e)
+    preds_of = {e: _preds(by_entry[e]) for e in cand}
+
+    def after_call(d: int, g: int | None) -> int:
+        if g is None or g not in summ:
+            return full
+        return d & ~summ[g].mods | bound.get(g, full) & summ[g].mods
+
+    def solve(f: FnLive) -> int:
+        n = len(f.gen)
+        preds = preds_of[f.entry]
+        d_out = [full] * n
+        args = f.uses_cap & full
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n):
+                d = args if i == f.entry_index else full
+                for p in preds[i]:
+                    d &= d_out[p]
+                d |= f.writes[i] & full
+                k = f.site[i]
+                if k >= 0:
+                    d = after_call(d, f.site_target[k])
+                if d != d_out[i]:
+                    d_out[i] = d
+                    changed = True
+        # (d_out is the greatest fixed point: it starts full and only shrinks)
+        out = full
+        for i, r in enumerate(f.ret):
+            if r >= 0:
+                out &= d_out[i]
+        for g, c in zip(f.tail_target, f.tail_chunk):
+            out &= after_call(d_out[c], g)
+        return out
+
+    work = sorted(cand)
+    queued = set(work)
+    while work:
+        e = work.pop()
+        queued.discard(e)
+        b = solve(by_entry[e]) & bound[e]
+        if b != bound[e]:
+            bound[e] = b
+            for c in callers.get(e, ()):
+                if c not in queued:
+                    queued.add(c)
+                    work.append(c)
+    return bound
+
+
+def go_read_after(f: FnLive, summ: dict[int, Summary], rets: int) -> list[int]:
+    """For a function compiled from Go, the registers each call site's callee may have to hand
+    back: read after the call by its own code or a later callee (its USES: an argument may be an
+    earlier callee's result passed on in its register) before they are written, or handed on by
+    its returns (``rets``), and kept so far: a later call ends what its callee may change (its
+    MODS, every register for an unknown callee), since the compiler keeps nothing across a call
+    that it treats as changing it.  ``site_liveness`` keeps them live through such calls: after
+    a call in ``bufio.(*Writer).Write`` X1-X15 and V0-V15 stayed live past later calls for a
+    closure call further on.  Exits that are no return keep their worst case."""
+    n = len(f.gen)
+    if n != len(f.succs) or n == 0 or len(f.out_noret) != n:
+        return [L.ALL] * len(f.site_target)
+    out_fixed = list(f.out_fixed)
+    for i, r in enumerate(f.ret):
+        if r >= 0:
+            out_fixed[i] = f.out_noret[i] | rets
+    for g, c in zip(f.tail_target, f.tail_chunk):  # (a tail callee reads its arguments too)
+        out_fixed[c] |= rets | (summ[g].uses if g in summ else f.unknown_uses)
+    kill = list(f.kill)
+    call_gen = [0] * n
+    for i, k in enumerate(f.site):
+        if k >= 0:
+            g = f.site_target[k]
+            known = g is not None and g in summ
+            kill[i] |= summ[g].mods if known else L.ALL
+            # (its arguments may be an earlier callee's results, passed on in their registers)
+            call_gen[i] = summ[g].uses if known else f.unknown_uses
+    live_in = [0] * n
+    live_out = [0] * n
+    gen, succs, site = f.gen, f.succs, f.site
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n - 1, -1, -1):
+            out = out_fixed[i]
+            for t in succs[i]:
+                out |= live_in[t]
+            new_in = gen[i] | call_gen[i] | (out & ~kill[i])
+            if out != live_out[i] or new_in != live_in[i]:
+                live_out[i], live_in[i] = out, new_in
+                changed = True
+    result = [L.ALL] * len(f.site_target)
+    for i, k in enumerate(site):
+        if k >= 0:
+            result[k] = live_out[i]
+    return result
 
 
 def go_result_uses(
@@ -386,20 +553,71 @@ def go_result_uses(
     results in R0.. and F0.. in order and keeps no register across a call, so a register a
     caller reads after the call before writing it is a result of the callee; one no caller
     reads was stored at every return and loaded at the entry for nobody (``Parser.rune``
-    returns one rune and stored X1-X6).  Functions of the runtime's assembly keep their own
-    conventions and every register (``hands`` ALL); open functions (an address taken) hand
-    back every result.  ``floors``: methods entered only by direct calls, interfaces and
-    ``reflect`` -> the result registers of their types (``analysis.go_args.method_results``),
-    which those callers read.  Returns the number narrowed."""
+    returns one rune and stored X1-X6).  Open functions (an address taken) hand back every
+    result they produce (``go_produced``, which caps the others too).  A compiled caller's
+    reads after a call are ``go_read_after``'s.  ``floors``: methods entered only by direct
+    calls, interfaces and ``reflect`` -> the result registers of their types
+    (``analysis.go_args.method_results``), which those callers read.
+
+    The runtime's assembly keeps its own conventions, so its returns hand back every register
+    (``hands`` ALL), unless the function is closed and ``_go_asm_narrowable``: then they hand
+    back what its callers read after their calls (``GO_ASM_RESULTS`` live there, whatever the
+    convention: a caller that keeps a register across it reads it after the call, unless the
+    callee's MODS leave it out, and then the callee's returns need not store it).
+    ``runtime.memmove`` stored X1-X17 and X27 at its returns and loaded them at its entry for
+    callers that read nothing after it.  What those callers read bounds what the assembly
+    produces in the next pass (``go_produced``'s ``known``), up to ``GO_RESULT_ROUNDS``: each
+    pass starts from the last one's over-approximation, so each is sound.  Returns the number
+    narrowed (capped or narrowed ``hands``)."""
     floors = floors or {}
+    initial = {f.entry: f.hands for f in fns}
     by_entry = {f.entry: f for f in fns}
+    asm = {e for e in closed if e in initial and e in summ and e not in floors and _go_asm_narrowable(by_entry[e])}
+    known: dict[int, int] = {}
+    n = 0
+    for _ in range(GO_RESULT_ROUNDS):
+        n = _go_result_pass(fns, summ, closed, floors, initial, known)
+        now = {e: f.hands & GO_ALL_RESULTS for f in fns if (e := f.entry) in asm}
+        if now == known:
+            break
+        known = now
+    return n
+
+
+# rounds of go_result_uses at most: each bounds the assembly's results by what the last one's
+# callers read (shfmt: the second changes nothing)
+GO_RESULT_ROUNDS = 4
+
+
+def _go_result_pass(
+    fns: list[FnLive], summ: dict[int, Summary], closed, floors: dict[int, int], initial: dict[int, int], known: dict[int, int]
+) -> int:
+    """One pass of ``go_result_uses`` from the functions' first ``hands`` (``initial``), the
+    assembly's results bounded by ``known``."""
+    for f in fns:
+        f.hands = initial[f.entry]
+    by_entry = {f.entry: f for f in fns}
+    compiled = {f.entry for f in fns if f.go and f.hands == L.GO_RET_HANDED}
     narrow = {
         e for e in {*closed, *floors} if e in by_entry and by_entry[e].go and by_entry[e].hands == L.GO_RET_HANDED and e in summ
     }
-    if not narrow:
-        return 0
+    asm = {e for e in closed if e in by_entry and e in summ and e not in floors and _go_asm_narrowable(by_entry[e])}
+    # what each function compiled from Go can hand back at all (go_produced), open ones too
+    cap = {e: b | ~GO_ALL_RESULTS | L.xbit(0) for e, b in go_produced(fns, summ, known).items()}
+    capped = 0
+    for e, c in cap.items():
+        if e not in narrow and by_entry[e].hands & ~c:
+            by_entry[e].hands &= c
+            capped += 1
+    if not narrow and not asm:
+        return capped
+    bits = dict.fromkeys(narrow, GO_RESULTS) | dict.fromkeys(asm, GO_ASM_RESULTS)
     for e in narrow:
-        by_entry[e].hands = L.GO_RET_HANDED & ~GO_RESULTS | floors.get(e, 0) & GO_RESULTS
+        bits[e] &= cap.get(e, L.ALL)
+        by_entry[e].hands = L.GO_RET_HANDED & ~GO_RESULTS | floors.get(e, 0) & bits[e]
+    for e in asm:
+        by_entry[e].hands = L.ALL & ~GO_ASM_RESULTS
+    narrow |= asm
     work = [f.entry for f in fns if f.go]
     queued = set(work)
     while work:
@@ -408,16 +626,16 @@ def go_result_uses(
         f = by_entry[h]
         grown: list[int] = []
         if any(g in narrow for g in f.site_target):
-            live = site_liveness(f, summ, f.hands)
+            live = go_read_after(f, summ, f.hands) if h in compiled else site_liveness(f, summ, f.hands)
             for k, g in enumerate(f.site_target):
                 if g in narrow:
-                    r = by_entry[g].hands | live[k] & GO_RESULTS
+                    r = by_entry[g].hands | live[k] & bits[g]
                     if r != by_entry[g].hands:
                         by_entry[g].hands = r
                         grown.append(g)
         for g in f.tail_target:
             if g in narrow:
-                r = by_entry[g].hands | f.hands & GO_RESULTS
+                r = by_entry[g].hands | f.hands & bits[g]
                 if r != by_entry[g].hands:
                     by_entry[g].hands = r
                     grown.append(g)
@@ -425,7 +643,7 @@ def go_result_uses(
             if g not in queued:
                 queued.add(g)
                 work.append(g)
-    return sum(1 for e in narrow if by_entry[e].hands != L.GO_RET_HANDED)
+    return capped + sum(1 for e in narrow if by_entry[e].hands != (L.ALL if e in asm else L.GO_RET_HANDED))
 
 
 def uses_roots(fns: list[FnLive], summ: dict[int, Summary], entry: int, bit: int) -> list[list[int]]:
