@@ -135,9 +135,7 @@ class FrameFacts:
             for bit, off in slot[a].items():
                 if not bit & m:
                     continue
-                if not load and bit not in own and not bit & unknown:
-                    continue  # a spill of a register whose entry value it never stores (_foreign_stores)
-                if huge:  # every other store and load of them counts, as before
+                if huge:  # every store and load of them counts, as before (but _foreign_stores)
                     out |= bit
                 elif bit & unknown or bit not in own or (off in own[bit] if off is not None else load):
                     out |= bit
@@ -156,13 +154,17 @@ class FrameFacts:
         it lies the frame of the caller, or, where the entry is a false one (a label inside
         another function that analysis took for a function: a word of data names it), the
         frame of the function it lies in, where such a store is that function's spill of a
-        working value.  Neither is a save: the register stays an input (its read at the store
-        counts, and the function does not own it: ``facts._fn_live``), and neither is a
-        store of a register whose entry value the function never stores (``counted``: a spill
-        of a value the fragment computed before, as its loop went round).  Debian's libjq:
-        ``yyparse``'s fragments took ``stp x23, x5, [sp, #56]`` and ``str x26, [sp, #168]`` for
-        saves, left X23 (bison's yyn) and X26 out of their summaries, and their tail calls into
-        each other stored neither (tests/recompiler/test_false_entry_spills.py)."""
+        working value.  Such a store is no save: the register stays an input (its read at the
+        store counts, and the function does not own it: ``facts._fn_live``).  Debian's libjq:
+        words of data in its executable segment decode as calls into ``yyparse``'s loop, which
+        became 11 lifted functions; they took ``stp x23, x5, [sp, #56]`` and ``str x26, [sp,
+        #168]`` (spills of values computed in the loop) for saves, left X23 (bison's yyn) and
+        X26 out of their summaries, and their tail calls into each other stored neither
+        (tests/recompiler/test_false_entry_spills.py).  (Where a register has no save of its
+        entry value at all, every store of it still counts, as before: GCC's shrink-wrapped
+        saves in glibc, where a loop makes the register written before its save on some path,
+        would otherwise become inputs: pthread_cond_signal read X25-X28, and 1,453 summaries of
+        jq's closure grew.)"""
         L = liveness
         out: dict[int, int] = {}
         for a, m in saves.items():
