@@ -111,8 +111,13 @@ class FrameFacts:
         slot = {a: L.slot_offsets(words[a], *frame.get(a, (None, None))) for a in {*saves, *loads}}
         own: dict[int, set[int]] = {}
         unknown = 0
+        # stores into a known slot at or above the entry's SP: the frame of whoever called, or,
+        # at a false entry, of the function the label lies in (``_foreign_stores``)
+        foreign = self._foreign_stores(saves, slot, written, words)
         for a, m in saves.items():
             for bit, off in slot[a].items():
+                if bit & foreign.get(a, 0):
+                    continue
                 if bit & m & ~written.get(a, L.ALL):  # the entry value: a save
                     if off is None:
                         unknown |= bit
@@ -126,13 +131,45 @@ class FrameFacts:
         huge = len(insns) > FRAME_SAVES_MAX_INSNS
 
         def counted(a: int, m: int, load: bool) -> int:
-            if huge:  # every store and load of them counts, as before
-                return m
             out = 0
             for bit, off in slot[a].items():
-                if bit & m and (bit & unknown or bit not in own or (off in own[bit] if off is not None else load)):
+                if not bit & m:
+                    continue
+                if huge:  # every store and load of them counts, as before (but _foreign_stores)
+                    out |= bit
+                elif bit & unknown or bit not in own or (off in own[bit] if off is not None else load):
                     out |= bit
             return out
 
-        kept = {a: r for a, m in saves.items() if (r := counted(a, m, False))}
+        kept = {a: r for a, m in saves.items() if (r := counted(a, m & ~foreign.get(a, 0), False))}
         return kept, {a: r for a, m in loads.items() if (r := counted(a, m, True))}, firm
+
+    @staticmethod
+    def _foreign_stores(
+        saves: dict[int, int], slot: dict[int, dict[int, int | None]], written: dict[int, int], words: dict[int, int]
+    ) -> dict[int, int]:
+        """Store address -> the registers of ``saves`` it stores outside the frame the function
+        makes: into a known slot at or above the entry's SP, or through an X29 that still holds
+        its entry value.  A prologue saves into the frame it made, below the entry's SP; above
+        it lies the frame of the caller, or, where the entry is a false one (a label inside
+        another function that analysis took for a function: a word of data names it), the
+        frame of the function it lies in, where such a store is that function's spill of a
+        working value.  Such a store is no save: the register stays an input (its read at the
+        store counts, and the function does not own it: ``facts._fn_live``).  Debian's libjq:
+        words of data in its executable segment decode as calls into ``yyparse``'s loop, which
+        became 11 lifted functions; they took ``stp x23, x5, [sp, #56]`` and ``str x26, [sp,
+        #168]`` (spills of values computed in the loop) for saves, left X23 (bison's yyn) and
+        X26 out of their summaries, and their tail calls into each other stored neither
+        (tests/recompiler/test_false_entry_spills.py).  (Where a register has no save of its
+        entry value at all, every store of it still counts, as before: GCC's shrink-wrapped
+        saves in glibc, where a loop makes the register written before its save on some path,
+        would otherwise become inputs: pthread_cond_signal read X25-X28, and 1,453 summaries of
+        jq's closure grew.)"""
+        L = liveness
+        out: dict[int, int] = {}
+        for a, m in saves.items():
+            fp_entry = (words[a] >> 5) & 31 == 29 and not written.get(a, L.ALL) & L.xbit(29)
+            for bit, off in slot[a].items():
+                if bit & m and (fp_entry or (off is not None and off >= 0)):
+                    out[a] = out.get(a, 0) | bit
+        return out

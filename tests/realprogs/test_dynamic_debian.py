@@ -14,6 +14,7 @@ clear error naming the file."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -34,6 +35,25 @@ COREUTILS = ["coreutils", *LIBC, "libacl1", "libattr1", "libgmp10", "libselinux1
 TEXT = "".join(f"line {i} {'abcdefghij'[i % 10] * (i % 7)} {i * 7919 % 1000}\n" for i in range(200))
 WORDS = "pear\napple\nfig\nbanana\napple\ncherry\nfig\nkiwi\n"
 BINARY = bytes(range(256)) * 4
+# a JSON document for jq: Debian packages this module unpacks, their versions and dependencies
+PKG_JSON = json.dumps(
+    [
+        {"name": "jq", "version": "1.6-2.1", "deps": ["libjq1", "libc6"], "essential": False, "size": 70.5},
+        {"name": "libjq1", "version": "1.6-2.1", "deps": ["libonig5", "libc6"], "essential": False, "size": 398},
+        {"name": "libonig5", "version": "6.9.8-1", "deps": ["libc6"], "essential": False, "size": 631},
+        {
+            "name": "gawk",
+            "version": "1:5.2.1-2",
+            "deps": ["libc6", "libgmp10", "libmpfr6", "libreadline8", "libsigsegv2"],
+            "essential": False,
+            "size": 2812,
+        },
+        {"name": "sed", "version": "4.9-1", "deps": ["libacl1", "libc6", "libselinux1"], "essential": True, "size": 883},
+        {"name": "bc", "version": "1.07.1-3", "deps": ["libc6", "libreadline8"], "essential": False, "size": 228, "note": None},
+        {"name": "libc6", "version": "2.36-9+deb12u4", "deps": [], "essential": False, "size": 12987.25},
+    ],
+    indent=1,
+)
 
 # program: (package, path in the package, packages its libraries come from, [(argv, stdin, files)], CI ids)
 CASES: dict[str, list[tuple[str, list[str], bytes, dict]]] = {
@@ -119,6 +139,54 @@ CASES: dict[str, list[tuple[str, list[str], bytes, dict]]] = {
         ),
         ("regex", ["jq", "-r", '.[] | test("^a.*e$") , (sub("(?<x>[aeiou])"; "<\\(.x)>"))'], b'["apple","fig","axe"]', {}),
         ("error", ["jq", ".a.b"], b"[1]", {}),
+        # the parser of jq's own builtins runs at every start (yyparse, split into 11 lifted
+        # functions: tests/recompiler/test_false_entry_spills.py)
+        ("null-input", ["jq", "-n", "1"], b"", {}),
+        (
+            "group-reduce",
+            ["jq", "-c", "group_by(.deps | length) | map({n: (.[0].deps | length), names: map(.name)})", "p.json"],
+            b"",
+            {"p.json": PKG_JSON},
+        ),
+        (
+            "paths-csv",
+            [
+                "jq",
+                "-r",
+                '([paths(type == "string") | map(tostring) | join(".")] | .[:6][]), (.[] | [.name, .size, (.deps | join("+"))] | @csv)',
+                "p.json",
+            ],
+            b"",
+            {"p.json": PKG_JSON},
+        ),
+        (
+            "reduce-stream",
+            [
+                "jq",
+                "-c",
+                "--slurp",
+                "reduce (.[] | .[] | .deps[]) as $d ({}; .[$d] += 1) | to_entries | sort_by(-.value, .key) | .[:5], ([tostream] | length)",
+            ],
+            PKG_JSON.encode() + b"\n" + PKG_JSON.encode(),
+            {},
+        ),
+        (
+            "args-format",
+            [
+                "jq",
+                "-n",
+                "-r",
+                "--arg",
+                "w",
+                "wörld",
+                "--argjson",
+                "k",
+                '{"a":[1,2.5,null]}',
+                '"\\($w) \\($k.a | @json) \\($k | @base64)" , ($k.a | map(. // 0) | add) , (now | type)',
+            ],
+            b"",
+            {},
+        ),
     ],
     "bc": [("math", ["bc", "-l"], b"scale=30\n4*a(1)\n2^100\nsqrt(2)\ne(1)\n", {})],
 }

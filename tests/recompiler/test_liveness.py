@@ -476,6 +476,41 @@ def test_a_spill_of_a_callee_saved_register_is_no_save_and_its_reload_no_restore
     assert "NX_SPLIT(x20)" in spill  # the spill is stored whatever happens to the saves
 
 
+@pytest.mark.parametrize(
+    "case,owned",
+    [
+        ("below the entry's sp", True),  # sub sp, sp, #16 first: a save into its own frame
+        ("above the entry's sp", False),  # [sp, #8] at the entry: the frame above
+        ("through the entry's x29", False),  # [x29, #8], X29 as it came: the caller's frame record
+        ("huge, above", False),  # (frame_facts.FRAME_SAVES_MAX_INSNS: the rule still holds)
+    ],
+)
+def test_a_store_outside_the_functions_own_frame_is_no_save(case, owned):
+    # f: str x19, [sp, #8] ; mov x19, x0 ; bl other ; add x0, x0, x19 ; ldr x19, [sp, #8] ; ret
+    # (with the variants of ``case``).  A false entry (a label inside another function that
+    # analysis took for one: libjq's yyparse, 11 fragments) stores the working values of the
+    # function it lies in into that function's frame, above its own entry's SP; taken for saves,
+    # they made the fragment own the registers (its reads of them no input), its summary left
+    # them out, and the fragments' tail calls into each other stored none of them.
+    from recompiler.lift import interproc, lift_function
+
+    f, other = 0x400000, 0x400200
+    body = [0xF90007F3, 0xAA0003F3, None, 0x8B130000, 0xF94007F3, 0xD65F03C0]
+    if case == "below the entry's sp":
+        body = [0xD10043FF, *body[:-1], 0x910043FF, 0xD65F03C0]  # sub sp, sp, #16 ... add sp, sp, #16
+    elif case == "through the entry's x29":
+        body[0], body[4] = 0xF90007B3, 0xF94007B3  # str / ldr x19, [x29, #8]
+    elif case.startswith("huge"):
+        body[1:1] = [0xD503201F] * FRAME_SAVES_MAX_INSNS
+    at = body.index(None)
+    body[at] = 0x94000000 | ((other - (f + 4 * at)) >> 2)
+    words = {f: body, other: [0xD65F03C0]}
+    plans = {a: FunctionPlan(a, [decode(w, a + 4 * k) for k, w in enumerate(ws)]) for a, ws in words.items()}
+    lifted = {a: lift_function(p, set(words), defer=True) for a, p in plans.items()}
+    summ = interproc.summarize([facts for _c, _called, facts in lifted.values()])
+    assert bool(summ[f].uses & L.xbit(19)) != owned, hex(summ[f].uses)
+
+
 @pytest.mark.parametrize("above", [True, False])
 def test_a_save_above_the_entrys_sp_is_never_dropped(above):
     # f: str x19, [sp, #8] (above: the caller's frame; else sub sp, sp, #16 first: its own) ;
