@@ -521,22 +521,9 @@ def go_read_after(f: FnLive, summ: dict[int, Summary], rets: int) -> list[int]:
             kill[i] |= summ[g].mods if known else L.ALL
             # (its arguments may be an earlier callee's results, passed on in their registers)
             call_gen[i] = summ[g].uses if known else f.unknown_uses
-    live_in = [0] * n
-    live_out = [0] * n
-    gen, succs, site = f.gen, f.succs, f.site
-    changed = True
-    while changed:
-        changed = False
-        for i in range(n - 1, -1, -1):
-            out = out_fixed[i]
-            for t in succs[i]:
-                out |= live_in[t]
-            new_in = gen[i] | call_gen[i] | (out & ~kill[i])
-            if out != live_out[i] or new_in != live_in[i]:
-                live_out[i], live_in[i] = out, new_in
-                changed = True
+    live_out = _solve_backward(f.gen, kill, f.succs, out_fixed, [0] * n, call_gen)
     result = [L.ALL] * len(f.site_target)
-    for i, k in enumerate(site):
+    for i, k in enumerate(f.site):
         if k >= 0:
             result[k] = live_out[i]
     return result
@@ -785,21 +772,9 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
             call_gen[i] |= passed
     for g, c in zip(f.tail_target, f.tail_chunk):
         out_fixed[c] |= (summ[g].uses if g in summ else unknown) | ret_uses | passed
-    live_in = [0] * n
-    live_out = [0] * n
-    gen, kill, succs, site = f.gen, f.kill, f.succs, f.site
-    changed = True
-    while changed:
-        changed = False
-        for i in range(n - 1, -1, -1):
-            out = out_fixed[i]
-            for t in succs[i]:
-                out |= live_in[t]
-            through = out | call_gen[i] if site[i] >= 0 else out
-            new_in = gen[i] | (through & ~kill[i])
-            if out != live_out[i] or new_in != live_in[i]:
-                live_out[i], live_in[i] = out, new_in
-                changed = True
+    site = f.site
+    through = [call_gen[i] if site[i] >= 0 else 0 for i in range(n)]
+    live_out = _solve_backward(f.gen, f.kill, f.succs, out_fixed, through, [0] * n)
     result = list(f.site_live)
     for i, k in enumerate(site):
         if k >= 0:
@@ -807,6 +782,30 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
             for j in alts.get(k, ()):
                 result[j] = live_out[i]
     return result
+
+
+def _solve_backward(
+    gen: list[int], kill: list[int], succs: list, out_fixed: list[int], through: list[int], after: list[int]
+) -> list[int]:
+    """Backward liveness over one function's chunks to its fixed point: a chunk's live-in is
+    ``gen | after | ((out | through) & ~kill)`` (``through``: what a call reads that the chunk's
+    kill does not end, as Go's passed registers; ``after``: what its callee reads past the kill),
+    its live-out ``out_fixed`` and its successors' live-ins.  Returns the live-outs."""
+    n = len(gen)
+    live_in = [0] * n
+    live_out = [0] * n
+    changed = True
+    while changed:
+        changed = False
+        for i in range(n - 1, -1, -1):
+            out = out_fixed[i]
+            for t in succs[i]:
+                out |= live_in[t]
+            new_in = gen[i] | after[i] | ((out | through[i]) & ~kill[i])
+            if out != live_out[i] or new_in != live_in[i]:
+                live_out[i], live_in[i] = out, new_in
+                changed = True
+    return live_out
 
 
 def _alts(f: FnLive) -> dict[int, list[int]]:
