@@ -406,6 +406,56 @@ def lr_entry(insns: list, succs: dict[int, list[int]], writes: dict[int, int], f
     return solve(slots) if slots else first
 
 
+def saves_changed(insns: list, succs: dict[int, list[int]], writes: dict[int, int], frame: dict, entry: int) -> dict[int, int]:
+    """Before each instruction (by address): the callee-saved registers (``ELIDED_SAVES``) that
+    may no longer hold their value at the entry.  A write makes one changed; a load of it from a
+    slot its entry value was saved to (a known offset below the entry's SP, in the frame the
+    function made, that no other store writes) gives the value back, as an epilogue's ``ldp
+    x19, x20, [sp], #32`` does; a join takes the union.  An instruction no path from the entry
+    reaches is left out (unknown).  ``frame``: SP and X29 as ``frame_offsets`` gives them."""
+    by_addr = {i.addr: i for i in insns}
+
+    def solve(slots: dict[int, set[int]]) -> dict[int, int]:
+        state: dict[int, int] = {}
+        work = []
+        if entry in by_addr:
+            state[entry] = 0
+            work.append(entry)
+        while work:
+            a = work.pop()
+            i = by_addr[a]
+            out = state[a] | writes.get(a, ALL) & ELIDED_SAVES
+            if slots and (w := restore_writes(i.word)):
+                for bit, off in slot_offsets(i.word, *frame.get(a, (None, None)), mask=w).items():
+                    if off is not None and off in slots.get(bit, ()):
+                        out &= ~bit
+            for t in succs.get(a, ()):
+                if t not in by_addr:
+                    continue
+                new = state.get(t, 0) | out
+                if state.get(t) != new:
+                    state[t] = new
+                    work.append(t)
+        return state
+
+    first = solve({})  # loads give nothing back: where a register is surely unwritten
+    slots: dict[int, set[int]] = {}
+    other: set[int] = set()
+    for i in insns:
+        stored = _slot_regs(i.word, _SAVE_PAIR, _SAVE_ONE, _ANY_SLOT)
+        if not stored:
+            continue
+        for bit, off in slot_offsets(i.word, *frame.get(i.addr, (None, None)), mask=_ANY_SLOT).items():
+            if off is None:
+                continue
+            if bit & ELIDED_SAVES and not bit & first.get(i.addr, ALL) and off < 0:
+                slots.setdefault(bit, set()).add(off)
+            else:
+                other.add(off)
+    slots = {bit: offs - other for bit, offs in slots.items() if offs - other}
+    return solve(slots) if slots else first
+
+
 def must_written(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:
     """Registers surely written on every path from the function's entry to the end of each
     chunk (by address; for a call, up to the call): a callee's reads at a call site reach the
