@@ -409,51 +409,72 @@ def lr_entry(insns: list, succs: dict[int, list[int]], writes: dict[int, int], f
 def saves_changed(insns: list, succs: dict[int, list[int]], writes: dict[int, int], frame: dict, entry: int) -> dict[int, int]:
     """Before each instruction (by address): the callee-saved registers (``ELIDED_SAVES``) that
     may no longer hold their value at the entry.  A write makes one changed; a load of it from a
-    slot its entry value was saved to (a known offset below the entry's SP, in the frame the
-    function made, that no other store writes) gives the value back, as an epilogue's ``ldp
-    x19, x20, [sp], #32`` does; a join takes the union.  An instruction no path from the entry
-    reaches is left out (unknown).  ``frame``: SP and X29 as ``frame_offsets`` gives them."""
+    slot its entry value was surely stored to on every path before (a save: a store of it while
+    unchanged into a known offset below the entry's SP, in the frame the function made, that no
+    other register's save or restore shape names) gives the value back, as an epilogue's ``ldp
+    x19, x20, [sp], #32`` does; a join takes the union.  The slots are found from the most
+    (every such store's) down: a slot that some store fills with a changed value is dropped and
+    the graph solved again, so GCC's shrink-wrapped save after a loop that reloads the register
+    from it (glibc's btowc: ``str x21, [sp, #128]`` on each pass) still counts.  An instruction
+    no path from the entry reaches is left out (unknown).  ``frame``: SP and X29 as
+    ``frame_offsets`` gives them."""
     by_addr = {i.addr: i for i in insns}
+    stores: dict[int, dict[int, int | None]] = {}  # save shapes: address -> register -> slot
+    loads: dict[int, dict[int, int | None]] = {}
+    slots: set[tuple[int, int]] = set()
+    other: set[int] = set()
+    for i in insns:
+        sp_fp = frame.get(i.addr, (None, None))
+        if _slot_regs(i.word, _SAVE_PAIR, _SAVE_ONE, _ANY_SLOT):
+            stores[i.addr] = st = slot_offsets(i.word, *sp_fp, mask=_ANY_SLOT)
+            for bit, off in st.items():
+                if off is not None and bit & ELIDED_SAVES and off < 0:
+                    slots.add((bit, off))
+                elif off is not None:
+                    other.add(off)
+        if w := restore_writes(i.word):
+            loads[i.addr] = slot_offsets(i.word, *sp_fp, mask=w)
+    slots = {(b, o) for b, o in slots if o not in other and not any(o == o2 and b != b2 for b2, o2 in slots)}
 
-    def solve(slots: dict[int, set[int]]) -> dict[int, int]:
-        state: dict[int, int] = {}
+    def solve(slots: set[tuple[int, int]]) -> tuple[dict[int, tuple[int, frozenset]], set[tuple[int, int]]]:
+        """(changed, slots surely holding the entry value) before each instruction, and the
+        slots some store fills with a changed value."""
+        state: dict[int, tuple[int, frozenset]] = {}
+        bad: set[tuple[int, int]] = set()
         work = []
         if entry in by_addr:
-            state[entry] = 0
+            state[entry] = (0, frozenset())
             work.append(entry)
         while work:
             a = work.pop()
-            i = by_addr[a]
-            out = state[a] | writes.get(a, ALL) & ELIDED_SAVES
-            if slots and (w := restore_writes(i.word)):
-                for bit, off in slot_offsets(i.word, *frame.get(a, (None, None)), mask=w).items():
-                    if off is not None and off in slots.get(bit, ()):
-                        out &= ~bit
+            changed, held = state[a]
+            if any(off is None for off in stores.get(a, {}).values()):
+                held = frozenset()  # (a store into an unknown slot may overwrite any)
+            for bit, off in stores.get(a, {}).items():
+                if (bit, off) in slots:
+                    if bit & changed:
+                        bad.add((bit, off))
+                    else:
+                        held = held | {(bit, off)}
+            changed |= writes.get(a, ALL) & ELIDED_SAVES
+            for bit, off in loads.get(a, {}).items():
+                if (bit, off) in held:
+                    changed &= ~bit
             for t in succs.get(a, ()):
                 if t not in by_addr:
                     continue
-                new = state.get(t, 0) | out
-                if state.get(t) != new:
+                old = state.get(t)
+                new = (changed, held) if old is None else (old[0] | changed, old[1] & held)
+                if new != old:
                     state[t] = new
                     work.append(t)
-        return state
+        return state, bad
 
-    first = solve({})  # loads give nothing back: where a register is surely unwritten
-    slots: dict[int, set[int]] = {}
-    other: set[int] = set()
-    for i in insns:
-        stored = _slot_regs(i.word, _SAVE_PAIR, _SAVE_ONE, _ANY_SLOT)
-        if not stored:
-            continue
-        for bit, off in slot_offsets(i.word, *frame.get(i.addr, (None, None)), mask=_ANY_SLOT).items():
-            if off is None:
-                continue
-            if bit & ELIDED_SAVES and not bit & first.get(i.addr, ALL) and off < 0:
-                slots.setdefault(bit, set()).add(off)
-            else:
-                other.add(off)
-    slots = {bit: offs - other for bit, offs in slots.items() if offs - other}
-    return solve(slots) if slots else first
+    while True:
+        state, bad = solve(slots)
+        if not bad:
+            return {a: c for a, (c, _h) in state.items()}
+        slots -= bad
 
 
 def must_written(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:

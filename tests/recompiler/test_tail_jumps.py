@@ -148,3 +148,50 @@ def test_a_jump_that_leaves_a_callee_saved_register_changed_is_no_tail_call(tmp_
     pc, x0 = run_function(tmp_path, bundle, MAIN, driver)[0].split()
     assert int(pc, 16) == 0x1234
     assert int(x0, 16) == want
+
+
+def _changed_at_end(words: list[int]) -> int:
+    """``liveness.saves_changed`` before the last instruction of ``words`` (one function at
+    BASE, its graph as the lifter's frame facts build it)."""
+    from recompiler.decode import decode
+    from recompiler.lift import effects, liveness as L
+    from recompiler.lift.edges import successors
+
+    insns = [decode(w, BASE + 4 * k) for k, w in enumerate(words)]
+    addrs = {i.addr for i in insns}
+    succs, writes = {}, {}
+    for i in insns:
+        t, falls = successors(i)
+        succs[i.addr] = [a for a in ([t] if t is not None else []) + ([i.addr + 4] if falls else []) if a in addrs]
+        writes[i.addr] = effects.declare(i).writes
+    frame = L.frame_offsets(insns, succs, writes, BASE)
+    return L.saves_changed(insns, succs, writes, frame, BASE).get(insns[-1].addr, L.ELIDED_SAVES)
+
+
+X21 = 1 << 21
+
+
+@pytest.mark.parametrize(
+    "case,changed",
+    [
+        # GCC's shrink-wrapped save inside a loop that reloads the register from it (glibc's
+        # btowc before its ``br x16``): the store after the reload still stores the entry value
+        ("save-in-loop", 0),
+        ("written", X21),  # changed and never restored
+        ("load-unsaved", X21),  # a load from a slot nothing stored the entry value to
+        ("load-other-path", X21),  # restored on one path only
+    ],
+)
+def test_which_callee_saved_registers_a_jump_leaves_changed(case: str, changed: int) -> None:
+    sub, add = 0xD10083FF, 0x910083FF  # sub/add sp, sp, #32
+    save, restore = 0xF9000BF5, 0xF9400BF5  # str/ldr x21, [sp, #16]
+    mov, nop, br = 0xAA0003F5, 0xD503201F, 0xD61F0040  # mov x21, x0; nop; br x2
+    loop = 0xB5FFFFA1  # cbnz x1, .-12 (back to the save)
+    words = {
+        "save-in-loop": [sub, save, mov, restore, loop, add, br],
+        "written": [sub, save, mov, nop, loop, add, br],
+        "load-unsaved": [sub, nop, mov, restore, loop, add, br],
+        # cbz x1 skips the restore: 0xB4000041 = cbz x1, .+8
+        "load-other-path": [sub, save, mov, 0xB4000041, restore, add, br],
+    }[case]
+    assert _changed_at_end(words) & (X21 | 1 << 19) == changed
