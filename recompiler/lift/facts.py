@@ -172,6 +172,10 @@ class FunctionFacts(FrameFacts):
         # oniguruma's matcher advances its bytecode pointer X24, then ``br x2`` to the next
         # opcode's piece, which reads X24 from NxCpu: as a tail call it stored no X24)
         succs, writes, frame = self._frame_graph()
+        # (no path past a call of a noreturn function: glibc's __assert_fail before the code
+        # of a path that never saved X23, in busybox's 0x469280)
+        nr = self.plan.noreturn_calls
+        succs = {a: [t for t in ts if not (a in nr and t == a + 4)] for a, ts in succs.items()}
         changed = liveness.saves_changed(self.plan.insns, succs, writes, frame, self.plan.entry)
         if any(changed.get(a, liveness.ELIDED_SAVES) for a in jumps):
             return frozenset()
