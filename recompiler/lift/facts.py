@@ -166,6 +166,19 @@ class FunctionFacts(FrameFacts):
             return frozenset()
         if not all(sp_ok and lr_ok for sp_ok, lr_ok in self._exit_states(jumps)):
             return frozenset()
+        # and with X19-X28/D8-D15 as they came: a function hands its callee-saved registers back
+        # before a tail call, while a jump that leaves one changed is a computed goto between
+        # pieces of one function whose frame is live (a false entry at a ``&&label`` of
+        # oniguruma's matcher advances its bytecode pointer X24, then ``br x2`` to the next
+        # opcode's piece, which reads X24 from NxCpu: as a tail call it stored no X24)
+        succs, writes, frame = self._frame_graph()
+        # (no path past a call of a noreturn function: glibc's __assert_fail before the code
+        # of a path that never saved X23, in busybox's 0x469280)
+        nr = self.plan.noreturn_calls
+        succs = {a: [t for t in ts if not (a in nr and t == a + 4)] for a, ts in succs.items()}
+        changed = liveness.saves_changed(self.plan.insns, succs, writes, frame, self.plan.entry)
+        if any(changed.get(a, liveness.ELIDED_SAVES) for a in jumps):
+            return frozenset()
         return frozenset(jumps)
 
     def _chunks(self) -> tuple[list[liveness.Chunk], list[int], list[tuple[int, int]], bool, list[int]]:

@@ -406,6 +406,77 @@ def lr_entry(insns: list, succs: dict[int, list[int]], writes: dict[int, int], f
     return solve(slots) if slots else first
 
 
+def saves_changed(insns: list, succs: dict[int, list[int]], writes: dict[int, int], frame: dict, entry: int) -> dict[int, int]:
+    """Before each instruction (by address): the callee-saved registers (``ELIDED_SAVES``) that
+    may no longer hold their value at the entry.  A write makes one changed; a load of it from a
+    slot its entry value was surely stored to on every path before (a save: a store of it while
+    unchanged into a known offset below the entry's SP, in the frame the function made, that no
+    other register's save or restore shape names) gives the value back, as an epilogue's ``ldp
+    x19, x20, [sp], #32`` does; a join takes the union.  The slots are found from the most
+    (every such store's) down: a slot that some store fills with a changed value is dropped and
+    the graph solved again, so GCC's shrink-wrapped save after a loop that reloads the register
+    from it (glibc's btowc: ``str x21, [sp, #128]`` on each pass) still counts.  An instruction
+    no path from the entry reaches is left out (unknown).  ``frame``: SP and X29 as
+    ``frame_offsets`` gives them."""
+    by_addr = {i.addr: i for i in insns}
+    stores: dict[int, dict[int, int | None]] = {}  # save shapes: address -> register -> slot
+    loads: dict[int, dict[int, int | None]] = {}
+    slots: set[tuple[int, int]] = set()
+    other: set[int] = set()
+    for i in insns:
+        sp_fp = frame.get(i.addr, (None, None))
+        if _slot_regs(i.word, _SAVE_PAIR, _SAVE_ONE, _ANY_SLOT):
+            stores[i.addr] = st = slot_offsets(i.word, *sp_fp, mask=_ANY_SLOT)
+            for bit, off in st.items():
+                if off is not None and bit & ELIDED_SAVES and off < 0:
+                    slots.add((bit, off))
+                elif off is not None:
+                    other.add(off)
+        if w := restore_writes(i.word):
+            loads[i.addr] = slot_offsets(i.word, *sp_fp, mask=w)
+    slots = {(b, o) for b, o in slots if o not in other and not any(o == o2 and b != b2 for b2, o2 in slots)}
+
+    def solve(slots: set[tuple[int, int]]) -> tuple[dict[int, tuple[int, frozenset]], set[tuple[int, int]]]:
+        """(changed, slots surely holding the entry value) before each instruction, and the
+        slots some store fills with a changed value."""
+        state: dict[int, tuple[int, frozenset]] = {}
+        bad: set[tuple[int, int]] = set()
+        work = []
+        if entry in by_addr:
+            state[entry] = (0, frozenset())
+            work.append(entry)
+        while work:
+            a = work.pop()
+            changed, held = state[a]
+            if any(off is None for off in stores.get(a, {}).values()):
+                held = frozenset()  # (a store into an unknown slot may overwrite any)
+            for bit, off in stores.get(a, {}).items():
+                if (bit, off) in slots:
+                    if bit & changed:
+                        bad.add((bit, off))
+                    else:
+                        held = held | {(bit, off)}
+            changed |= writes.get(a, ALL) & ELIDED_SAVES
+            for bit, off in loads.get(a, {}).items():
+                if (bit, off) in held:
+                    changed &= ~bit
+            for t in succs.get(a, ()):
+                if t not in by_addr:
+                    continue
+                old = state.get(t)
+                new = (changed, held) if old is None else (old[0] | changed, old[1] & held)
+                if new != old:
+                    state[t] = new
+                    work.append(t)
+        return state, bad
+
+    while True:
+        state, bad = solve(slots)
+        if not bad:
+            return {a: c for a, (c, _h) in state.items()}
+        slots -= bad
+
+
 def must_written(chunks: list[Chunk], falls: dict[int, int], entry: int) -> dict[int, int]:
     """Registers surely written on every path from the function's entry to the end of each
     chunk (by address; for a call, up to the call): a callee's reads at a call site reach the
