@@ -61,6 +61,18 @@ def recompile(program: Path, out: Path, **settings: str) -> Path:
     return out
 
 
+def exec_matches_qemu(program: Path, bundle: Path) -> bytes:
+    """Runs ``bundle`` (``nxrecomp exec``) and ``program`` under qemu-aarch64 and asserts the
+    same exit status, stdout and stderr; returns qemu's stdout."""
+    ours = subprocess.run([sys.executable, "-m", "nxrecomp", "exec", str(bundle)], capture_output=True, timeout=300)
+    ref = subprocess.run(["qemu-aarch64", str(program)], capture_output=True, timeout=300)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (ref.returncode, ref.stdout, ref.stderr), (
+        ours.stdout,
+        ours.stderr[-1500:],
+    )
+    return ref.stdout
+
+
 def symbols_and_program(program: Path):
     """(symbol -> address from ``.symtab``, the static analysis's Program) of a built program,
     for tests that check where analysis put a function's body."""
