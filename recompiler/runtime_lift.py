@@ -154,6 +154,23 @@ def compile_object(text: str, entry: int, slp: bool = True) -> tuple[Path, float
     return out, time.monotonic() - t0, False
 
 
+def compile_plan(
+    plan, addr: int, trust_abi: bool, elide_saves: bool, abi: str = "aapcs64", generated: tuple[int, bytes] | None = None
+) -> tuple[Path, float, bool]:
+    """``plan``'s function (entered at ``addr``) lifted with the settings' comments and trace and
+    compiled into a loadable object: ``compile_object``'s (path, seconds, cached)."""
+    text = c_source(
+        plan,
+        trust_abi,
+        elide_saves,
+        bool(settings.get("recompiler", "comments")),
+        bool(settings.get("recompiler", "trace")),
+        abi,
+        generated=generated,
+    )
+    return compile_object(text, addr, slp=len(plan.insns) <= SLP_MAX_INSNS)
+
+
 def lift_at(bundle: str | Path, addr: int, manifest: dict | None = None) -> RuntimeLift:
     """Analyse, lift and compile the function starting at ``addr`` of ``bundle``'s program."""
     bundle = Path(bundle)
@@ -172,14 +189,6 @@ def lift_at(bundle: str | Path, addr: int, manifest: dict | None = None) -> Runt
         bool(settings.get("recompiler", "trust_abi")),
         bool(settings.get("recompiler", "elide_saves")),
     )
-    text = c_source(
-        plan,
-        trust,
-        elide,
-        bool(settings.get("recompiler", "comments")),
-        bool(settings.get("recompiler", "trace")),
-        abi,
-    )
-    so, secs, cached = compile_object(text, addr, slp=len(plan.insns) <= SLP_MAX_INSNS)
+    so, secs, cached = compile_plan(plan, addr, trust, elide, abi)
     span = plan.insns[-1].addr + 4 - plan.insns[0].addr
     return RuntimeLift(addr, so, len(plan.insns), span, secs, cached)

@@ -27,8 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from nxrecomp.common import settings
-
 
 @dataclass
 class GeneratedLift:
@@ -46,8 +44,7 @@ def lift_generated(addr: int, base: int, snapshot: Path) -> GeneratedLift:
     """Lift the function at ``addr`` from the copy of generated-code memory at ``base``."""
     from recompiler.analyse import Analyser
     from recompiler.analysis.image import Memory
-    from recompiler.build import SLP_MAX_INSNS
-    from recompiler.runtime_lift import c_source, compile_object
+    from recompiler.runtime_lift import compile_plan
 
     data = snapshot.read_bytes()
     if addr % 4:
@@ -61,14 +58,6 @@ def lift_generated(addr: int, base: int, snapshot: Path) -> GeneratedLift:
         return GeneratedLift(None, why=f"the word there ({word:#010x}) starts no code the lifter can follow")
     lo = min(i.addr for i in plan.insns)
     hi = max(i.addr for i in plan.insns) + 4
-    text = c_source(
-        plan,
-        False,
-        False,
-        bool(settings.get("recompiler", "comments")),
-        bool(settings.get("recompiler", "trace")),
-        "aapcs64",
-        generated=(lo, data[lo - base : hi - base]),
-    )
-    so, secs, cached = compile_object(text, addr, slp=len(plan.insns) <= SLP_MAX_INSNS)
+    # trust_abi and elide_saves off: a JIT's own helpers keep values in any register
+    so, secs, cached = compile_plan(plan, addr, False, False, generated=(lo, data[lo - base : hi - base]))
     return GeneratedLift(so, len(plan.insns), hi - lo, secs, cached)
