@@ -557,6 +557,7 @@ def build(
             narrowed = interproc.result_uses(fns, summ, closed)
             if abi == "go":  # (Go's returns hand back what FnLive.hands says, not ret_uses)
                 narrowed = interproc.go_result_uses(fns, summ, closed, getattr(program, "go_results", {}))
+                interproc.go_hands(fns, summ)
             if "frames" not in no_opt(-1):  # (-1: only where no_opt_at names no function)
                 framed = interproc.narrow_frames(fns, summ, closed)
         shards = [inline_leaves.Shard(interproc.place(x.text, x.facts, summ, results_only=True), x.facts) for x in results]

@@ -367,6 +367,7 @@ class FunctionFacts(FrameFacts):
         f.unknown_uses = self._elide(self.abi_sets.call_uses)
         f.go = self.abi_sets.go
         f.hands = self.ret_live if f.go else L.ALL
+        f.go_compiled = f.go and self.ret_live == L.GO_RET_HANDED
         f.wt_sites, f.wt_unsafe = dict(self.wt_sites), self.wt_unsafe
         # a register kept in its NxCpu slot (mem_regs.py) is handed back by its restore
         f.save_drop = self._save_drop(cs, self.saves, live_out) & ~sum(1 << r for r in self.mem_regs)

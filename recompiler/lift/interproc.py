@@ -54,6 +54,9 @@ class Summary:
     keep_frame: bool = True
     # a call of it surely comes back to its return address (always_return)
     returns: bool = False
+    # Go: what its returns may store for a caller (``FnLive.hands`` once the whole program's
+    # are narrowed: ``go_result_uses``); every register unless set there (``go_lists``)
+    hands: int = L.ALL
     # the results (liveness.RET_LIVE) some caller may read after a call of it: all of them
     # unless every caller is known (result_uses)
     ret_uses: int = L.RET_LIVE
@@ -153,6 +156,9 @@ class FnLive:
     # Go: what its returns may hand a caller (``FunctionPlan.hands_back``), for its returns'
     # liveness and store lists (``go_lists``)
     hands: int = L.ALL
+    # Go: compiled from Go (``hands_back`` ``GO_RET_HANDED``: ABIInternal's rules hold for its
+    # code), not the runtime's assembly
+    go_compiled: bool = False
 
 
 def summarize(fns: list[FnLive]) -> dict[int, Summary]:
@@ -1001,7 +1007,26 @@ def go_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int],
     live after it that is not such an argument (RESUME_CHECK, ``unsaved``): every call that
     may come back so reaches an indirect jump, whose MODS is every register."""
     live = site_liveness(f, summ, f.hands)
+    if f.go_compiled:
+        for k, g in enumerate(f.site_target):
+            if g is not None and g in summ:
+                live[k] &= ~(summ[g].mods & ~summ[g].hands & GO_UNDEFINED_AFTER)
     return live, live, X0, L.ALL & ~ARGS
+
+
+# What code compiled from Go never reads after a call unless the callee hands it back: a
+# register the callee may change and its returns do not store (``Summary.hands``) holds nothing
+# after the call.  Not X0 (the C result), and not what gogo sets where a goroutine resumes at
+# the call's return address (Go 1.19 runtime/asm_arm64.s ``gogo``: SP, X29, LR, R26, g; R0).
+GO_UNDEFINED_AFTER = L.ALL & ~(X0 | X29 | X30 | SP | L.xbit(26) | L.xbit(28))
+
+
+def go_hands(fns: list[FnLive], summ: dict[int, Summary]) -> None:
+    """Give each Go function's summary what its returns store (``FnLive.hands``, as
+    ``go_result_uses`` left it), for its compiled callers' lists (``go_lists``)."""
+    for f in fns:
+        if f.go and f.entry in summ:
+            summ[f.entry].hands = f.hands
 
 
 def _ret_mask(f: FnLive, summ: dict[int, Summary], results_only: bool = False) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from nxrecomp.common import settings
 from recompiler.lift import interproc
+from recompiler.lift.liveness import GO_RET_HANDED
 from recompiler.lift import template as T
 from recompiler.lift.signature import ARG_REGS, CALLER_SAVED, SIG, fname, rname
 
@@ -67,8 +68,15 @@ class FunctionWrapper:
         # may move SP between it and the call a longjmp comes back through)
         twin = bool(self.resume) and not self.trace and "twins" not in self.no_opt
         catches = twin and loc.uses_sp
+        # the entry's own declarations (not a resume switch's: a frame re-entered from NxCpu
+        # there loads what is live): code compiled from Go reads no register at its entry but
+        # its arguments (``_undefined_at_entry``)
+        undef = self._undefined_at_entry() if not self.resume or twin else 0
+        entry_decl = self._decl(loc, undef) if undef else decl
         if catches:
             decl.append("u64 _sjsp = 0;")
+            if entry_decl is not decl:
+                entry_decl.append("u64 _sjsp = 0;")
         else:
             for n, slot in enumerate(self.slots.all):  # no frame to note the SP of
                 if slot.kind == T.NOTE_SP:
@@ -100,7 +108,7 @@ class FunctionWrapper:
         else:
             tails = ""
         if not twin:
-            return self._function(name, resume, "", loc, lists, decl, catch, body, tails)
+            return self._function(name, resume, "", loc, lists, entry_decl, catch, body, tails)
         # The function itself has no check of s->resume: the entry table holds it for its own
         # address only (kind 1, build._table_source), and every way in (nx_run, nx_call_ind,
         # nx_jump, an inline cache, a direct call from lifted code, whose frame consumed any
@@ -115,7 +123,7 @@ class FunctionWrapper:
         # leave them out.
         return (
             prelude
-            + self._function(name, "", "", loc, lists, decl, catch, body, "#define NX_RF(...)\n" + tails)
+            + self._function(name, "", "", loc, lists, entry_decl, catch, body, "#define NX_RF(...)\n" + tails)
             + self._function(
                 rname(self.plan.entry),
                 resume,
@@ -177,13 +185,35 @@ class FunctionWrapper:
             flags,
         )
 
-    def _decl(self, loc: Locals) -> list[str]:
-        """The locals' declarations, loaded from the arguments and ``NxCpu``."""
+    def _undefined_at_entry(self) -> int:
+        """The X registers whose value at the function's entry means nothing (bits): for a
+        function compiled from Go whose arguments are known (``FunctionPlan.input_regs``: its
+        stack check's spills, or none; with g, R26, X29, X30 and SP), every other one.  Go's
+        ABIInternal hands a function its arguments alone and its compiler reads no other
+        register before writing it; the worst case of an unknown callee (a closure, a deferred
+        call) or of a return's store list may still name one, whose value then is anything:
+        its local starts as 0 instead of a load from ``NxCpu`` (whose slot its callers do not
+        store: ``interproc.summarize`` caps USES to the same registers).  Not the runtime's
+        assembly (its own conventions), nor a jump-table label (entered with live registers)."""
+        p = self.plan
+        if not self.live or p.hands_back != GO_RET_HANDED or p.input_regs is None:
+            return 0
+        return ((1 << 31) - 1) & ~p.input_regs & ~sum(1 << r for r in ARG_REGS)
+
+    def _decl(self, loc: Locals, undefined: int = 0) -> list[str]:
+        """The locals' declarations, loaded from the arguments and ``NxCpu`` (0 for the
+        registers ``undefined`` names: bits)."""
         decl = []
         mem = [r for r in self.mem_regs if r in loc.regs]  # kept in NxCpu (mem_regs.py)
         regs = [r for r in loc.regs if r not in mem]
         if regs:
-            decl.append("u64 " + ", ".join(f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = s->x[{r}]" for r in regs) + ";")
+            decl.append(
+                "u64 "
+                + ", ".join(
+                    f"x{r} = a{r}" if r in ARG_REGS else f"x{r} = 0" if undefined >> r & 1 else f"x{r} = s->x[{r}]" for r in regs
+                )
+                + ";"
+            )
         if mem:
             decl.append("\n" + "".join(f"#define x{r} (s->x[{r}])\n" for r in mem))
         if loc.uses_sp:

@@ -170,3 +170,32 @@ def test_result_passed_on_to_a_tail_callee() -> None:
     fns = [f, g, h]
     I.go_result_uses(fns, I.summarize(fns), frozenset({0x100, 0x200, 0x300}))
     assert g.hands & X(1)
+
+
+def test_compiled_caller_reloads_only_what_a_callee_hands_back() -> None:
+    # f calls g (assembly declared with at most R0 as result: its returns store R0_HANDED, so
+    # not X5, which it changes), then an unknown callee (a closure call: the worst case reads
+    # X0-X15).  Liveness sees X5 read after g; compiled from Go, f reads nothing of g but what
+    # g hands back (anything else is no value after the call), so X5 is neither stored before
+    # nor reloaded after g's call; runtime assembly as caller keeps its lists
+    from recompiler.analysis import go_args
+
+    def graph(compiled: bool) -> tuple[I.FnLive, dict[int, I.Summary]]:
+        g = _fn(0x200, [(X(0) | X(5), [1], None, False), (0, [], None, True)], asm=True)
+        g.hands = go_args.R0_HANDED
+        f = _fn(0x100, [(0, [1], 0x200, False), (0, [2], -1, False), (X(0), [], None, True)], asm=not compiled)
+        f.go_compiled = compiled
+        f.unknown_uses = L.GO_CALL_USES
+        summ = I.summarize([f, g])
+        I.go_hands([f, g], summ)
+        return f, summ
+
+    f, summ = graph(compiled=False)
+    assert summ[0x200].mods & X(5)
+    assert I.go_lists(f, summ)[0][0] & X(5)  # the worst case: X5 live after g
+    f, summ = graph(compiled=True)
+    live = I.go_lists(f, summ)[0]
+    assert not live[0] & X(5)
+    assert live[0] & X(0) and live[0] & L.xbit(L.SP_BIT)  # g's result, what gogo sets
+    stores, reloads, *_ = I.site_lists(f, summ)
+    assert not (stores[0] | reloads[0]) & X(5)

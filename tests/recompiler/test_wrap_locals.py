@@ -57,3 +57,29 @@ def test_registers_only_read_through_their_address_are_not_written_back():
     c = _c([tbl])
     assert "&v4" in c and "&v5" in c
     assert re.findall(r"s->v\[(\d+)\] =|s->v\[(\d+)\]\) =", _macro(c, "STORE_ALL")) == [("", "26")]
+
+
+def test_go_entry_loads_only_its_arguments():
+    # add x9, x8, x7; ret: a function compiled from Go whose stack check spills X0 alone
+    # (FunctionPlan.input_regs) was handed nothing in X7 or X8 (its callers store neither:
+    # interproc caps its USES), so its locals start as 0 instead of loads from NxCpu; the
+    # runtime's assembly (no hands_back), or one whose arguments are unknown, loads them
+    words = [0x8B070109, 0xD65F03C0]
+    assert disasm(words[0], BASE) == "add x9, x8, x7" and disasm(words[1], BASE + 4) == "ret"
+    insns = [decode(w, BASE + 4 * k) for k, w in enumerate(words)]
+
+    def c(hands: int | None, inputs: int | None) -> str:
+        plan = FunctionPlan(BASE, insns)
+        plan.hands_back, plan.input_regs = hands, inputs
+        em = FunctionEmitter(plan, {BASE, BASE + 8}, trust_abi=False, abi="go")
+        return em.emit(HANDLERS)
+
+    def decl(c: str) -> str:
+        m = re.search(r"u64 x0 = a0[^;]*;", c)
+        assert m, c
+        return m[0]
+
+    go = decl(c(L.GO_RET_HANDED, L.GO_NOARG_INPUTS | L.xbit(0)))
+    assert "x7 = 0" in go and "x8 = 0" in go and "s->x[" not in go
+    for hands, inputs in ((None, None), (L.GO_RET_HANDED, None), (None, L.GO_NOARG_INPUTS)):
+        assert "x7 = s->x[7]" in decl(c(hands, inputs))
