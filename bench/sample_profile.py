@@ -88,17 +88,19 @@ def _pos(s: str, last: int) -> int:
     return int(s, 0)
 
 
-def line_counts(cgs: list[Path], obj_suffix: str = "game.so") -> tuple[dict[tuple[str, int], int], dict[str, int]]:
+def line_counts(
+    cgs: list[Path], obj_suffix: str = "game.so", lines_so: Path | None = None
+) -> tuple[dict[tuple[str, int], int], dict[str, int]]:
     """(times each (C file, line) ran, instructions per C file) of the object ending in
     ``obj_suffix``: per (function symbol, file, line) the most executed instruction, summed over
     the symbols (a line inlined into several callers ran in each)."""
     per_insn: dict[tuple[str, str, int, int], int] = collections.Counter()
     per_file: dict[str, int] = collections.Counter()
-    for cg in cgs:
-        for ob, fl, fn, addr, ln, n in line_costs(cg):
-            if ob.endswith(obj_suffix) and ln > 0:
-                per_insn[fl, fn, ln, addr] += n
-                per_file[fl] += n
+    costs = addr_line_costs(cgs, lines_so, obj_suffix) if lines_so else (c for cg in cgs for c in line_costs(cg))
+    for ob, fl, fn, addr, ln, n in costs:
+        if ob.endswith(obj_suffix) and ln > 0:
+            per_insn[fl, fn, ln, addr] += n
+            per_file[fl] += n
     best: dict[tuple[str, str, int], int] = {}
     for (fl, fn, ln, _), n in per_insn.items():
         k = (fl, fn, ln)
@@ -108,6 +110,47 @@ def line_counts(cgs: list[Path], obj_suffix: str = "game.so") -> tuple[dict[tupl
     for (fl, _, ln), n in best.items():
         out[fl, ln] += n
     return out, per_file
+
+
+def addr_line_costs(
+    cgs: list[Path], lines_so: Path, obj_suffix: str = "game.so"
+) -> Iterator[tuple[str, str, str, int, int, int]]:
+    """``line_costs`` of runs of a game.so without line tables, the lines read from
+    ``lines_so``: the same game.so linked from objects compiled with ``-gline-tables-only``
+    (the same instructions at the same addresses; checked by the caller)."""
+    import subprocess
+
+    from bench.callgrind_ir import per_address
+
+    counts: dict[int, int] = collections.Counter()
+    for cg in cgs:
+        for a, n in per_address(cg, obj_suffix).items():
+            counts[a] += n
+    addrs = sorted(counts)
+    r = subprocess.run(
+        ["addr2line", "-a", "-e", str(lines_so)],
+        input="".join(f"{a:#x}\n" for a in addrs),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    syms = []
+    for line in subprocess.run(["nm", "-n", str(lines_so)], capture_output=True, text=True, check=True).stdout.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in "tT":
+            syms.append((int(p[0], 16), p[2]))
+    import bisect
+
+    starts = [a for a, _ in syms]
+    out = r.stdout.splitlines()
+    for i in range(0, len(out) - 1, 2):
+        a = int(out[i], 16)
+        fl, _, ln = out[i + 1].rpartition(":")
+        ln = ln.split()[0] if ln else "0"
+        if not ln.isdigit() or fl == "??":
+            continue
+        k = bisect.bisect_right(starts, a) - 1
+        yield obj_suffix, fl, syms[k][1] if k >= 0 else "?", a, int(ln), counts[a]
 
 
 def write_profile(c_path: Path, counts: dict[int, int], out: Path) -> tuple[int, int]:
@@ -141,9 +184,15 @@ def main() -> None:
         help="by guest blocks (recompiler/profile.py): each block's count is its most executed line's, and "
         "every line of the block gets it; OUT_DIR/blocks.json is the block profile",
     )
+    ap.add_argument(
+        "--lines",
+        type=Path,
+        help="the runs were of a game.so without line tables: read lines from this game.so (its objects compiled "
+        "with -gline-tables-only, the same instructions: bench/shard_relink.py --cflags=-gline-tables-only)",
+    )
     ap.add_argument("--shards", type=int, default=12, help="how many of the hottest shards hot.txt lists")
     a = ap.parse_args()
-    counts, per_file = line_counts(a.cg)
+    counts, per_file = line_counts(a.cg, lines_so=a.lines)
     a.out.mkdir(parents=True, exist_ok=True)
     by_shard: dict[str, dict[int, int]] = collections.defaultdict(dict)
     for (fl, ln), n in counts.items():
