@@ -76,6 +76,9 @@ def main() -> None:
         help="compile every shard that has DIR/<shard>.prof (bench/sample_profile.py) again with "
         "-fprofile-sample-use=that file (plus --cflags)",
     )
+    ap.add_argument(
+        "--reuse", action="store_true", help="keep an edited shard's object OUT/objs/<shard>.o made by an earlier run"
+    )
     ap.add_argument("-j", type=int, default=2, help="compiles at a time")
     a = ap.parse_args()
     src = a.bundle / "src"
@@ -126,7 +129,8 @@ def main() -> None:
             o = a.out / "objs" / (p.stem + ".o")
             prof = [f"-fprofile-sample-use={profiles[p.name]}"] if p.name in profiles else []
             cmd = ["-c", str(subs[p.name]), "-o", str(o), *found, *a.cflags.split(), *prof, f"-I{B.RUNTIME_DIR}"]
-            jobs.append((cmd, p.name))
+            if not (a.reuse and o.exists()):
+                jobs.append((cmd, p.name))
             objs.append(str(o))
         else:
             objs.append(str(cached_object(p, found, cc_id, hdrs)))

@@ -162,3 +162,46 @@ def sample_profile(c_text: str, blocks: dict[int, int]) -> tuple[str, int, int]:
         out.append(f"{name}:{sum(body.values())}:{head}\n")
         out.extend(f" {off}: {body[off]}\n" for off in sorted(body))
     return "".join(out), len(recs), nblocks
+
+
+def instrument(c_text: str, tag: str, program: str) -> tuple[str, int]:
+    """A shard's C that counts its guest blocks (``recompiler.profile_gen``): each label
+    ``L_<addr>:;`` increments a counter of its own (on the label's line: the lines stay where they
+    were, below the one line of declarations put after the first), and a constructor registers the
+    counters with their guest addresses in the runtime (cpu_host/runtime/core/block_profile.c),
+    which writes the profile at exit.  ``tag`` names the shard's arrays; returns (C, counters)."""
+    lines = c_text.split("\n")
+    pcs: list[str] = []
+    for i, line in enumerate(lines):
+        m = _LABEL.match(line)
+        if m:
+            lines[i] = f"{line} _nxbp_{tag}[{len(pcs)}]++;"
+            pcs.append(f"0x{m[1]}ull")
+    if not pcs:
+        return c_text, 0
+    decl = f"static u64 _nxbp_{tag}[{len(pcs)}];"
+    head = 1 if lines and lines[0].startswith("#include") else 0
+    lines.insert(head, decl)
+    lines.append(
+        f"static const u64 _nxbp_pc_{tag}[{len(pcs)}] = {{{', '.join(pcs)}}};\n"
+        "void nx_block_profile_register(u64 *counts, const u64 *pcs, unsigned n, const char *program);\n"
+        f"__attribute__((constructor)) static void _nxbp_reg_{tag}(void) {{\n"
+        f'  nx_block_profile_register(_nxbp_{tag}, _nxbp_pc_{tag}, {len(pcs)}, "{program}");\n'
+        "}\n"
+    )
+    return "\n".join(lines), len(pcs)
+
+
+def cached_sample_profile(text: str, cache_dir: Path | str) -> Path:
+    """``text`` (a shard's sample profile) as a file named by its content under ``cache_dir``:
+    the file's path is part of the compile flags, so the object cache's key (the flags) follows the
+    profile's content, not the bundle it was built for."""
+    d = Path(cache_dir) / "profiles"
+    d.mkdir(parents=True, exist_ok=True)
+    p = d / f"{hashlib.sha256(text.encode()).hexdigest()[:32]}.prof"
+    if not p.exists():
+        fd, tmp = tempfile.mkstemp(suffix=".tmp", dir=d)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, p)
+    return p
