@@ -72,6 +72,7 @@ def register_build(sub: argparse._SubParsersAction) -> None:
         help="the console the game was built for: its GPU's texture layout (switch1: Maxwell "
         "GOBs, switch2: Ampere/Turing GOBs); default switch1",
     )
+    _profile_args(p)
     p.set_defaults(func=_build)
 
 
@@ -101,6 +102,7 @@ def _recompile(a: argparse.Namespace) -> int:
 
 
 def _build(a: argparse.Namespace) -> int:
+    _profile_settings(a)
     from recompiler.horizon import recompile_exefs
 
     m = recompile_exefs(a.exefs, a.out, a.romfs, gpu=a.gpu)
