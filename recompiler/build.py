@@ -534,7 +534,8 @@ def build(
         # after SHARD_FLAGS' -g0, which it overrides (with a plain -g, addr2line found no
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
         flags += DEBUG_FLAGS
-    prof_gen = bool(settings.get("recompiler", "profile_gen"))
+    # (code a program maps at run time, loaded.so: not counted; its runtime is game.so's)
+    prof_gen = bool(settings.get("recompiler", "profile_gen")) and not loaded
     code_id = getattr(program, "code_id", "")
     prof_path = settings.get("recompiler", "profile")
     prof_blocks = profile.read(prof_path, program=code_id or None) if prof_path else None
