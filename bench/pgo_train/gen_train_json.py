@@ -1,6 +1,7 @@
-"""# jsontestrunner training input: shaped unlike bench/cxx.py's big.json (other seed, deep arrays,"""
+"""jsontestrunner's training input for a profile-guided build (docs/PERFORMANCE.md): train.json in
+the working folder, shaped unlike bench/cxx.py's big.json (another seed, nested arrays and objects,
+long strings of escaped code points, floats and ints), so the training never is the measured input."""
 
-# numbers, long strings, unicode escapes, few objects per record)
 import json, random
 
 rng = random.Random(20261207)
