@@ -70,6 +70,15 @@ def main() -> None:
     ap.add_argument("--sub", action="append", default=[], metavar="EDITED.c=SHARD.c")
     ap.add_argument("--sub-dir", type=Path, help="every shard_*.c here replaces the shard of its name")
     ap.add_argument("--cflags", default="", help="more compiler flags for the edited shards")
+    ap.add_argument(
+        "--profile-dir",
+        type=Path,
+        help="compile every shard that has DIR/<shard>.prof (bench/sample_profile.py) again with "
+        "-fprofile-sample-use=that file (plus --cflags)",
+    )
+    ap.add_argument(
+        "--reuse", action="store_true", help="keep an edited shard's object OUT/objs/<shard>.o made by an earlier run"
+    )
     ap.add_argument("-j", type=int, default=2, help="compiles at a time")
     a = ap.parse_args()
     src = a.bundle / "src"
@@ -83,6 +92,10 @@ def main() -> None:
         subs[name] = Path(edited)
     if a.sub_dir:
         subs.update({p.name: p for p in sorted(a.sub_dir.glob("shard_*.c"))})
+    profiles: dict[str, Path] = {}
+    if a.profile_dir:
+        profiles = {p.stem + ".c": p.resolve() for p in sorted(a.profile_dir.glob("shard_*.prof"))}
+        subs.update({n: src / n for n in profiles if n not in subs})
     for name in subs:
         if not (src / name).exists():
             raise SystemExit(f"{a.bundle} has no shard {name}")
@@ -114,7 +127,10 @@ def main() -> None:
             raise SystemExit(f"{p}: its object is not in the cache; rebuild {a.bundle} with nxrecomp recompile")
         if p.name in subs:
             o = a.out / "objs" / (p.stem + ".o")
-            jobs.append((["-c", str(subs[p.name]), "-o", str(o), *found, *a.cflags.split(), f"-I{B.RUNTIME_DIR}"], p.name))
+            prof = [f"-fprofile-sample-use={profiles[p.name]}"] if p.name in profiles else []
+            cmd = ["-c", str(subs[p.name]), "-o", str(o), *found, *a.cflags.split(), *prof, f"-I{B.RUNTIME_DIR}"]
+            if not (a.reuse and o.exists()):
+                jobs.append((cmd, p.name))
             objs.append(str(o))
         else:
             objs.append(str(cached_object(p, found, cc_id, hdrs)))
@@ -127,7 +143,8 @@ def main() -> None:
         shutil.rmtree(a.out / "src")
     shutil.copytree(src, a.out / "src")
     for name, edited in subs.items():
-        shutil.copy(edited, a.out / "src" / name)
+        if edited.resolve() != (a.out / "src" / name).resolve():
+            shutil.copy(edited, a.out / "src" / name)
     cc.run(["-shared", "-o", str(a.out / "game.so"), *objs, "-lpthread", "-ldl", "-fno-sanitize=all", *B.LINK_FLAGS], "game.so")
     print(f"{a.out / 'game.so'}: {len(objs)} objects, {len(subs)} shards from edited C")
 

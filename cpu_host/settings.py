@@ -50,6 +50,12 @@ SETTINGS = [
     Setting(
         "cpu_host", "max_frames", 0, "ask the game to exit (nn::oe exit request) after this many presented frames; 0: never", int
     ),
+    Setting(
+        "cpu_host",
+        "block_profile_file",
+        "nxrecomp-profile.json",
+        "where a bundle built with recompiler.profile_gen writes its block profile at exit (read by the C runtime)",
+    ),
     Setting("cpu_host", "frame_times_file", "", "write the time between presents (ms, one per line) here at exit"),
     Setting("cpu_host", "relay", "", "co-op relay HOST:PORT (empty: play alone)"),
     Setting("cpu_host", "relay_token", "", "this player's join token (nxrecomp relay token ...; --host opens the room)"),

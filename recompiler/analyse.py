@@ -56,6 +56,8 @@ class Program:
     # method tables) -> the result registers of their types, what callers through an interface
     # or reflect read (analysis.go_args.method_results, interproc.go_result_uses)
     go_results: dict[int, int] = field(default_factory=dict)
+    # what a block profile of this program names it by (recompiler/profile.program_id); "": unknown
+    code_id: str = ""
 
 
 def abi_settings(abi: str, trust_abi: bool, elide_saves: bool) -> tuple[bool, bool]:

@@ -37,7 +37,7 @@ from pathlib import Path
 from nxrecomp.common import settings
 from nxrecomp.common.errors import NxError
 from nxrecomp.common.progress import Progress
-from recompiler import cc, inline_leaves
+from recompiler import cc, inline_leaves, profile
 from recompiler.lift import interproc
 from recompiler.analyse import Program, abi_settings
 from recompiler.lift import lift_function
@@ -113,6 +113,9 @@ DISPATCH_RA_FLAGS = ["-mllvm", "-regalloc-eviction-max-interference-cutoff=10000
 CHEAP_FLAGS = ["-O0"]
 LINK_FLAGS = ["-Wl,-Bsymbolic"]
 DEBUG_FLAGS = ["-gdwarf-4", "-g2"]  # recompiler.debug_info
+# A shard compiled with a block profile (recompiler.profile): clang's sample profile loader reads
+# the C lines of the code from its line tables (which leave the instructions as they are).
+PROFILE_LINE_FLAGS = ["-gline-tables-only"]
 
 
 @dataclass
@@ -531,6 +534,12 @@ def build(
         # after SHARD_FLAGS' -g0, which it overrides (with a plain -g, addr2line found no
         # line numbers in what zig's clang wrote here; DWARF 4 every tool reads)
         flags += DEBUG_FLAGS
+    # (code a program maps at run time, loaded.so: not counted; its runtime is game.so's)
+    prof_gen = bool(settings.get("recompiler", "profile_gen")) and not loaded
+    code_id = getattr(program, "code_id", "")
+    prof_path = settings.get("recompiler", "profile")
+    prof_blocks = profile.read(prof_path, program=code_id or None) if prof_path else None
+    prof_stats = {"functions": 0, "blocks": 0, "shards": 0, "counters": 0}
     giants = {lift[0] for lift in lifts if any(len(p.insns) > SLP_MAX_INSNS or _dispatch_loop(p) for p in lift[1])}
     dispatch = {lift[0] for lift in lifts if any(_dispatch_loop(p) for p in lift[1])}
     runtime_c = ([] if loaded else runtime_sources(personality)) + list(extra_c or [])
@@ -565,6 +574,10 @@ def build(
             texts = [sh.text for sh in shards]
         else:
             texts = inline_leaves.single_callers(shards, inline_leaves.copy_into_callers(shards))
+        if prof_gen:  # (the training build: block counters; its C is not the lift cache's)
+            counted = [profile.instrument(t, f"{x.index[0]}_{x.index[1]}", code_id) for x, t in zip(results, texts)]
+            texts = [t for t, _ in counted]
+            prof_stats["counters"] = sum(n for _, n in counted)
         for x, text in zip(results, texts):
             _write_if_changed(Path(x.c_path), text)
         place_s = time.process_time() - t
@@ -579,6 +592,15 @@ def build(
                 *(["-fno-slp-vectorize"] if x.index in giants else []),
                 *(DISPATCH_RA_FLAGS if x.index in dispatch else []),
             ]
+            if prof_blocks is not None:
+                sample, nf, nb = profile.sample_profile(str(text), prof_blocks)
+                if sample:  # (a shard none of whose blocks ran: its flags, and object, unchanged)
+                    pf = profile.cached_sample_profile(sample, settings.get("nxrecomp", "cache_dir"))
+                    line_tables = [] if settings.get("recompiler", "debug_info") else PROFILE_LINE_FLAGS
+                    unit_flags = [*unit_flags, *line_tables, f"-fprofile-sample-use={pf}"]
+                    prof_stats["functions"] += nf
+                    prof_stats["blocks"] += nb
+                    prof_stats["shards"] += 1
             if budget > 0:
                 costs = cc.function_costs(str(text))
                 estimate = sum(f.seconds for f in costs)
@@ -652,6 +674,9 @@ def build(
         "slowest": [[Path(c.c_path).name, round(c.cpu_s, 1)] for c in slowest],
         "over_cc_budget": cheap,
     }
+    if prof_gen or prof_blocks is not None:
+        # profile_gen: guest blocks counted; profile: functions, blocks, shards with samples
+        stats["profile"] = {k: v for k, v in prof_stats.items() if v or k != "counters"}
     log.info("build: %s", stats)
     return stats
 

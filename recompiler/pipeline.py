@@ -13,7 +13,7 @@ from nxrecomp.common import settings
 from nxrecomp.bundle import launch, manifest as bundle_manifest
 from nxrecomp.bundle.image import IMAGE_FILE, LinkedImage
 from nxrecomp.common.errors import NxError
-from recompiler import discovered, dynamic
+from recompiler import discovered, dynamic, profile
 from recompiler.analysis import cxx_args
 from recompiler.analysis.call_targets import guess_targets
 from recompiler.analysis.callers import closed_entries
@@ -204,6 +204,8 @@ def recompile_elf(path: str | Path, out_dir: str | Path, search_paths: list[str 
             else "every register stored and reloaded around every call",
         )
     t_an = time.monotonic()
+    # a block profile names the program it was recorded on (recompiler/profile.py): the ELF's bytes
+    program.code_id = profile.program_id(Path(path).read_bytes())
     stats = build(program, out)
     note_discovered(program, extra, out, stats)
     if program.stats is not None:  # what analysis found (recompile --stats prints it)

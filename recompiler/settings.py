@@ -89,6 +89,19 @@ SETTINGS = [
     ),
     Setting(
         "recompiler",
+        "profile_gen",
+        False,
+        "the shards count the runs of each guest block, and the bundle writes them at exit as a block profile (cpu_host.block_profile_file; recompiler/profile.py): the training build of a profile-guided rebuild",
+        parse_bool,
+    ),
+    Setting(
+        "recompiler",
+        "profile",
+        "",
+        "a block profile (recompiler/profile.py, written by a profile_gen bundle) whose counts the shards are compiled with (clang -fprofile-sample-use; a shard none of whose blocks ran compiles as without it); empty: none",
+    ),
+    Setting(
+        "recompiler",
         "cache_mb",
         4096,
         "largest size in MB of each of the lift and object caches under nxrecomp.cache_dir (the least recently used entries go first after a build)",

@@ -25,7 +25,31 @@ def register_recompile(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--stats", action="store_true", help="print what analysis found: entries by source, jump tables by kind, unresolved BRs"
     )
+    _profile_args(p)
     p.set_defaults(func=_recompile)
+
+
+def _profile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        metavar="FILE",
+        help="compile with this block profile (recompiler.profile: what a --profile-gen bundle wrote at exit)",
+    )
+    p.add_argument(
+        "--profile-gen",
+        action="store_true",
+        help="a training build: the bundle counts its guest blocks and writes a block profile at exit (recompiler.profile_gen)",
+    )
+
+
+def _profile_settings(a: argparse.Namespace) -> None:
+    """The profile options as the settings the build reads (an option overrides the environment)."""
+    import os
+
+    if a.profile:
+        os.environ["NXRECOMP_RECOMPILER_PROFILE"] = str(Path(a.profile).resolve())
+    if a.profile_gen:
+        os.environ["NXRECOMP_RECOMPILER_PROFILE_GEN"] = "1"
 
 
 def register_build(sub: argparse._SubParsersAction) -> None:
@@ -48,6 +72,7 @@ def register_build(sub: argparse._SubParsersAction) -> None:
         help="the console the game was built for: its GPU's texture layout (switch1: Maxwell "
         "GOBs, switch2: Ampere/Turing GOBs); default switch1",
     )
+    _profile_args(p)
     p.set_defaults(func=_build)
 
 
@@ -64,6 +89,7 @@ def recompile_linux(program: str | Path, out: str | Path, search_paths: list[str
 
 
 def _recompile(a: argparse.Namespace) -> int:
+    _profile_settings(a)
     m = recompile_linux(a.program, a.out, a.lib_root)
     stats = dict(m["stats"])
     analysis = stats.pop("analysis", None)
@@ -76,6 +102,7 @@ def _recompile(a: argparse.Namespace) -> int:
 
 
 def _build(a: argparse.Namespace) -> int:
+    _profile_settings(a)
     from recompiler.horizon import recompile_exefs
 
     m = recompile_exefs(a.exefs, a.out, a.romfs, gpu=a.gpu)

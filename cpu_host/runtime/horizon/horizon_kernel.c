@@ -2075,10 +2075,13 @@ void nx_hz_svc(NxCpu *s, uint32_t imm) {
     case 0x06: svc_query_memory(s); break;
     case 0x2C: svc_map_physical(s, 0); break;
     case 0x2D: svc_map_physical(s, 1); break;
-    case 0x07:  /* ExitProcess */
+    case 0x07: {  /* ExitProcess */
+        void nx_block_profile_write(void);  /* core/block_profile.c: a profile_gen build's counts */
+        nx_block_profile_write();
         process_end(HZ_EXIT_PROCESS);
         park_forever();
         break;
+    }
     case 0x08: svc_create_thread(t, s); break;
     case 0x09: {  /* StartThread */
         HzThread *o = handle_thread(t, (uint32_t)s->x[0]);

@@ -826,8 +826,11 @@ static void host_dispose(int sig) {
     sigaction(g2h(sig), &sa, NULL);
 }
 
+void nx_block_profile_write(void);  /* core/block_profile.c: a profile_gen build's counts */
+
 static void do_exit(int status) __attribute__((noreturn));
 static void do_exit(int status) {
+    nx_block_profile_write();
     if (P.exit_hook) P.exit_hook(status);
     fflush(NULL);
     for (;;) hsys6(SYS_exit_group, status, 0, 0, 0, 0, 0);
@@ -837,6 +840,7 @@ void lx_process_exit(int status) { do_exit(status); }
 /* The default action of a terminating signal: die by it (the wait status says so). */
 static void die_by(int sig) __attribute__((noreturn));
 static void die_by(int sig) {
+    nx_block_profile_write();
     if (P.exit_hook) P.exit_hook(128 + sig);
     fflush(NULL);
     int h = g2h(sig);
