@@ -93,3 +93,43 @@ def test_a_rodata_word_that_decodes_as_a_bl_is_no_entry(tmp_path) -> None:
 
     stdout = aarch64_programs.exec_matches_qemu(program, aarch64_programs.recompile(program, tmp_path / "bundle"))
     assert stdout.endswith(b"word 0badf00d\n") and stdout.count(b"k=") == 4, stdout
+
+
+# glibc's unaligned memmove (libc.so.6 + 0x9d800, Debian 12 arm64): ``and x14, x3, #0xf; cbnz
+# x14`` before a table of 16 offsets whose entry 0 is 0 (index 0 never reaches it), so index 0
+# names the table itself, in rodata.  While rodata counted as code that entry passed for a
+# target; once it was not code, the masked table's read stopped at index 0 and the branch lost
+# its 15 cases (248 instructions of libc unlifted).  An unused first slot is passed over, as an
+# open table's is.  Below: one executable segment holding the table (not code) and the code.
+SEG = 0x1000000
+CODE = SEG + 0x100
+MASKED = [
+    (0x92400C6E, "and x14, x3, #0xf"),
+    (0xB500004E, "cbnz x14, #0x100010c"),
+    (0xD65F03C0, "ret"),
+    (0x90000006, "adrp x6, #0x1000000"),
+    (0x910040C6, "add x6, x6, #0x10"),
+    (0x8B0E08C6, "add x6, x6, x14, lsl #2"),
+    (0xB94000C7, "ldr w7, [x6]"),
+    (0x8B27C0C6, "add x6, x6, w7, sxtw"),
+    (0xD61F00C0, "br x6"),
+]
+
+
+def test_a_masked_tables_unused_first_slot_naming_rodata_is_passed_over() -> None:
+    from recompiler.analyse import Memory, analyse
+    from recompiler.decode import disasm
+
+    cases = [CODE + 4 * len(MASKED) + 8 * k for k in range(15)]
+    words = [w for w, _t in MASKED] + [x for k in range(15) for x in (0xD2800000 | (k + 1) << 5, 0xD65F03C0)]
+    assert [disasm(w, CODE + 4 * k) for k, (w, _t) in enumerate(MASKED)] == [t for _w, t in MASKED]
+    table = [0] + [(cases[k - 1] - (SEG + 0x10 + 4 * k)) & 0xFFFFFFFF for k in range(1, 16)]
+    data = bytearray(0x100 + 4 * len(words))
+    struct.pack_into("<16I", data, 0x10, *table)
+    struct.pack_into(f"<{len(words)}I", data, 0x100, *words)
+    mem = Memory([(SEG, len(data), bytes(data), True)], [(SEG, len(data))], [(CODE, SEG + len(data))])
+    assert not mem.is_code(SEG + 0x10) and mem.is_code(CODE)
+    prog = analyse(mem, CODE, set(), [], {})
+    br = CODE + 4 * (len(MASKED) - 1)
+    assert sorted(prog.functions[CODE].jump_tables.get(br, ())) == cases, prog.functions[CODE].jump_tables
+    assert prog.stats.tables_by_kind == {"masked": 1}, prog.stats.tables_by_kind
