@@ -29,7 +29,42 @@ def image_memory(image: LinkedImage) -> Memory:
     return Memory(
         [(s.vaddr, s.memsz, bytes(s.data), "x" in s.prot) for s in image.segments],
         [(s.vaddr, s.memsz) for s in image.segments if "w" not in s.prot],
+        code_ranges(image),
     )
+
+
+def code_ranges(image: LinkedImage) -> list[tuple[int, int]]:
+    """Where each module's code is (``Memory.code``): its sections of code (``text_ranges``:
+    ``SHF_EXECINSTR``), or without section headers its executable segments less its unwind
+    tables (``.eh_frame``, found through ``PT_GNU_EH_FRAME``); a module that names none keeps
+    every executable segment of its own."""
+    out: list[tuple[int, int]] = []
+    for m in image.modules:
+        ranges = list(m.text_ranges)
+        if not ranges:
+            ranges = [(s.vaddr, s.vaddr + s.memsz) for s in image.segments if "x" in s.prot and s.module == m.name]
+        for t in (m.eh_frame, m.eh_frame_hdr, m.gcc_except_table):
+            if t is not None:
+                ranges = _minus(ranges, t[0], t[0] + len(t[1]))
+        out += ranges
+    named = {m.name for m in image.modules}
+    for s in image.segments:  # an executable segment of no module described (a test's image): all code
+        if "x" in s.prot and s.module not in named:
+            out.append((s.vaddr, s.vaddr + s.memsz))
+    return sorted(out)
+
+
+def _minus(ranges: list[tuple[int, int]], lo: int, hi: int) -> list[tuple[int, int]]:
+    out = []
+    for a, b in ranges:
+        if b <= lo or hi <= a:
+            out.append((a, b))
+            continue
+        if a < lo:
+            out.append((a, lo))
+        if hi < b:
+            out.append((hi, b))
+    return out
 
 
 def ifunc_slots(image: LinkedImage) -> dict[int, int]:

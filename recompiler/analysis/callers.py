@@ -38,13 +38,14 @@ def closed_entries(mem: Memory, functions: dict, extra_open: set[int]) -> frozen
     entries = np.fromiter(sorted(functions), dtype=np.uint64, count=len(functions))
     opened: set[int] = set(extra_open)
     covered = np.fromiter(sorted({i.addr for p in functions.values() for i in p.insns}), dtype=np.uint64)
-    for va, _memsz, data, x in mem.segments:
+    for va, _memsz, data, _x in mem.segments:
         off = -va % 8
         n8 = (len(data) - off) // 8
         if n8 > 0:
             words = np.frombuffer(data, dtype="<u8", count=n8, offset=off)
             opened.update(int(v) for v in np.unique(words[np.isin(words, entries)]))
-        if not x or len(data) < 4:
+    for va, data in mem.code_pieces():  # (instructions: in code only, as ``sweep_calls`` reads them)
+        if len(data) < 4:
             continue
         w = np.frombuffer(data, dtype="<u4", count=len(data) // 4).astype(np.int64)
         addr = np.int64(va) + 4 * np.arange(len(w), dtype=np.int64)

@@ -23,8 +23,10 @@ M64 = (1 << 64) - 1
 def sweep_calls(an: Analyser) -> None:
     """Seed entries from every BL target, every `adrp`+`add` pair that computes a code
     address (function pointers passed in registers), and every aligned 64-bit word of
-    the image that points at code (function pointers in data and rodata)."""
-    for va, _memsz, data, x in an.mem.segments:
+    the image that points at code (function pointers in data and rodata).  Instructions are
+    read in code only (``Memory.code_ranges``): a word of rodata or of an unwind table that a
+    library maps in its executable segment is no ``BL``."""
+    for va, _memsz, data, _x in an.mem.segments:
         off = -va % 8  # the first 8-aligned guest address in the segment
         if len(data) >= off + 8:
             for k, v in enumerate(struct.unpack_from(f"<{(len(data) - off) // 8}Q", data, off)):
@@ -32,8 +34,7 @@ def sweep_calls(an: Analyser) -> None:
                     an.entries.add(v)
                     an.weak.add(v)
                     an.source.setdefault(v, "data")
-        if not x:
-            continue
+    for va, data in an.mem.code_pieces():  # (not the rodata or unwind tables of a code segment)
         words = struct.unpack_from(f"<{len(data) // 4}I", data, 0)
         for k, w in enumerate(words):
             a = va + 4 * k

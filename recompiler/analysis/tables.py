@@ -139,6 +139,11 @@ def recover(fv: FunctionValues, br: Insn, mem, own: Callable[[int], bool]) -> Re
                 # (the next table, a function pointer), which would graft another body on
                 if not code(v) or (kind == "loaded" and not own(v)):
                     complete = False
+                    if k == 0:
+                        # an unused first slot (glibc's unaligned memcpy: ``and x14, x3, #0xf;
+                        # cbnz x14`` before a table whose entry 0 is 0, naming the table itself,
+                        # which is rodata, not code)
+                        continue
                     break
                 out.append(v)
         else:

@@ -14,9 +14,10 @@ import pytest
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
-def build(name: str, out_dir: Path) -> Path:
-    """``programs/<name>.c`` compiled to ``out_dir/<name>``."""
-    out = out_dir / name
+def build(name: str, out_dir: Path, *flags: str, out_name: str | None = None) -> Path:
+    """``programs/<name>.c`` compiled to ``out_dir/<name>`` (``out_name``), with more compiler
+    ``flags`` (``-DNAME=VALUE``)."""
+    out = out_dir / (out_name or name)
     r = subprocess.run(
         [
             sys.executable,
@@ -27,6 +28,7 @@ def build(name: str, out_dir: Path) -> Path:
             "aarch64-linux-musl",
             "-static",
             "-O2",
+            *flags,
             str(PROGRAMS / f"{name}.c"),
             "-o",
             str(out),
@@ -39,12 +41,12 @@ def build(name: str, out_dir: Path) -> Path:
     return out
 
 
-def build_for_qemu(name: str, out_dir: Path) -> Path:
+def build_for_qemu(name: str, out_dir: Path, *flags: str, out_name: str | None = None) -> Path:
     """``build()``, skipping the test loudly where qemu-aarch64, the reference it is compared
     with, is not installed."""
     if not shutil.which("qemu-aarch64"):
         pytest.skip("LOUD SKIP: qemu-aarch64 (apt qemu-user) is not installed")
-    return build(name, out_dir)
+    return build(name, out_dir, *flags, out_name=out_name)
 
 
 def recompile(program: Path, out: Path, **settings: str) -> Path:

@@ -35,6 +35,7 @@ COREUTILS = ["coreutils", *LIBC, "libacl1", "libattr1", "libgmp10", "libselinux1
 TEXT = "".join(f"line {i} {'abcdefghij'[i % 10] * (i % 7)} {i * 7919 % 1000}\n" for i in range(200))
 WORDS = "pear\napple\nfig\nbanana\napple\ncherry\nfig\nkiwi\n"
 BINARY = bytes(range(256)) * 4
+AWK_DATA = "alpha 3 x1\nbeta 10 y22\ngamma -4 z333\ndelta 7.5 w4\nalpha 2 v55\n"
 # a JSON document for jq: Debian packages this module unpacks, their versions and dependencies
 PKG_JSON = json.dumps(
     [
@@ -120,6 +121,78 @@ CASES: dict[str, list[tuple[str, list[str], bytes, dict]]] = {
             {"a.txt": TEXT},
         ),
         ("bignum", ["gawk", "-M", "BEGIN { print 2^200; print 3**-2 }"], b"", {}),
+        # -M's printf formats through libmpfr's mpfr_vasnprintf_aux, whose format switch lost its
+        # table where words of libm's .eh_frame decoded as BLs into it (analysis.image: code is
+        # the sections of code, not every byte of an executable segment)
+        (
+            "mpfr-printf",
+            [
+                "gawk",
+                "-M",
+                "-v",
+                "PREC=120",
+                'BEGIN { x = 2^200 + 1; printf "%d|%x|%o|%.5e|%G\\n", x, x, 12345678901234567890, x, 1/7; printf "%.40f|%20.10f|%-12.3e|%+g\\n", 1/3, atan2(0, -1), exp(10), -0.000012345; print 3**-2, int(-7.5), -7 % 3, 2^0.5; y = 1; for (i = 1; i <= 30; i++) y *= i; print y, length(y); printf "%s %i %c\\n", y / 7, 100000000000000000000 / 3, 65 }',
+            ],
+            b"",
+            {},
+        ),
+        (
+            "printf",
+            [
+                "gawk",
+                'BEGIN { printf "[%5d][%-5d][%05.1f][%x][%o][%e][%g][%c][%10.3s][%%]\\n", 42, 42, 3.14159, 255, 8, 12345.678, 0.0001234, "hello", "abcdef"; printf "%*d|%-*s|\\n", 6, 7, 4, "ab"; printf "%i %u %E %G\\n", -3, 3, 1e10, 1e-10 }',
+            ],
+            b"",
+            {},
+        ),
+        (
+            "regex",
+            [
+                "gawk",
+                '/^(al|ga)/ { n++; sub(/[0-9]+$/, "<&>", $3); print NR": "$0 } $2 ~ /^-?[0-9]+$/ { s += $2 } END { print n, s; x = "foo.bar.baz"; gsub(/\\./, "/", x); print x; print match("xxabcabc", /(abc)+/), RSTART, RLENGTH; split("a1b22c333", p, /[0-9]+/); print p[1] p[2] p[3]; print gensub(/([a-z])([0-9]+)/, "\\\\2\\\\1", "g", "a1b22c333") }',
+                "d.txt",
+            ],
+            b"",
+            {"d.txt": AWK_DATA},
+        ),
+        (
+            "arrays",
+            [
+                "gawk",
+                '{ c[$1]++; t[$1] += $2 } END { n = asorti(c, k); for (i = 1; i <= n; i++) printf "%s %d %.2f\\n", k[i], c[k[i]], t[k[i]]; delete c["alpha"]; print length(c), ("beta" in c), ("alpha" in c); m[1,2] = 3; for (kk in m) { split(kk, q, SUBSEP); print q[1], q[2], m[kk] } PROCINFO["sorted_in"] = "@val_num_desc"; for (w in t) print w, t[w] }',
+                "d.txt",
+            ],
+            b"",
+            {"d.txt": AWK_DATA},
+        ),
+        (
+            "getline",
+            [
+                "gawk",
+                'BEGIN { while ((getline line < "d.txt") > 0) { n++; last = line } close("d.txt"); print n, last; getline; print "main:", $0, NR; getline x; print "var:", x, NR; print (getline line < "nope.txt") } { print FNR": "$1 } END { print NR }',
+                "d.txt",
+            ],
+            b"",
+            {"d.txt": AWK_DATA},
+        ),
+        (
+            "user-functions",
+            [
+                "gawk",
+                'function fib(n) { return n < 2 ? n : fib(n-1) + fib(n-2) } function rev(s,   r, i) { for (i = length(s); i > 0; i--) r = r substr(s, i, 1); return r } function fill(a, n,   i) { for (i = 1; i <= n; i++) a[i] = i * i } BEGIN { print fib(20), rev("recompiler"); fill(sq, 5); for (i = 1; i <= 5; i++) s = s sq[i] " "; print s; print toupper(substr("gawk", 2)), tolower("MiXeD"), sprintf("%s-%d", "x", 7); print strftime("%Y-%m-%d %H", 86400 * 365, 1); print and(12, 10), or(12, 10), xor(12, 10), lshift(1, 10), rshift(1024, 3); f = "rev"; print @f("indirect") }',
+            ],
+            b"",
+            {},
+        ),
+        (
+            "float-edges",
+            [
+                "gawk",
+                "BEGIN { x = 1e300 * 1e10; print x, -x, log(-1) == log(-1), 0.1 + 0.2, 1e16 + 1, 2^53 + 1, int(2^31) * 4, 17 / 4, sqrt(16), srand(5), srand(), cos(0) }",
+            ],
+            b"",
+            {},
+        ),
         (
             "functions",
             [
