@@ -66,6 +66,41 @@ _FP_HELPERS = re.compile(
 _MEM_HELPERS = re.compile(r"^(L8|L16|L32|L64|L128|LQ128|S8|S16|S32|S64|SQ128)$")
 _FLAGS = re.compile(r"\b(SUBC(32|64)|ADDC(32|64)|LOGICF(32|64)|FLAGS_SET)\b|(^|[;{]\s*)[NZCV] = |_f[ab]\d+ = ")
 
+# The classes whose memory operands are NxCpu slots (``--slots``: which guest registers they move)
+SLOT_CLASSES = ("entry loads", "call-site stores", "call-site reloads", "returns")
+_MEM_OP = re.compile(r"(?<![\w)])(-?0x[0-9a-f]+|\d+)?\((%r\w+)\)")
+
+
+def nxcpu_slots() -> dict[int, str]:
+    """Byte offset in NxCpu -> the slot's name (x0..x30, sp, pc, v0..v31, ...), every 8 bytes of
+    a field (a V register's upper half is ``vN+8``)."""
+    from cpu_host import abi
+
+    out = {}
+    fields, _size = abi.nxcpu_fields()
+    for f in fields:
+        elem = f.size // f.count
+        for i in range(f.count):
+            base = f.name if f.count == 1 else f"{f.name}{i}"
+            for k in range(0, elem, 8):
+                out[f.offset + i * elem + k] = base if k == 0 else f"{base}+{k}"
+    return out
+
+
+def slot_group(name: str) -> str:
+    """A slot's group for the summary: what an argument convention could carry in host registers
+    (X2-X7, V0-V7), X1, the callee-saved ones (X19-X28, V8-V15), the rest."""
+    m = re.fullmatch(r"([xv])(\d+)(\+8)?", name)
+    if not m:
+        return "other"
+    n = int(m[2])
+    if m[1] == "x":
+        return {0: "X0", 1: "X1"}.get(n) or (
+            "X2-X7" if 2 <= n <= 7 else "X8-X18" if n <= 18 else "X19-X28" if n <= 28 else "X29-X30"
+        )
+    return "V0-V7" if n <= 7 else "V8-V15" if n <= 15 else "V16-V31"
+
+
 CLASSES = (
     "preempt poll",
     "inline cache",
@@ -191,6 +226,8 @@ def classify(so: Path, counts: dict[int, int]) -> tuple[dict[str, int], dict[str
     per: dict[str, int] = collections.Counter()
     per_fn: dict[str, dict[str, int]] = collections.defaultdict(collections.Counter)
     lines: dict[tuple[str, str], int] = collections.Counter()
+    slot_names = nxcpu_slots()
+    slots: dict[tuple[str, str], int] = collections.Counter()  # (class, NxCpu slot or "no slot")
     poll_reg = None  # register the preemption flag's address was loaded into
     poll_cmp = False
     for a in addrs:
@@ -232,6 +269,12 @@ def classify(so: Path, counts: dict[int, int]) -> tuple[dict[str, int], dict[str
         per_fn[fn][cls] += c
         if text:
             lines[(cls, re.sub(r"0x[0-9a-f]+ull", "K", text.strip())[:110])] += c
+        if cls in SLOT_CLASSES:
+            m = _MEM_OP.search(ops)
+            off = int(m[1], 0) if m and m[1] else 0
+            name = slot_names.get(off, "no slot") if m and m[2] != "%rsp" and not mn.startswith("lea") else "no slot"
+            slots[(cls, name)] += c
+    classify.slots = slots  # (read by report: the return value's shape stays as it was)
     return per, per_fn, lines
 
 
@@ -268,6 +311,7 @@ def report(
     top_fns: int,
     top_lines: int,
     names: dict[str, str],
+    slots: bool = False,
 ) -> dict[str, int]:
     counts = per_address(cg_ours, so.name)
     per, per_fn, lines = classify(so, counts)
@@ -289,6 +333,20 @@ def report(
         v = per.get(k, 0)
         ex = f" {100 * v / (ours - nat):11.1f}" if nat and ours > nat else ""
         print(f"{k:22} {v / 1e6:10.2f} {100 * v / ours:7.2f}{ex}")
+    if slots:
+        sl = getattr(classify, "slots", {})
+        print("\nNxCpu slots of the argument/result classes (M instructions; 'no slot': no NxCpu operand):")
+        groups = ("X0", "X1", "X2-X7", "X8-X18", "X19-X28", "X29-X30", "V0-V7", "V8-V15", "V16-V31", "other", "no slot")
+        print(f"{'class':20} " + " ".join(f"{g:>8}" for g in groups))
+        for k in SLOT_CLASSES:
+            g = collections.Counter()
+            for (c, name), v in sl.items():
+                if c == k:
+                    g["no slot" if name == "no slot" else slot_group(name)] += v
+            print(f"{k:20} " + " ".join(f"{g.get(x, 0) / 1e6:8.2f}" for x in groups))
+        for k in SLOT_CLASSES:
+            best = sorted(((v, n) for (c, n), v in sl.items() if c == k and n != "no slot"), reverse=True)[:10]
+            print(f"  {k}: " + ", ".join(f"{n} {v / 1e6:.2f}" for v, n in best))
     if top_fns:
         cols = [k for k in CLASSES if per.get(k, 0) > 0.002 * ours]
         short = [k.split()[0][:8] for k in cols]
@@ -318,6 +376,7 @@ def main() -> None:
     ap.add_argument("--no-native", action="store_true", help="leave the native run out")
     ap.add_argument("--by-function", type=int, default=8, help="rows of the hottest functions (0: none)")
     ap.add_argument("--lines", type=int, default=3, help="hottest shard lines per overhead class (0: none)")
+    ap.add_argument("--slots", action="store_true", help="split entry loads, call-site stores/reloads and returns by NxCpu slot")
     ap.add_argument("--keep", type=Path, help="keep the callgrind outputs (cg.native, cg.ours) here")
     ap.add_argument("args", nargs="*", help="the program's arguments")
     a = ap.parse_args()
@@ -375,7 +434,7 @@ def main() -> None:
             raise SystemExit(f"outputs differ:\nnative {out_n[:300]!r}\nours   {out_o[:300]!r}")
     names = guest_names(arm) if arm else {}
     label = f"{(arm.name if arm else bundle.name)} {' '.join(a.args)}"
-    report(label, so, cg_o, nat, cg_n, a.by_function, a.lines, names)
+    report(label, so, cg_o, nat, cg_n, a.by_function, a.lines, names, a.slots)
     if a.keep:
         a.keep.mkdir(parents=True, exist_ok=True)
         for src, n in ((cg_o, "cg.ours"), (cg_n, "cg.native")):

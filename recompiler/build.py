@@ -203,6 +203,7 @@ def lifter_fingerprint(
                 settings.get("recompiler", "no_opt"),
                 settings.get("recompiler", "no_opt_at"),
                 bool(settings.get("recompiler", "entry_log")),
+                settings.get("recompiler", "call_abi"),  # (signature.SIG)
             )
         ).encode()
     )

@@ -72,7 +72,8 @@ def arch_flags() -> list[str]:
     name = march()
     if compiler()[1:3] == ("-m", "ziglang") and name.startswith("x86-64"):
         name = name.replace("-", "_")
-    return [f"-march={name}", "-ffp-contract=off", "-mprefer-vector-width=128"]
+    abi = ["-DNX_PRESERVE_NONE"] if settings.get("recompiler", "call_abi") == "preserve_none" else []
+    return [f"-march={name}", "-ffp-contract=off", "-mprefer-vector-width=128", *abi]
 
 
 def identity() -> str:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from recompiler.lift import interproc
 from recompiler.lift.emitter import ARGS, SIG
+from recompiler.lift.signature import PARAMS
 
 MAX_LINES = 48  # a leaf's C, in lines (about one guest instruction a line), comments not counted
 MAX_CALLER_SHARDS = 8  # shards a leaf may be copied into
@@ -50,7 +51,7 @@ ROUTINE_SITES = 16  # direct call sites that make a leaf a library routine
 ROUTINE_LINES = 128  # a library routine's C, in lines
 
 # A copy returns X0 as its C result and the pc it returns to through ``*_pc``: see as_copy.
-COPY_SIG = SIG[:-1] + ", u64 *_pc)"
+COPY_SIG = PARAMS[:-1] + ", u64 *_pc)"
 COPY_ARGS = ARGS[:-1] + ", &_pc)"
 _RETURN = re.compile(r"(?:MUSTTAIL )?return ([^;\n]+);")  # every way a leaf's C returns but NX_BACK
 _DEF = re.compile(r"^NxRet F_([0-9a-f]+)" + re.escape(SIG) + r" \{\n.*?^\}\n", re.M | re.S)

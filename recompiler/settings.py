@@ -21,6 +21,12 @@ SETTINGS = [
         "auto",
         "x86-64 level of the compiled code: auto (x86-64-v3 where this CPU has it, else x86-64), x86-64, x86-64-v2, x86-64-v3, native, or a CPU name; a bundle refuses to start on a CPU lacking it",
     ),
+    Setting(
+        "recompiler",
+        "call_abi",
+        "sysv",
+        "host calling convention of lifted functions (recompiler/lift/signature.py): sysv, or preserve_none (clang's: the callee saves no host register; an experiment: jsontestrunner -8.5 % and xmltest -6.3 % instructions, but Lua +3.0 % to +4.0 %, so not the default)",
+    ),
     Setting("recompiler", "jobs", os.cpu_count() or 2, "parallel generator and compiler processes", int),
     Setting(
         "recompiler",

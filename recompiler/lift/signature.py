@@ -3,6 +3,8 @@ function and of its resume twin, and the indirect jump out (cpu_host/runtime/cor
 
 from __future__ import annotations
 
+from nxrecomp.common import settings
+
 CALLER_SAVED = set(range(19)) | {30}
 # A lifted function's C signature (cpu_host/runtime/core/nxrt.h): guest X0, X1, the link register,
 # SP and the frame pointer X29 come in as host arguments (six: every one in a SysV x86-64
@@ -12,7 +14,11 @@ CALLER_SAVED = set(range(19)) | {30}
 # record (``stp x29, x30, [sp, #-N]!``) reads it, so each call site stored it to s->x[29] and
 # the callee loaded it back (SQLite: 10,269 call sites stored X29).  Their NxCpu slots may be
 # stale at the entry; the runtime's ways in from lifted code (nx_jump, nx_call_ind) store them.
-SIG = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29)"
+PARAMS = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29)"
+# recompiler.call_abi = preserve_none: every lifted function, and the runtime's functions of its
+# form (nxrt.h NX_CC: nx_call_ind, nx_jump), take clang's preserve_none convention (the define
+# comes with cc.arch_flags); the default's C is the same text as before the setting.
+SIG = PARAMS + (" NX_CC" if settings.get("recompiler", "call_abi") == "preserve_none" else "")
 ARGS = "(s, x0, x1, x30, sp, x29)"
 ARG_REGS = (0, 1, 29, 30)  # the X registers among them: every function has their locals
 # control.py's BR to a register outside any table (``FunctionEmitter.jump_out``): the site's inline

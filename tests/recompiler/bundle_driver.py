@@ -97,7 +97,12 @@ def run_function(tmp_path: Path, bundle: Path, func: int, body: str) -> list[str
     """The lines ``body`` printed, run on ``func`` of ``bundle``."""
     src, exe = tmp_path / "driver.c", tmp_path / "driver"
     src.write_text(_MAIN.replace("BODY", body))
-    r = subprocess.run([*cc.compiler(), str(src), "-o", str(exe), f"-I{RUNTIME_DIR}", "-ldl"], capture_output=True, text=True)
+    # (the lifted code's defines, recompiler.call_abi's NX_PRESERVE_NONE: the driver's NxFn
+    # must be the convention game.so's functions have)
+    defines = [f for f in cc.arch_flags() if f.startswith("-D")]
+    r = subprocess.run(
+        [*cc.compiler(), str(src), "-o", str(exe), f"-I{RUNTIME_DIR}", *defines, "-ldl"], capture_output=True, text=True
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     r = subprocess.run([str(exe), str(bundle / "game.so"), hex(func)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, (r.stdout, r.stderr)

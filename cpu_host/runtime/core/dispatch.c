@@ -228,7 +228,7 @@ NXI NxFn direct_entry(NxCpu *s) {
 
 /* BLR to s->pc from lifted code: the general path (out of line, so that the direct one below
  * keeps no frame). */
-static __attribute__((noinline)) NxRet call_ind_general(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+static __attribute__((noinline)) NxRet call_ind_general(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) NX_CC {
     if (from_lifted(s, a0, a1, a30, asp, a29)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
@@ -237,7 +237,7 @@ static __attribute__((noinline)) NxRet call_ind_general(NxCpu *s, u64 a0, u64 a1
     return f(s, s->x[0], s->x[1], s->x[30], s->sp, s->x[29]);
 }
 
-NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) NX_CC {
     NxFn d = direct_entry(s);
     if (LIKELY(d)) {
         s->resume = 0;
@@ -262,7 +262,7 @@ void nx_call_indirect(NxCpu *s) {
 }
 
 /* BR to s->pc from lifted code (it stored its registers first): the general path. */
-static __attribute__((noinline)) NxRet jump_general(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+static __attribute__((noinline)) NxRet jump_general(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) NX_CC {
     if (from_lifted(s, a0, a1, a30, asp, a29)) NX_BACK;
     uint32_t kind = 0;
     NxFn f = nx_lookup_cached(s, s->pc, &kind);
@@ -276,7 +276,7 @@ static __attribute__((noinline)) NxRet jump_general(NxCpu *s, u64 a0, u64 a1, u6
     NX_BACK;
 }
 
-NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) NX_CC {
     NxFn d = direct_entry(s);
     if (LIKELY(d)) {
         s->resume = 0;

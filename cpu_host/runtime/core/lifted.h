@@ -138,8 +138,8 @@ NXI double F64OF(u64 v) { double d; memcpy(&d, &v, 8); return d; }
 NXI float F32OF(u32 v) { float f; memcpy(&f, &v, 4); return f; }
 
 void nx_unimplemented(NxCpu *s, u64 pc, u32 word);
-NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29);   /* call s->pc as a function (BLR) */
-NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29);       /* jump to s->pc (BR out of the function) */
+NxRet nx_call_ind(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) NX_CC;   /* call s->pc as a function (BLR) */
+NxRet nx_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) NX_CC;       /* jump to s->pc (BR out of the function) */
 void nx_bad_resume(NxCpu *s);
 void nx_elided_resume(NxCpu *s) __attribute__((cold));
 /* a call of a function the recompiler found never returns returned (recompiler.noreturn_calls) */
@@ -186,9 +186,9 @@ extern volatile int nx_preempt_pending __attribute__((weak));
  * input, only when it misses, so these rows' functions store it first.  nx_ic_fill knows them
  * by NX_IC_EMPTY. */
 #define NX_IC_EMPTY (~0ull)
-static NxRet nx_ic_ones_call(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+static NxRet nx_ic_ones_call(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) NX_CC {
     s->pc = NX_IC_EMPTY; MUSTTAIL return nx_call_ind(s, a0, a1, a30, asp, a29); }
-static NxRet nx_ic_ones_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) {
+static NxRet nx_ic_ones_jump(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29) NX_CC {
     s->pc = NX_IC_EMPTY; MUSTTAIL return nx_jump(s, a0, a1, a30, asp, a29); }
 static const NxEntry nx_ic_empty_call = { NX_IC_EMPTY, nx_ic_ones_call, 0, 0 };
 static const NxEntry nx_ic_empty_jump = { NX_IC_EMPTY, nx_ic_ones_jump, 0, 0 };

@@ -51,7 +51,17 @@ typedef struct NxCpu {
 typedef struct NxRet { uint64_t pc, x0; } NxRet;
 /* A lifted function (the form above); host functions bound at guest addresses (nx_host_bind)
  * are plain `void fn(NxCpu *s)` with every register in NxCpu, pc in s->pc when they return. */
-typedef NxRet (*NxFn)(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30, uint64_t asp, uint64_t a29);
+/* The host calling convention of lifted functions and of the runtime functions they call or
+ * tail-call in their place (nx_call_ind, nx_jump): SysV's by default; with NX_PRESERVE_NONE
+ * (`recompiler.call_abi = preserve_none`, which also puts it on every lifted function through
+ * recompiler/lift/signature.py's SIG) clang's preserve_none, where the callee saves no host
+ * register (an experiment: a caller keeps its values across a call on its own stack). */
+#ifdef NX_PRESERVE_NONE
+#define NX_CC __attribute__((preserve_none))
+#else
+#define NX_CC
+#endif
+typedef NxRet (NX_CC *NxFn)(NxCpu *s, uint64_t a0, uint64_t a1, uint64_t a30, uint64_t asp, uint64_t a29);
 typedef void (*NxHostFn)(NxCpu *s);
 
 /* Defined (1) by the generated table of a build whose every call reloads SP and X29 from NxCpu
