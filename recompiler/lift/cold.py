@@ -25,7 +25,8 @@ flag lives in a C local the twin does not have) the path is kept in ``F_x`` from
 Least fixed point: an instruction is cold where it ends so, or has no exit (return, tail call,
 table, jump out) and every successor (branch target, fall, landing pad) is cold; a loop with no
 way out but cold ones is not cold (a path may stay in it).  ``recompiler.no_opt = cold`` keeps
-every path in ``F_x``.
+every path in ``F_x``; so does a function whose cold paths make no call (a trap alone: its
+runtime call never returns, and needs no callee-saved host register).
 """
 
 from __future__ import annotations
@@ -73,7 +74,11 @@ def cold_records(em: FunctionEmitter) -> set[int]:
                 changed = True
     if not cold or index.get(em.plan.entry) in cold:
         return set()
-    return cold - _flags_live(em, succ)
+    cold -= _flags_live(em, succ)
+    # only where a call leaves F_x: a trap alone calls a noreturn runtime function, which needs
+    # no callee-saved host register, and a function without calls would get a twin for nothing
+    # (and stop being a leaf that inline_leaves copies)
+    return cold if any(recs[j].call is not None for j in cold) else set()
 
 
 def _flags_live(em: FunctionEmitter, succ: list[list[int]]) -> set[int]:

@@ -744,8 +744,11 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         self.cold_entries = cold.entries(self, self.cold)
         for j in self.cold_entries:
             self.labels.add(self.records[j].addr)
-        if self.facts is not None:
+        if self.facts is not None and self.cold_entries:
             self.facts.cold_exits = list(self.cold_entries)
+            sites = {self.records[j].call for j in self.cold if self.records[j].call is not None}
+            self.facts.cold_sites = sites | {j for j, k in enumerate(self.call_alt) if k in sites}
+            self.facts.cold_addrs = {self.records[j].addr for j in self.cold}
         self.fused_flags = flag_fuse.apply(self)
         for k, text, d in self.loaded_sites:  # keep a loaded-index path only where it holds
             base = self._entry_load(k, d)

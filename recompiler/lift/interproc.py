@@ -138,8 +138,11 @@ class FnLive:
     other_exit: bool = True
     dispatch: bool = False  # it dispatches through a jump table (an interpreter's loop)
     twin: bool = False
-    # the chunks where F_x leaves a cold path to its twin (lift/cold.py): a COLD_EXIT slot each
+    # the chunks where F_x leaves a cold path to its twin (lift/cold.py): a COLD_EXIT slot each;
+    # the call sites and instructions on cold paths (write_through counts neither)
     cold_exits: list[int] = field(default_factory=list)
+    cold_sites: set[int] = field(default_factory=set)
+    cold_addrs: set[int] = field(default_factory=set)
     sp_local: bool = False
     frame_ok: bool = False
     # the same without what a return hands back (the results, liveness.RET_LIVE): a return's
@@ -712,11 +715,16 @@ def write_through(f: FnLive, summ: dict[int, Summary]) -> int:
     that would store it for a callee are at least as many as the instructions that write it:
     each write then costs one store, each such call site one store less.  (Counted statically:
     a hot loop's write may cost more than a cold call site saves; Lua's V0 and V1, written in
-    its float handlers, stay in locals.)"""
+    its float handlers, stay in locals.)  Neither counts on a cold path (lift/cold.py): its
+    call sites' stores run only there, and so do the cold exit's of what it reads
+    (JsonCpp's ``CZString::operator<`` wrote X9 through at each of its 3.64 M calls for its
+    throw path's call)."""
     cand = 0
     writes: dict[int, int] = {}
-    for m in f.wt_sites.values():
+    for a, m in f.wt_sites.items():
         cand |= m
+        if a in f.cold_addrs:
+            continue
         for b in _bits(m):
             writes[b] = writes.get(b, 0) + 1
     cand &= ~f.wt_unsafe
@@ -724,7 +732,9 @@ def write_through(f: FnLive, summ: dict[int, Summary]) -> int:
         return 0
     unknown = f.unknown_uses
     reads: dict[int, int] = {}
-    for g in f.site_target:
+    for k, g in enumerate(f.site_target):
+        if k in f.cold_sites:
+            continue
         uses = (summ[g].uses if g is not None and g in summ else unknown) & cand
         for b in _bits(uses):
             reads[b] = reads.get(b, 0) + 1
