@@ -746,6 +746,8 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
             self.labels.add(self.records[j].addr)
         if self.facts is not None and self.cold_entries:
             self.facts.cold_exits = list(self.cold_entries)
+            pads = set(self.plan.landing_pads.values())
+            self.facts.cold_pads = {j for j in self.cold_entries if self.records[j].addr in pads}
             sites = {self.records[j].call for j in self.cold if self.records[j].call is not None}
             self.facts.cold_sites = sites | {j for j, k in enumerate(self.call_alt) if k in sites}
             self.facts.cold_addrs = {self.records[j].addr for j in self.cold}

@@ -141,6 +141,7 @@ class FnLive:
     # the chunks where F_x leaves a cold path to its twin (lift/cold.py): a COLD_EXIT slot each;
     # the call sites and instructions on cold paths (write_through counts neither)
     cold_exits: list[int] = field(default_factory=list)
+    cold_pads: set[int] = field(default_factory=set)  # (those at a landing pad: see site_lists)
     cold_sites: set[int] = field(default_factory=set)
     cold_addrs: set[int] = field(default_factory=set)
     sp_local: bool = False
@@ -911,7 +912,9 @@ def site_lists(
     alts = _alts(f)
     ret_stores = [0] * n_rets
     # a cold exit (lift/cold.py) stores what is live into its chunk and dirty before it; what
-    # it passes (X0, X1, X30, SP, X29) the twin gets as arguments
+    # it passes (X0, X1, X30, SP, X29) the twin gets as arguments.  A landing pad is no
+    # successor of its calls here (the callee-saved registers there are the locals' at the
+    # call, which may be dirty): one stores everything live
     cold_stores = dict.fromkeys(f.cold_exits, 0)
     d_out = [0] * n
     changed = True
@@ -922,7 +925,7 @@ def site_lists(
             for p in preds[i]:
                 d |= d_out[p]
             if i in cold_stores:
-                cold_stores[i] = cold_live[i] & d & ~ARGS
+                cold_stores[i] = cold_live[i] & (L.ALL if i in f.cold_pads else d) & ~ARGS
             d |= f.writes[i] & ~wt
             k = f.site[i]
             if k >= 0:

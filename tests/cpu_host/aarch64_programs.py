@@ -15,19 +15,20 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
 def build(name: str, out_dir: Path) -> Path:
-    """``programs/<name>.c`` compiled to ``out_dir/<name>``."""
+    """``programs/<name>.c`` (or ``<name>.cpp``, with zig's libc++) compiled to ``out_dir/<name>``."""
     out = out_dir / name
+    cxx = (PROGRAMS / f"{name}.cpp").exists()
     r = subprocess.run(
         [
             sys.executable,
             "-m",
             "ziglang",
-            "cc",
+            "c++" if cxx else "cc",
             "-target",
             "aarch64-linux-musl",
             "-static",
             "-O2",
-            str(PROGRAMS / f"{name}.c"),
+            str(PROGRAMS / f"{name}.{'cpp' if cxx else 'c'}"),
             "-o",
             str(out),
         ],
