@@ -972,11 +972,15 @@ def site_lists(
     # still find their own values there: whatever captured the state that is being returned to
     # (setjmp, an unwinder's context, a context switch's SVC) read every callee-saved register,
     # so every caller on the way stored its dirty ones before calling down.
+    # (not a call site on a cold path, lift/cold.py: no normal return follows one, nor its cold
+    # exit's stores: only unwinding or a fatal error, after which a callee-saved slot of NxCpu
+    # holds what the unwinder put there, as after any throw)
     kept = L.ALL & ~clob
     if not f.opaque:
         kept = 0
-        for st in stores:
-            kept |= st & ~clob
+        for k, st in enumerate(stores):
+            if k not in f.cold_sites:
+                kept |= st & ~clob
     mask = _ret_mask(f, summ, results_only)
     # SP too, where the function moved it: it travels as an argument, so no call site stores it,
     # and a caller's frame re-entered from NxCpu after a return to somewhere else (nx_run, after
