@@ -794,6 +794,10 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None, 
     if cold is not None:  # (what is live at the start of each cold exit's chunk)
         for i in f.cold_exits:
             cold[i] = f.gen[i] | ((live_out[i] | through[i]) & ~f.kill[i])
+        if f.cold_pads:  # at a landing pad: what its own code reads (see site_lists)
+            own = _solve_backward(f.gen, f.kill, f.succs, out_fixed, [0] * n, [0] * n)
+            for i in f.cold_pads:
+                cold[i] = f.gen[i] | (own[i] & ~f.kill[i])
     result = list(f.site_live)
     for i, k in enumerate(site):
         if k >= 0:
@@ -914,7 +918,11 @@ def site_lists(
     # a cold exit (lift/cold.py) stores what is live into its chunk and dirty before it; what
     # it passes (X0, X1, X30, SP, X29) the twin gets as arguments.  A landing pad is no
     # successor of its calls here (the callee-saved registers there are the locals' at the
-    # call, which may be dirty): one stores everything live
+    # call, which may be dirty, and the pass takes none for dirty there): one stores what the
+    # pad's own code reads, dirty or not, and its call sites store what they stored in F_x (its
+    # callees read the rest from NxCpu, there as here).  Everything live its callees may read
+    # was up to 17 registers at each of TinyXML-2's XMLNode::ParseDeep's pads, kept live across
+    # its calls for them (+1.5 M instructions)
     cold_stores = dict.fromkeys(f.cold_exits, 0)
     d_out = [0] * n
     changed = True
