@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from nxrecomp.common import settings
 from recompiler.decode import Insn, disasm
-from recompiler.lift import effects, flag_fuse, interproc, liveness, loop_edges, mem_regs
+from recompiler.lift import cold, effects, flag_fuse, interproc, liveness, loop_edges, mem_regs
 from recompiler.lift.facts import FunctionFacts
 from recompiler.lift.result import Lifted
 from recompiler.lift import template as T
@@ -86,7 +86,7 @@ def no_opt(entry: int) -> set[str]:
     return set()
 
 
-NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs", "results", "frames", "devirt", "args"}
+NO_OPT_NAMES = {"liveness", "flags", "twins", "inline", "mem_regs", "results", "frames", "devirt", "args", "cold"}
 
 
 @dataclass(frozen=True)
@@ -421,6 +421,9 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
         # some exit stores every local (a jump out through a register, a table's miss, a jump
         # to an address outside, a tail call liveness did not number): every register goes back
         self.full_exit = False
+        # the instructions on cold paths (record indices), and those F_x may reach: cold.py
+        self.cold: set[int] = set()
+        self.cold_entries: list[int] = []
 
     # ---- registers ------------------------------------------------------------------
     def x(self, n: int, sf: int = 1, sp: bool = False) -> str:
@@ -735,6 +738,19 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
             self.full_exit = True
         if self.live:
             self._liveness()
+        # paths that end only in noreturn calls or traps, out of F_x into its twin (cold.py);
+        # their entries are labels before flag_fuse reads the labels (NZCV are dead there)
+        self.cold = cold.cold_records(self) if self._splits_cold(defer) else set()
+        self.cold_entries = cold.entries(self, self.cold)
+        for j in self.cold_entries:
+            self.labels.add(self.records[j].addr)
+        if self.facts is not None and self.cold_entries:
+            self.facts.cold_exits = list(self.cold_entries)
+            pads = set(self.plan.landing_pads.values())
+            self.facts.cold_pads = {j for j in self.cold_entries if self.records[j].addr in pads}
+            sites = {self.records[j].call for j in self.cold if self.records[j].call is not None}
+            self.facts.cold_sites = sites | {j for j, k in enumerate(self.call_alt) if k in sites}
+            self.facts.cold_addrs = {self.records[j].addr for j in self.cold}
         self.fused_flags = flag_fuse.apply(self)
         for k, text, d in self.loaded_sites:  # keep a loaded-index path only where it holds
             base = self._entry_load(k, d)
@@ -761,18 +777,36 @@ class FunctionEmitter(FunctionFacts, FunctionWrapper, TableDispatch):
             if j in label_at:
                 out_lines.append(f" L_{label_at[j]:x}:;")
             out_lines.append(self.body[j])
-        if self.shared_blocks:  # C allows a goto past this declaration (no initialiser runs)
-            out_lines = ["  u64 _jt;", *self.dense_tabs.values(), *out_lines, *self.shared_blocks]
-        if self.fused_flags:  # (the condition a fused compare computed: flag_fuse.py)
-            out_lines.insert(0, f"  u8 {', '.join(flag_fuse.ccvar(n) for n in range(self.fused_flags))};")
-        if self.flag_carries:  # (a compare's operands, for its readers in other blocks: flag_fuse.py)
-            out_lines.insert(0, f"  u64 {', '.join(flag_fuse.carry_vars(m) for m in range(len(self.flag_carries)))};")
-        body = "\n".join(out_lines)
+        # F_x's body without the cold paths (each entry a cold exit), the twin's with them
+        hot = self._framed(cold.hot_lines(self, label_at)) if self.cold_entries else None
+        body = self._framed(out_lines)
         self.whole_program = defer
-        text = self.slots.template(self._wrap(body))
+        text = self.slots.template(self._wrap(body, hot))
         if not defer:
             return interproc.place(text, [self.facts] if self.facts is not None else [], {})
         return text
+
+    def _framed(self, lines: list[str]) -> str:
+        """The body's C from its lines: the tables' blocks and the flags' locals around them."""
+        if self.shared_blocks:  # C allows a goto past this declaration (no initialiser runs)
+            lines = ["  u64 _jt;", *self.dense_tabs.values(), *lines, *self.shared_blocks]
+        if self.fused_flags:  # (the condition a fused compare computed: flag_fuse.py)
+            lines.insert(0, f"  u8 {', '.join(flag_fuse.ccvar(n) for n in range(self.fused_flags))};")
+        if self.flag_carries:  # (a compare's operands, for its readers in other blocks: flag_fuse.py)
+            lines.insert(0, f"  u64 {', '.join(flag_fuse.carry_vars(m) for m in range(len(self.flag_carries)))};")
+        return "\n".join(lines)
+
+    def _splits_cold(self, defer: bool) -> bool:
+        """Whether cold paths go to the twin (cold.py): a whole-program build of AAPCS64 code with
+        liveness (the cold exits' lists come from the callees' summaries) and twins; not a
+        function that dispatches through a jump table (an interpreter's loop, whose twin is not
+        cold code: QuickJS's JS_CallInternal, split at its abort paths, ran 923.1 -> 970.8 M
+        instructions, clang's host-stack accesses 98.1 -> 137.3 M)."""
+        if not (defer and self.live and self.trust_abi and not self.go and not self.trace):
+            return False
+        if self.plan.jump_tables or self.plan.direct_tables:
+            return False
+        return not {"twins", "cold"} & self.no_opt
 
     def _fall_out(self, addr: int) -> None:
         """The fall from ``addr`` to code outside this function: a jump there, in the text of

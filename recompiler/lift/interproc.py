@@ -141,6 +141,12 @@ class FnLive:
     other_exit: bool = True
     dispatch: bool = False  # it dispatches through a jump table (an interpreter's loop)
     twin: bool = False
+    # the chunks where F_x leaves a cold path to its twin (lift/cold.py): a COLD_EXIT slot each;
+    # the call sites and instructions on cold paths (write_through counts neither)
+    cold_exits: list[int] = field(default_factory=list)
+    cold_pads: set[int] = field(default_factory=set)  # (those at a landing pad: see site_lists)
+    cold_sites: set[int] = field(default_factory=set)
+    cold_addrs: set[int] = field(default_factory=set)
     sp_local: bool = False
     frame_ok: bool = False
     # the same without what a return hands back (the results, liveness.RET_LIVE): a return's
@@ -716,11 +722,16 @@ def write_through(f: FnLive, summ: dict[int, Summary]) -> int:
     that would store it for a callee are at least as many as the instructions that write it:
     each write then costs one store, each such call site one store less.  (Counted statically:
     a hot loop's write may cost more than a cold call site saves; Lua's V0 and V1, written in
-    its float handlers, stay in locals.)"""
+    its float handlers, stay in locals.)  Neither counts on a cold path (lift/cold.py): its
+    call sites' stores run only there, and so do the cold exit's of what it reads
+    (JsonCpp's ``CZString::operator<`` wrote X9 through at each of its 3.64 M calls for its
+    throw path's call)."""
     cand = 0
     writes: dict[int, int] = {}
-    for m in f.wt_sites.values():
+    for a, m in f.wt_sites.items():
         cand |= m
+        if a in f.cold_addrs:
+            continue
         for b in _bits(m):
             writes[b] = writes.get(b, 0) + 1
     cand &= ~f.wt_unsafe
@@ -728,7 +739,9 @@ def write_through(f: FnLive, summ: dict[int, Summary]) -> int:
         return 0
     unknown = f.unknown_uses
     reads: dict[int, int] = {}
-    for g in f.site_target:
+    for k, g in enumerate(f.site_target):
+        if k in f.cold_sites:
+            continue
         uses = (summ[g].uses if g is not None and g in summ else unknown) & cand
         for b in _bits(uses):
             reads[b] = reads.get(b, 0) + 1
@@ -739,7 +752,7 @@ def write_through(f: FnLive, summ: dict[int, Summary]) -> int:
     return out
 
 
-def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) -> list[int]:
+def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None, cold: dict[int, int] | None = None) -> list[int]:
     """The registers live after each call site of ``f``, solved again with each direct
     callee's summary (its USES) in place of the worst case an unknown callee may read
     (``liveness.CALL_USES``, all the lifter knew of it).  A caller-saved register the callee
@@ -749,9 +762,12 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
     X1-X8 and V0-V3 that no later callee reads.  An indirect callee, a jump out, a table's miss
     and a return read what they read before.  ``f.site_live`` (the lifter's) where ``f`` has
     no chunk data.  ``rets``: what a return and a direct tail call hand on, in place of the
-    callers' reads (Go code: ``go_lists``)."""
+    callers' reads (Go code: ``go_lists``).  ``cold``: filled with what is live into each of
+    ``f.cold_exits``' chunks."""
     n = len(f.gen)
     if n != len(f.succs) or n == 0:
+        if cold is not None:
+            cold.update((i, L.ALL) for i in f.cold_exits)
         return list(f.site_live) if rets is None or not f.go else [L.ALL] * len(f.site_live)
     unknown = f.unknown_uses
     call_gen = [0] * n
@@ -781,6 +797,13 @@ def site_liveness(f: FnLive, summ: dict[int, Summary], rets: int | None = None) 
     site = f.site
     through = [call_gen[i] if site[i] >= 0 else 0 for i in range(n)]
     live_out = _solve_backward(f.gen, f.kill, f.succs, out_fixed, through, [0] * n)
+    if cold is not None:  # (what is live at the start of each cold exit's chunk)
+        for i in f.cold_exits:
+            cold[i] = f.gen[i] | ((live_out[i] | through[i]) & ~f.kill[i])
+        if f.cold_pads:  # at a landing pad: what its own code reads (see site_lists)
+            own = _solve_backward(f.gen, f.kill, f.succs, out_fixed, [0] * n, [0] * n)
+            for i in f.cold_pads:
+                cold[i] = f.gen[i] | (own[i] & ~f.kill[i])
     result = list(f.site_live)
     for i, k in enumerate(site):
         if k >= 0:
@@ -851,7 +874,7 @@ def _clob(f: FnLive, results_only: bool) -> int:
 
 def site_lists(
     f: FnLive, summ: dict[int, Summary], results_only: bool = False, wt: int = 0
-) -> tuple[list[int], list[int], list[int], list[int]]:
+) -> tuple[list[int], list[int], list[int], list[int], list[int], dict[int, int]]:
     """(stores, reloads) of each call site and the stores of each return: a call stores what
     its callee may read and what is live after it that the callee may change, a return the
     caller-saved registers (and the callee-saved ones its own calls overwrote), each only where
@@ -866,7 +889,8 @@ def site_lists(
     clob = _clob(f, results_only)
     unknown = Summary(f.unknown_uses, _clobbers(f))
     callee = [summ.get(g, unknown) if g is not None else unknown for g in f.site_target]
-    site_live = site_liveness(f, summ) if summ else f.site_live
+    cold_live = {i: L.ALL for i in f.cold_exits}
+    site_live = site_liveness(f, summ, cold=cold_live) if summ else f.site_live
     store_live, not_reloaded, unsaved = site_live, X0 | X30, L.ELIDED_SAVES
     if f.go:
         site_live, store_live, not_reloaded, unsaved = go_lists(f, summ)
@@ -897,6 +921,15 @@ def site_lists(
     passed = [ARGS if g is not None else ARGS & ~X1 for g in f.site_target]
     alts = _alts(f)
     ret_stores = [0] * n_rets
+    # a cold exit (lift/cold.py) stores what is live into its chunk and dirty before it; what
+    # it passes (X0, X1, X30, SP, X29) the twin gets as arguments.  A landing pad is no
+    # successor of its calls here (the callee-saved registers there are the locals' at the
+    # call, which may be dirty, and the pass takes none for dirty there): one stores what the
+    # pad's own code reads, dirty or not, and its call sites store what they stored in F_x (its
+    # callees read the rest from NxCpu, there as here).  Everything live its callees may read
+    # was up to 17 registers at each of TinyXML-2's XMLNode::ParseDeep's pads, kept live across
+    # its calls for them (+1.5 M instructions)
+    cold_stores = dict.fromkeys(f.cold_exits, 0)
     d_out = [0] * n
     changed = True
     while changed:
@@ -905,6 +938,8 @@ def site_lists(
             d = ARGS if i == f.entry_index else 0
             for p in preds[i]:
                 d |= d_out[p]
+            if i in cold_stores:
+                cold_stores[i] = cold_live[i] & (L.ALL if i in f.cold_pads else d) & ~ARGS
             d |= f.writes[i] & ~wt
             k = f.site[i]
             if k >= 0:
@@ -951,11 +986,15 @@ def site_lists(
     # still find their own values there: whatever captured the state that is being returned to
     # (setjmp, an unwinder's context, a context switch's SVC) read every callee-saved register,
     # so every caller on the way stored its dirty ones before calling down.
+    # (not a call site on a cold path, lift/cold.py: no normal return follows one, nor its cold
+    # exit's stores: only unwinding or a fatal error, after which a callee-saved slot of NxCpu
+    # holds what the unwinder put there, as after any throw)
     kept = L.ALL & ~clob
     if not f.opaque:
         kept = 0
-        for st in stores:
-            kept |= st & ~clob
+        for k, st in enumerate(stores):
+            if k not in f.cold_sites:
+                kept |= st & ~clob
     mask = _ret_mask(f, summ, results_only)
     # SP too, where the function moved it: it travels as an argument, so no call site stores it,
     # and a caller's frame re-entered from NxCpu after a return to somewhere else (nx_run, after
@@ -977,7 +1016,7 @@ def site_lists(
         (summ.get(g, unknown).uses | (clob | kept) & mask) & d_out[c] & ~X0 & ~X30 & ~SP & ~X29 | moved & d_out[c]
         for g, c in zip(f.tail_target, f.tail_chunk)
     ]
-    return stores, reloads, ret_stores, elided, tail_stores
+    return stores, reloads, ret_stores, elided, tail_stores, cold_stores
 
 
 def go_lists(f: FnLive, summ: dict[int, Summary]) -> tuple[list[int], list[int], int, int]:
@@ -1100,7 +1139,7 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
     for f in fns:
         wt = write_through(f, summ)
         wts[f.entry] = (f, wt)
-        st, rl, rs, el, ts = site_lists(f, summ, results_only, wt)
+        st, rl, rs, el, ts, cx = site_lists(f, summ, results_only, wt)
         mask = _ret_mask(f, summ, results_only)
         quiet = [None if q is None else q & mask for q in quiet_returns(f, wt, results_only)]
         # what some exit hands back: a return's or a direct tail call's list, every register
@@ -1108,10 +1147,10 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
         handed = L.ALL if f.opaque else 0
         for m in [*rs, *ts, *(q for q in quiet if q is not None)]:
             handed |= m
-        lists[f.entry] = (f, st, rl, rs, quiet, el, ts, handed)
+        lists[f.entry] = (f, st, rl, rs, quiet, el, ts, handed, cx)
 
     def one(slot: T.Slot) -> str:
-        f, st, rl, rs, quiet, el, ts, handed = lists[slot.entry]
+        f, st, rl, rs, quiet, el, ts, handed, cx = lists[slot.entry]
         drop = results_only and f.frame_ok and f.entry in summ and not summ[f.entry].keep_frame
         k, kind = slot.k, slot.kind
         if kind == T.SAVE:  # a save's store (facts._mark_saves): dropped where nothing reads the slot back
@@ -1122,6 +1161,8 @@ def place(text: "CText | str", fns: list[FnLive], summ: dict[int, Summary], resu
             return " ".join(_store_statements(f, mask))
         if kind == T.STORE_CALL:
             return _stores(f, st[k])
+        if kind == T.COLD_EXIT:
+            return _stores(f, cx[k])
         if kind == T.STORE_TAIL:
             flags = "FLAGS_STORE;" if f.flags_local and _tail_reads_flags(f.tail_target[k], summ) else ""
             if not drop:

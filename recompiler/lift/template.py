@@ -27,14 +27,15 @@ RESUME_CHECK = "RZ"  # a resume point whose call site did not store its live cal
 WRITE_THROUGH = "WT"  # after an instruction: the stores of the registers written through
 SAVE = "SV"  # a prologue's save store of a callee-saved register (``text``): kept or dropped
 RET_CHECK = "RK"  # after a call: the check of the pc it came back to (none where the callee surely returns)
-KINDS = (STORE_CALL, RELOAD_CALL, STORE_RET, STORE_TAIL, NOTE_SP, RESUME_CHECK, WRITE_THROUGH, SAVE, RET_CHECK)
+COLD_EXIT = "CX"  # a cold path's entry in F_x (lift/cold.py): what is live there and NxCpu may lack
+KINDS = (STORE_CALL, RELOAD_CALL, STORE_RET, STORE_TAIL, NOTE_SP, RESUME_CHECK, WRITE_THROUGH, SAVE, RET_CHECK, COLD_EXIT)
 
 
 @dataclass
 class Slot:
     kind: str
     entry: int  # the function's entry
-    k: int  # call site, return or tail call number; WT: instruction address; SV: register bit
+    k: int  # call site, return or tail call number; WT: instruction address; SV: register bit; CX: chunk
     text: str = ""  # SV: the save store
 
     def marker(self) -> str:

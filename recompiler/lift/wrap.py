@@ -35,6 +35,9 @@ _TWIN_TAIL = (
     "return _tr; } while (0)\n"
 )
 
+# s->resume of a cold exit's tail call of the twin (lift/cold.py): its switch goes to the cold path
+COLD_RESUME = 3
+
 # X0 after a call is the callee's NxRet.x0, X30 the return address it came back to: the locals
 # hold them, NxCpu may not, so a call never reloads them
 _NOT_RELOADED = (0, 30)
@@ -58,7 +61,9 @@ class Locals:
 class FunctionWrapper:
     """The function's C around its body (mixed into ``FunctionEmitter``)."""
 
-    def _wrap(self, body: str) -> str:
+    def _wrap(self, body: str, hot: str | None = None) -> str:
+        """The function's C around ``body``; ``hot``: ``F_x``'s body where its cold paths go to
+        the twin (cold.py), which then holds ``body``."""
         loc = self._locals(body)
         lists = self._lists(loc)
         decl = self._decl(loc)
@@ -66,7 +71,7 @@ class FunctionWrapper:
         # A function with resume points gets a twin that holds them (see below), and with an SP
         # a catch (C_x) that also knows the SP of its last setjmp call (_sjsp: a VLA or alloca
         # may move SP between it and the call a longjmp comes back through)
-        twin = bool(self.resume) and not self.trace and "twins" not in self.no_opt
+        twin = bool(self.resume or self.cold_entries) and not self.trace and "twins" not in self.no_opt
         catches = twin and loc.uses_sp
         # the entry's own declarations (not a resume switch's: a frame re-entered from NxCpu
         # there loads what is live): code compiled from Go reads no register at its entry but
@@ -99,6 +104,8 @@ class FunctionWrapper:
         # functions are compiled as cold code (smaller, ~half the compile time of a copy).
         self.plan.resume_twin = twin
         catch, prelude = self._catch(catches)
+        if hot is not None and not catches:  # (F_x's cold exits tail-call the twin)
+            prelude = f"NxRet {rname(self.plan.entry)}{SIG};\n"
         name = fname(self.plan.entry)
         if not getattr(self, "whole_program", True):
             # a function lifted alone (lift on miss): no whole-program facts say where its tail
@@ -123,7 +130,7 @@ class FunctionWrapper:
         # leave them out.
         return (
             prelude
-            + self._function(name, "", "", loc, lists, entry_decl, catch, body, "#define NX_RF(...)\n" + tails)
+            + self._function(name, "", "", loc, lists, entry_decl, catch, hot or body, "#define NX_RF(...)\n" + tails)
             + self._function(
                 rname(self.plan.entry),
                 resume,
@@ -299,7 +306,7 @@ class FunctionWrapper:
     def _resume_switch(self) -> str:
         """The check of ``s->resume`` at the entry of a function with resume points: a frame
         re-entered at one of its return addresses goes there."""
-        if not self.resume:
+        if not self.resume and not self.cold_entries:
             return ""
         # a resume point at a call site that did not store the callee-saved registers live
         # after it is a fatal error (a RESUME_CHECK slot, filled by interproc.place: elide_saves)
@@ -310,10 +317,14 @@ class FunctionWrapper:
             f"case {a:#x}ull: {self.slot(T.RESUME_CHECK, site[a]) if self.live and a in site else ''}goto L_{a:x};"
             for a in sorted(set(self.resume))
         )
+        # s->resume 3: a cold path's entry (cold.py), where F_x's cold exit stored what is live
+        # (its address may also be a resume point, whose case checks the call site's stores)
+        cold = "".join(f"case {self.records[j].addr:#x}ull: goto L_{self.records[j].addr:x}; " for j in self.cold_entries)
+        cold = f"if (_m == {COLD_RESUME}) switch (s->pc) {{ {cold}default: break; }} " if cold else ""
         c_set = "_c = 1; " if self.events else ""  # a resumed frame may have stored anything
         # s->resume 2: a frame's own try (NX_CATCH); a pc that is not its own goes on up
         return (
-            f"  if (UNLIKELY(s->resume)) {{ u64 _m = s->resume; s->resume = 0; {c_set}switch (s->pc) {{ {cases} "
+            f"  if (UNLIKELY(s->resume)) {{ u64 _m = s->resume; s->resume = 0; {c_set}{cold}switch (s->pc) {{ {cases} "
             f"default: if (_m == 2) NX_BACK; nx_bad_resume(s); NX_BACK; }} }}\n"
         )
 

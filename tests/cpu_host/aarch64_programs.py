@@ -15,21 +15,22 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
 def build(name: str, out_dir: Path, *flags: str, out_name: str | None = None) -> Path:
-    """``programs/<name>.c`` compiled to ``out_dir/<name>`` (``out_name``), with more compiler
-    ``flags`` (``-DNAME=VALUE``)."""
+    """``programs/<name>.c`` (or ``<name>.cpp``, with zig's libc++) compiled to ``out_dir/<name>``
+    (``out_name``), with more compiler ``flags`` (``-DNAME=VALUE``)."""
     out = out_dir / (out_name or name)
+    cxx = (PROGRAMS / f"{name}.cpp").exists()
     r = subprocess.run(
         [
             sys.executable,
             "-m",
             "ziglang",
-            "cc",
+            "c++" if cxx else "cc",
             "-target",
             "aarch64-linux-musl",
             "-static",
             "-O2",
             *flags,
-            str(PROGRAMS / f"{name}.c"),
+            str(PROGRAMS / f"{name}.{'cpp' if cxx else 'c'}"),
             "-o",
             str(out),
         ],
