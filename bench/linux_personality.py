@@ -98,6 +98,7 @@ def syscalls() -> None:
             f"-I{rt / 'core'}",
             f"-I{rt / 'linux'}",
             *map(str, sorted((rt / "linux").glob("linux_*.c"))),
+            str(rt / "core" / "block_profile.c"),  # linux_syscalls.c writes a profile_gen build's counts at exit
             str(d / "b.c"),
             "-o",
             str(d / "b"),

@@ -73,6 +73,7 @@ def build_harness(out_dir: Path) -> Path:
             f"-I{rt / 'core'}",
             f"-I{rt / 'linux'}",
             *map(str, sorted((rt / "linux").glob("linux_*.c"))),
+            str(rt / "core" / "block_profile.c"),  # linux_syscalls.c writes a profile_gen build's counts at exit
             str(out_dir / "harness.c"),
             "-o",
             str(so),
