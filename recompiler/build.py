@@ -676,7 +676,7 @@ def build(
         "over_cc_budget": cheap,
     }
     if prof_gen or prof_blocks is not None:
-        # profile_gen: guest blocks counted; profile: functions, blocks, shards with samples
+        # profile_gen: counters (per C copy and block segment); profile: functions, blocks, shards with samples
         stats["profile"] = {k: v for k, v in prof_stats.items() if v or k != "counters"}
     log.info("build: %s", stats)
     return stats

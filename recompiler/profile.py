@@ -1,8 +1,17 @@
 """Block profiles keyed by guest addresses, and their sample profiles for clang.
 
 A block profile says how many times each guest basic block ran in a training run: a JSON file
-``{"format": "nxrecomp-block-profile", "version": 1, "program": SHA256, "blocks": {"0x...": N}}``
-(``program``: the hash of the guest code it was recorded on, or "" where unknown).  Keyed by guest
+``{"format": "nxrecomp-block-profile", "version": 2, "program": SHA256, "blocks": {"0x...": N},
+"copies": {"F0x...:0x...": N, "F0x...:0x...+1": M, ...}}`` (``program``: the hash of the guest code
+it was recorded on, or "" where unknown).  ``blocks`` counts a guest block over all its C copies;
+``copies`` (version 2) counts it per C copy and per segment: a copy is the C function that holds
+it, named by its kind and guest entry (``F`` the function, ``R`` its resume twin, ``I`` an inlined
+leaf's copy, ``C`` a cold exit: ``F_10566f4`` is ``F0x10566f4``), a segment the block's lines up to
+and including its first line that can leave it (a conditional ``goto``, a returned-pc check's
+``NX_CATCH``, a ``return``), then the lines after that line to the next such line (``+1``), and so
+on: a side exit taken most of the time leaves the lines after it with the count of the times it was
+not.  Version 1 files (``blocks`` only) are still read: every copy and line of a block gets the
+block's count.  Keyed by guest
 addresses, it survives lifter changes: a rebuild maps each address to the C the lifter writes
 now.  The generated C opens each guest block with a label ``L_<addr>:;`` on a line of its own;
 each C line of a block (the label to the next label or the function's end) gets the block's count,
@@ -23,23 +32,39 @@ from pathlib import Path
 from nxrecomp.common.errors import NxError
 
 FORMAT = "nxrecomp-block-profile"
-VERSION = 1
+VERSION = 2
+VERSIONS = (1, 2)
 
 _LABEL = re.compile(r"^\s*L_([0-9a-f]+):;")
 _ATTR = re.compile(r"__attribute__\(\(.*?\)\)\s*")
 # a function definition's first line: a type, the name, "(" at column 0
 _DEF = re.compile(r"^(?!static\s+const|extern|typedef|#)[A-Za-z_][\w \*]*?\b([A-Za-z_]\w*)\s*\(")
+# a line that can leave its block: the increment of the next segment's counter goes after it
+_EXIT = re.compile(r"\b(goto|return|NX_CATCH|MUSTTAIL|NX_JT_GO)\b")
+# a lifted function's C name: its kind and guest entry
+_COPY = re.compile(r"^([A-Z])_([0-9a-f]+)$")
+_KEY = re.compile(r"^[A-Z]0x[0-9a-f]+:0x[0-9a-f]+(\+[0-9]+)?$")
 
 
-def write(path: Path | str, blocks: dict[int, int], program: str = "") -> None:
-    """Write a block profile atomically (a reader never sees half a file)."""
+class Profile(dict):
+    """A block profile read: counts per guest block address (the dict), and ``copies``: counts per
+    C copy and segment (key: see the module's text), None for a version 1 file."""
+
+    copies: dict[str, int] | None = None
+
+
+def write(path: Path | str, blocks: dict[int, int], program: str = "", copies: dict[str, int] | None = None) -> None:
+    """Write a block profile atomically (a reader never sees half a file): version 2 with
+    ``copies``, version 1 without."""
     path = Path(path)
     doc = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": 1 if copies is None else VERSION,
         "program": program,
         "blocks": {f"{a:#x}": int(n) for a, n in sorted(blocks.items()) if n > 0},
     }
+    if copies is not None:
+        doc["copies"] = {k: int(n) for k, n in sorted(copies.items()) if n > 0}
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "w") as f:
@@ -50,8 +75,8 @@ def write(path: Path | str, blocks: dict[int, int], program: str = "") -> None:
             os.unlink(tmp)
 
 
-def read(path: Path | str, program: str | None = None) -> dict[int, int]:
-    """A block profile's counts per guest block address.  A file that is not one, of another
+def read(path: Path | str, program: str | None = None) -> Profile:
+    """A block profile's counts per guest block address (and, version 2, per copy and segment).  A file that is not one, of another
     version, or recorded on other guest code (``program`` given and the file names another) is an
     NxError naming the file and the field."""
     p = str(path)
@@ -63,8 +88,12 @@ def read(path: Path | str, program: str | None = None) -> dict[int, int]:
         raise NxError(f"not a block profile: not JSON ({e})", path=p) from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise NxError(f"not a block profile (expected {FORMAT!r})", path=p, field="format")
-    if doc.get("version") != VERSION:
-        raise NxError(f"block profile version {doc.get('version')!r}, this recompiler reads {VERSION}", path=p, field="version")
+    if doc.get("version") not in VERSIONS:
+        raise NxError(
+            f"block profile version {doc.get('version')!r}, this recompiler reads {', '.join(map(str, VERSIONS))}",
+            path=p,
+            field="version",
+        )
     if program is not None and doc.get("program") and doc["program"] != program:
         raise NxError(
             f"recorded on other guest code ({str(doc['program'])[:16]}..., this program is {program[:16]}...)",
@@ -74,7 +103,7 @@ def read(path: Path | str, program: str | None = None) -> dict[int, int]:
     blocks = doc.get("blocks")
     if not isinstance(blocks, dict):
         raise NxError("expected an object of address: count", path=p, field="blocks")
-    out: dict[int, int] = {}
+    out = Profile()
     for k, v in blocks.items():
         try:
             a = int(k, 16)
@@ -83,6 +112,30 @@ def read(path: Path | str, program: str | None = None) -> dict[int, int]:
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise NxError(f"count of block {k} is {v!r}, not a count", path=p, field="blocks")
         out[a] = v
+    if doc["version"] >= 2:
+        copies = doc.get("copies")
+        if not isinstance(copies, dict):
+            raise NxError("expected an object of copy:block: count", path=p, field="copies")
+        for k, v in copies.items():
+            if not isinstance(k, str) or not _KEY.match(k):
+                raise NxError(f"copy key {k!r} is not KIND0xENTRY:0xBLOCK[+SEGMENT]", path=p, field="copies")
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise NxError(f"count of {k} is {v!r}, not a count", path=p, field="copies")
+        out.copies = dict(copies)
+    return out
+
+
+def merge(profiles: list[Profile]) -> Profile:
+    """The sum of several runs' profiles (``copies`` where every one has them)."""
+    out = Profile()
+    for pr in profiles:
+        for a, n in pr.items():
+            out[a] = out.get(a, 0) + n
+    if profiles and all(pr.copies is not None for pr in profiles):
+        out.copies = {}
+        for pr in profiles:
+            for k, n in pr.copies.items():
+                out.copies[k] = out.copies.get(k, 0) + n
     return out
 
 
@@ -143,40 +196,112 @@ def blocks_from_lines(c_text: str, line_counts: dict[int, int]) -> dict[int, int
     return out
 
 
+def copy_name(fn: str) -> str | None:
+    """A lifted function's copy key (``F_10566f4`` -> ``F0x10566f4``), None for another name."""
+    m = _COPY.match(fn)
+    return f"{m[1]}{int(m[2], 16):#x}" if m else None
+
+
+def _closes(line: str) -> bool:
+    """Whether a statement may follow ``line`` on the same line: a complete statement, its braces
+    and parentheses balanced, not a preprocessor line."""
+    t = line.rstrip()
+    return (
+        not t.lstrip().startswith("#")
+        and t.endswith((";", "}"))
+        and t.count("{") == t.count("}")
+        and t.count("(") == t.count(")")
+    )
+
+
+def segments(c_text: str) -> list[tuple[str, int, int, int, int, list[int]]]:
+    """(function, its first line, block address, segment, the line its counter goes on, the
+    segment's lines) of every labelled guest block of generated C, in order: a block's segment 0
+    runs from its label to its first line that can leave it (inclusive; its counter on the label's
+    line), segment k from the line after the k-th such line to the next (its counter after the
+    k-th line's statements, so that it counts the times that line did not leave)."""
+    lines = c_text.splitlines()
+    out = []
+    for name, first, last in functions_of(c_text):
+        cur = None
+        for ln in range(first, last):
+            text = lines[ln - 1]
+            m = _LABEL.match(text)
+            if m:
+                cur = (name, first, int(m[1], 16), 0, ln, [])
+                out.append(cur)
+                continue
+            if cur is None:
+                continue
+            cur[5].append(ln)
+            if _EXIT.search(text) and _closes(text) and ln + 1 < last and not _LABEL.match(lines[ln]):
+                cur = (name, first, cur[2], cur[3] + 1, ln, [])
+                out.append(cur)
+    return out
+
+
+def _key(name: str, addr: int, seg: int) -> str | None:
+    c = copy_name(name)
+    return None if c is None else f"{c}:{addr:#x}" + (f"+{seg}" if seg else "")
+
+
 def sample_profile(c_text: str, blocks: dict[int, int]) -> tuple[str, int, int]:
-    """The sample profile text of one C file: each line of a block with a count gets it.
-    Returns (text, functions with samples, blocks with samples); "" where none has any."""
+    """The sample profile text of one C file.  With a version 2 profile (``blocks.copies``) each
+    line gets its copy's segment's count (0 where that segment never ran in the training, for a
+    function some line of which ran); with a version 1 profile each line of a block gets the
+    block's count in every copy.  Returns (text, functions with samples, blocks with samples); ""
+    where none has any."""
+    copies = getattr(blocks, "copies", None)
     recs: dict[str, tuple[int, dict[int, int]]] = {}
-    nblocks = 0
-    for name, first, addr, lns in block_lines(c_text):
-        n = blocks.get(addr, 0)
-        if not n or not lns:
-            continue
-        nblocks += 1
-        body = recs.setdefault(name, (first, {}))[1]
-        for ln in lns:
-            body[ln - first] = max(body.get(ln - first, 0), n)
+    counted: set[tuple[str, int]] = set()
+    if copies is None:
+        for name, first, addr, lns in block_lines(c_text):
+            n = blocks.get(addr, 0)
+            if not n or not lns:
+                continue
+            counted.add((name, addr))
+            body = recs.setdefault(name, (first, {}))[1]
+            for ln in lns:
+                body[ln - first] = max(body.get(ln - first, 0), n)
+    else:
+        segs = segments(c_text)
+        hot = {name for name, _, addr, k, _, _ in segs if copies.get(_key(name, addr, k) or "", 0)}
+        for name, first, addr, k, _, lns in segs:
+            if name not in hot:
+                continue
+            n = copies.get(_key(name, addr, k) or "", 0)
+            if n:
+                counted.add((name, addr))
+            body = recs.setdefault(name, (first, {}))[1]
+            for ln in lns:
+                body[ln - first] = max(body.get(ln - first, 0), n)
     out = []
     for name, (first, body) in sorted(recs.items(), key=lambda kv: (-sum(kv[1][1].values()), kv[0])):
         head = body[min(body)]
         out.append(f"{name}:{sum(body.values())}:{head}\n")
         out.extend(f" {off}: {body[off]}\n" for off in sorted(body))
-    return "".join(out), len(recs), nblocks
+    return "".join(out), len(recs), len(counted)
 
 
 def instrument(c_text: str, tag: str, program: str) -> tuple[str, int]:
-    """A shard's C that counts its guest blocks (``recompiler.profile_gen``): each label
-    ``L_<addr>:;`` increments a counter of its own (on the label's line: the lines stay where they
-    were, below the one line of declarations put after the first), and a constructor registers the
-    counters with their guest addresses in the runtime (cpu_host/runtime/core/block_profile.c),
-    which writes the profile at exit.  ``tag`` names the shard's arrays; returns (C, counters)."""
+    """A shard's C that counts its guest blocks per C copy and segment (``recompiler.profile_gen``;
+    see ``segments``): each label ``L_<addr>:;`` and each line that can leave a block increments a
+    counter of its own (on that line: the lines stay where they were, below the one line of
+    declarations put after the first), and a constructor registers the counters with their guest
+    block addresses (segment 0's; 0 for the others) and copy keys in the runtime
+    (cpu_host/runtime/core/block_profile.c), which writes the profile at exit.  A function of
+    another name than a lifted one's counts its blocks (segment 0) without a copy key.  ``tag``
+    names the shard's arrays; returns (C, counters)."""
     lines = c_text.split("\n")
     pcs: list[str] = []
-    for i, line in enumerate(lines):
-        m = _LABEL.match(line)
-        if m:
-            lines[i] = f"{line} _nxbp_{tag}[{len(pcs)}]++;"
-            pcs.append(f"0x{m[1]}ull")
+    keys: list[str] = []
+    for name, _, addr, k, at, _ in segments(c_text):
+        key = _key(name, addr, k)
+        if k and key is None:
+            continue
+        lines[at - 1] = f"{lines[at - 1]} _nxbp_{tag}[{len(pcs)}]++;"
+        pcs.append(f"0x{addr:x}ull" if k == 0 else "0")
+        keys.append(f'"{key or ""}"')
     if not pcs:
         return c_text, 0
     decl = f"static u64 _nxbp_{tag}[{len(pcs)}];"
@@ -184,9 +309,10 @@ def instrument(c_text: str, tag: str, program: str) -> tuple[str, int]:
     lines.insert(head, decl)
     lines.append(
         f"static const u64 _nxbp_pc_{tag}[{len(pcs)}] = {{{', '.join(pcs)}}};\n"
-        "void nx_block_profile_register(u64 *counts, const u64 *pcs, unsigned n, const char *program);\n"
+        f"static const char *const _nxbp_key_{tag}[{len(pcs)}] = {{{', '.join(keys)}}};\n"
+        "void nx_block_profile_register2(u64 *counts, const u64 *pcs, const char *const *keys, unsigned n, const char *program);\n"
         f"__attribute__((constructor)) static void _nxbp_reg_{tag}(void) {{\n"
-        f'  nx_block_profile_register(_nxbp_{tag}, _nxbp_pc_{tag}, {len(pcs)}, "{program}");\n'
+        f'  nx_block_profile_register2(_nxbp_{tag}, _nxbp_pc_{tag}, _nxbp_key_{tag}, {len(pcs)}, "{program}");\n'
         "}\n"
     )
     return "\n".join(lines), len(pcs)

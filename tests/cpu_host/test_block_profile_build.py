@@ -58,6 +58,8 @@ def test_profile_round_trip_changes_code_not_output(program, tmp_path):
         if len(p := line.split()) == 3 and p[2] == "interp"
     )
     assert blocks.get(entry, 0) >= 1, "the interpreter's entry block was not counted"
+    # version 2: per C copy (the interpreter's own function F_<entry>) and segment
+    assert blocks.copies is not None and blocks.copies.get(f"F{entry:#x}:{entry:#x}", 0) >= 1
     assert max(blocks.values()) > 1000  # its dispatch loop's handlers ran many times
     assert not list(tmp_path.glob("train.json.*.tmp"))
 
