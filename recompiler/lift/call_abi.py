@@ -14,9 +14,11 @@ Which functions (``sysv_set``, from the plans alone: one answer for every shard,
 shard's prototype of ``Fs_x`` and every caller agree): a function with a dispatch loop
 (``build._dispatch_loop``: a jump table of many targets) that makes direct calls, and the
 functions it calls directly, but for library routines (more than ``MAX_SITES`` direct call
-sites in the program: memcpy, malloc), which everything else calls too.  A SysV function's tail exits to a preserve_none function
-(``MUSTTAIL return F_y/nx_jump/_e->fn/R_x/C_x(...)``) become a call and a return, so each
-keeps one host frame until its callee returns; so that no guest loop of direct tail calls
+sites in the program: memcpy, malloc), which everything else calls too.  A SysV function's tail exits to a named preserve_none function
+(``MUSTTAIL return F_y/nx_jump/R_x/C_x(...)``) become musttails of a SysV trampoline of the
+shard (``Ts_y``: cold, it calls the function and returns; so the body's code keeps SysV's
+shape, a jump at each exit), one through a pointer (an inline cache's ``_e->fn``) a call and a
+return: so each keeps one host frame until its callee returns; so that no guest loop of direct tail calls
 can pile such frames up, a function whose direct tail calls leave the set is left out of it
 (until none does).  Everything else takes preserve_none."""
 
@@ -33,7 +35,9 @@ SIG = PARAMS + " NX_CC"  # (signature.SIG under call_abi = auto)
 _DEF = re.compile(r"^(?P<attrs>[^\n]*?)NxRet F_(?P<a>[0-9a-f]+)" + re.escape(SIG) + r" \{\n(?P<body>.*?)^\}\n", re.M | re.S)
 # a call of a lifted function's entry (not its declaration or definition)
 _CALL = re.compile(r"(?<!NxRet )(?P<tail>MUSTTAIL return )?\bF_(?P<a>[0-9a-f]+)\(")
-_TAIL = re.compile(r"MUSTTAIL return (?!Fs_)")
+# a tail exit of a SysV body to a named preserve_none function, and any other (through a pointer)
+_TAIL_NAMED = re.compile(r"MUSTTAIL return (?!Fs_)([A-Za-z_]\w*)\(")
+_TAIL = re.compile(r"MUSTTAIL return (?!Fs_|Ts_)")
 
 
 # a dispatch loop's callee with more direct call sites than this in the program is a library
@@ -86,6 +90,7 @@ def apply(text: str, sysv: frozenset[int]) -> str:
     if not sysv:
         return text
     used: set[int] = set()
+    tramps: set[str] = set()  # Ts_<name> defined in this shard so far
 
     def call(m: re.Match, in_sysv: bool) -> str:
         a = int(m["a"], 16)
@@ -101,10 +106,19 @@ def apply(text: str, sysv: frozenset[int]) -> str:
         if a not in sysv:
             return _CALL.sub(lambda c: call(c, False), m[0])
         used.add(a)
-        body = _TAIL.sub("return ", _CALL.sub(lambda c: call(c, True), m["body"]))
+        body = _CALL.sub(lambda c: call(c, True), m["body"])
+        # a tail exit to a named preserve_none function: a musttail of a SysV trampoline that
+        # calls it (the body's code is then the shape SysV's build has: a jump at each exit)
+        new = sorted(set(_TAIL_NAMED.findall(body)) - tramps)
+        tramps.update(new)
+        body = _TAIL.sub("return ", _TAIL_NAMED.sub(r"MUSTTAIL return Ts_\1(", body))
+        pre = "".join(
+            f"static __attribute__((noinline, cold)) NxRet Ts_{n}{PARAMS} {{ return {n}(s, a0, a1, a30, asp, a29); }}\n"
+            for n in new
+        )
         static = "static " if "static" in m["attrs"] else ""
         return (
-            f"{m['attrs']}__attribute__((noinline)) NxRet {sysv_name(a)}{PARAMS} {{\n{body}}}\n"
+            f"{pre}{m['attrs']}__attribute__((noinline)) NxRet {sysv_name(a)}{PARAMS} {{\n{body}}}\n"
             f"{static}NxRet F_{m['a']}{SIG} {{ return {sysv_name(a)}(s, a0, a1, a30, asp, a29); }}\n"
         )
 

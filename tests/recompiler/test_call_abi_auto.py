@@ -65,7 +65,7 @@ def test_sysv_set_loop_callees_and_tail_rule() -> None:
 
 
 # a shard as lift writes it under preserve_none: A (SysV by the set) calls B (SysV), tail-calls
-# C (preserve_none) and B; jumps out through nx_jump; C calls B and tail-calls B (the thunk)
+# C (preserve_none) and B; jumps out through nx_jump and an inline cache's row; C calls B and tail-calls B (the thunk)
 SHARD = f"""#include "lifted.h"
 NxRet F_a{PN_SIG};
 NxRet F_b{PN_SIG};
@@ -76,6 +76,7 @@ NxRet F_a{PN_SIG} {{
   if (x0 == 1) MUSTTAIL return F_c(s, x0, x1, x30, sp, x29);
   if (x0 == 2) MUSTTAIL return F_b(s, x0, x1, x30, sp, x29);
   if (x0 == 3) {{ s->pc = 7; MUSTTAIL return nx_jump(s, x0, x1, x30, sp, x29); }}
+  if (x0 == 4) {{ const NxEntry *_e = (const NxEntry *)x1; MUSTTAIL return _e->fn(s, x0, x1, x30, sp, x29); }}
   return (NxRet){{ x30, x0 }};
 }}
 NxRet F_b{PN_SIG} {{
@@ -99,8 +100,11 @@ def test_apply_rewrites_calls_and_compiles(tmp_path: Path) -> None:
     a, c = _def(out, "Fs_a"), _def(out, "F_c")
     assert "NX_CC" not in a.splitlines()[0]  # a SysV body
     assert "_r = Fs_b(" in a and "MUSTTAIL return Fs_b(" in a  # SysV to SysV: direct, and a tail call
-    assert "MUSTTAIL return F_c" not in a and "return F_c(" in a  # to preserve_none: call + return
-    assert "MUSTTAIL return nx_jump" not in a and "return nx_jump(" in a
+    # to preserve_none: a musttail of the shard's SysV trampoline, which calls it
+    assert "MUSTTAIL return F_c" not in a and "MUSTTAIL return Ts_F_c(" in a
+    assert "MUSTTAIL return nx_jump" not in a and "MUSTTAIL return Ts_nx_jump(" in a
+    assert "MUSTTAIL return _e->fn" not in a and "return _e->fn(" in a  # (through a pointer: call + return)
+    assert f"NxRet Ts_nx_jump{PARAMS} {{ return nx_jump(s, a0, a1, a30, asp, a29); }}" in out
     assert "_r = Fs_b(" in c and "MUSTTAIL return F_b(" in c  # a direct call, and a tail call of the thunk
     assert re.search(r"NxRet F_a\(NxCpu[^\n]*NX_CC \{ return Fs_a\(", out)  # the entry: a thunk
     assert f"NxRet Fs_a{PARAMS};" in out and f"NxRet Fs_b{PARAMS};" in out
@@ -115,7 +119,7 @@ def test_apply_rewrites_calls_and_compiles(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr[-3000:]
     # the check itself: the unrewritten tail call of a SysV body is refused
-    bad = out.replace("return F_c(", "MUSTTAIL return F_c(", 1)
+    bad = out.replace("MUSTTAIL return Ts_F_c(", "MUSTTAIL return F_c(", 1)
     src.write_text(bad)
     r = subprocess.run(
         [*cc.compiler(), "-O2", "-c", str(src), "-o", str(tmp_path / "s.o"), f"-I{RUNTIME_DIR}", "-DNX_PRESERVE_NONE"],
