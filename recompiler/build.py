@@ -38,7 +38,7 @@ from nxrecomp.common import settings
 from nxrecomp.common.errors import NxError
 from nxrecomp.common.progress import Progress
 from recompiler import cc, inline_leaves, profile
-from recompiler.lift import interproc
+from recompiler.lift import call_abi, interproc
 from recompiler.analyse import Program, abi_settings
 from recompiler.lift import lift_function
 from recompiler.lift.edges import SHARED_TABLE
@@ -203,7 +203,8 @@ def lifter_fingerprint(
                 settings.get("recompiler", "no_opt"),
                 settings.get("recompiler", "no_opt_at"),
                 bool(settings.get("recompiler", "entry_log")),
-                settings.get("recompiler", "call_abi"),  # (signature.SIG)
+                # (signature.SIG; auto's lifted C is preserve_none's, call_abi.apply comes after)
+                settings.get("recompiler", "call_abi").replace("auto", "preserve_none"),
             )
         ).encode()
     )
@@ -575,6 +576,9 @@ def build(
             texts = [sh.text for sh in shards]
         else:
             texts = inline_leaves.single_callers(shards, inline_leaves.copy_into_callers(shards))
+        if settings.get("recompiler", "call_abi") == "auto":  # (one set for every shard: lift/call_abi.py)
+            sysv = call_abi.sysv_set(program.functions, _dispatch_loop)
+            texts = [call_abi.apply(str(t), sysv) for t in texts]
         if prof_gen:  # (the training build: block counters; its C is not the lift cache's)
             counted = [profile.instrument(t, f"{x.index[0]}_{x.index[1]}", code_id) for x, t in zip(results, texts)]
             texts = [t for t, _ in counted]

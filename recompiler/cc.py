@@ -72,7 +72,7 @@ def arch_flags() -> list[str]:
     name = march()
     if compiler()[1:3] == ("-m", "ziglang") and name.startswith("x86-64"):
         name = name.replace("-", "_")
-    abi = ["-DNX_PRESERVE_NONE"] if settings.get("recompiler", "call_abi") == "preserve_none" else []
+    abi = ["-DNX_PRESERVE_NONE"] if settings.get("recompiler", "call_abi") in ("preserve_none", "auto") else []
     return [f"-march={name}", "-ffp-contract=off", "-mprefer-vector-width=128", *abi]
 
 

@@ -25,7 +25,7 @@ SETTINGS = [
         "recompiler",
         "call_abi",
         "sysv",
-        "host calling convention of lifted functions (recompiler/lift/signature.py): sysv, or preserve_none (clang's: the callee saves no host register; an experiment: jsontestrunner -8.5 % and xmltest -6.3 % instructions, but Lua +3.0 % to +4.0 %, so not the default)",
+        "host calling convention of lifted functions (recompiler/lift/signature.py): sysv, preserve_none (clang's: the callee saves no host register; an experiment: jsontestrunner -8.5 % and xmltest -6.3 % instructions, but Lua +3.0 % to +4.0 %, so not the default), or auto (preserve_none, but dispatch loops that make calls and their direct callees SysV behind preserve_none thunks: recompiler/lift/call_abi.py; jsontestrunner -6.6 %, xmltest -6.2 %, Lua spectral-norm +0.7 %, n-body +2.6 %, so not the default either)",
     ),
     Setting("recompiler", "jobs", os.cpu_count() or 2, "parallel generator and compiler processes", int),
     Setting(

@@ -18,7 +18,8 @@ PARAMS = "(NxCpu *s, u64 a0, u64 a1, u64 a30, u64 asp, u64 a29)"
 # recompiler.call_abi = preserve_none: every lifted function, and the runtime's functions of its
 # form (nxrt.h NX_CC: nx_call_ind, nx_jump), take clang's preserve_none convention (the define
 # comes with cc.arch_flags); the default's C is the same text as before the setting.
-SIG = PARAMS + (" NX_CC" if settings.get("recompiler", "call_abi") == "preserve_none" else "")
+# (call_abi = auto: the same; lift/call_abi.py then gives some functions a SysV body behind it)
+SIG = PARAMS + (" NX_CC" if settings.get("recompiler", "call_abi") in ("preserve_none", "auto") else "")
 ARGS = "(s, x0, x1, x30, sp, x29)"
 ARG_REGS = (0, 1, 29, 30)  # the X registers among them: every function has their locals
 # control.py's BR to a register outside any table (``FunctionEmitter.jump_out``): the site's inline
