@@ -17,33 +17,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_preserve_none_builds_and_runs(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "NXRECOMP_RECOMPILER_CALL_ABI": "preserve_none",
-        "NXRECOMP_NXRECOMP_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": str(ROOT),
-    }
-    base = tmp_path / "run"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:xdist",
-            "-p",
-            "no:cacheprovider",
-            f"--basetemp={base}",
-            str(ROOT / "tests/recompiler/test_frame_pointer_arg.py"),
-        ],
+def pytest_with_settings(settings: dict[str, str], base: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run pytest on ``args`` in a fresh process with ``settings`` (NXRECOMP_* variables) set and
+    its temporary folders under ``base``: a whole test module under another build setting."""
+    env = {**os.environ, **settings, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", f"--basetemp={base}", *args],
         env=env,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=timeout,
         cwd=ROOT,
     )
+
+
+def test_preserve_none_builds_and_runs(tmp_path: Path) -> None:
+    base = tmp_path / "run"
+    settings = {"NXRECOMP_RECOMPILER_CALL_ABI": "preserve_none", "NXRECOMP_NXRECOMP_CACHE_DIR": str(tmp_path / "cache")}
+    r = pytest_with_settings(settings, base, str(ROOT / "tests/recompiler/test_frame_pointer_arg.py"))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     shards = [p for p in base.rglob("shard_*.c") if "/src/" in str(p)]
     assert shards and all("NX_CC" in p.read_text() for p in shards), shards

@@ -10,10 +10,8 @@ process of its own: signature.SIG is fixed at import), its C holding SysV bodies
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import pytest
 from recompiler import cc
 from recompiler.lift import call_abi
 from recompiler.lift.signature import PARAMS
+from tests.recompiler.test_call_abi import pytest_with_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_DIR = ROOT / "cpu_host/runtime/core"
@@ -132,28 +131,14 @@ def test_apply_rewrites_calls_and_compiles(tmp_path: Path) -> None:
 @pytest.mark.network
 @pytest.mark.heavy
 def test_lua_auto_matches_qemu(tmp_path: Path) -> None:
-    env = {**os.environ, "NXRECOMP_RECOMPILER_CALL_ABI": "auto", "PYTHONPATH": str(ROOT)}
     base = tmp_path / "run"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:xdist",
-            "-p",
-            "no:cacheprovider",
-            f"--basetemp={base}",
-            str(ROOT / "tests/realprogs/test_lua.py"),
-            "-k",
-            "script_matches or nbody or spectral or error_exit",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
+    r = pytest_with_settings(
+        {"NXRECOMP_RECOMPILER_CALL_ABI": "auto"},
+        base,
+        str(ROOT / "tests/realprogs/test_lua.py"),
+        "-k",
+        "script_matches or nbody or spectral or error_exit",
         timeout=3000,
-        cwd=ROOT,
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout and "skipped" not in r.stdout, r.stdout[-1000:]
